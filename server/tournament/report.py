@@ -1,0 +1,88 @@
+"""The tables a tournament ends with: crosstable, ratings, incidents (rich renderables)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from rich.table import Table
+
+from server.tournament.ratings import Rating, Tally
+from server.tournament.store import FinishedMatch
+
+
+def crosstable(game: str, matches: Sequence[FinishedMatch]) -> Table:
+    """Pairwise points of each bot (row) against each other bot (column), out of the results."""
+    tally = Tally(match.places for match in matches)
+    bots = tally.bots
+    table = Table(title=f"{game}: crosstable (pairwise points of the row bot against the column bot)")
+    table.add_column("bot")
+    for bot in bots:
+        table.add_column(bot, justify="right")
+    table.add_column("total", justify="right")
+    for row in bots:
+        cells = []
+        for col in bots:
+            pair = (row, col) if row < col else (col, row)
+            games = tally.games.get(pair, 0)
+            if row == col or not games:
+                cells.append("")
+                continue
+            points = tally.points[pair] if row < col else games - tally.points[pair]
+            cells.append(f"{_points(points)}/{games}")
+        points, games = tally.score(row)
+        table.add_row(row, *cells, f"{_points(points)}/{games}")
+    return table
+
+
+def ratings_table(game: str, ratings: Sequence[Rating], title: str | None = None) -> Table:
+    table = Table(title=title or f"{game}: ratings (Elo, maximum likelihood, 95% interval)")
+    for name, justify in (
+        ("#", "right"),
+        ("bot", "left"),
+        ("Elo", "right"),
+        ("95% interval", "right"),
+        ("LOS next", "right"),
+        ("score", "right"),
+        ("results", "right"),
+    ):
+        table.add_column(name, justify=justify)  # type: ignore[arg-type]
+    for rank, rating in enumerate(ratings, start=1):
+        interval = (
+            f"{rating.low - rating.elo:+.0f} / {rating.high - rating.elo:+.0f}"
+            if rating.low is not None and rating.high is not None
+            else "n/a"
+        )
+        los = f"{100 * rating.los_next:.0f}%" if rating.los_next is not None else ""
+        table.add_row(
+            str(rank),
+            rating.bot,
+            f"{rating.elo:.0f}",
+            interval,
+            los,
+            f"{100 * rating.score:.1f}%",
+            str(rating.games),
+        )
+    return table
+
+
+def incidents_table(matches: Sequence[FinishedMatch]) -> Table:
+    """Per bot: matches played, timeouts, refused actions and forfeits."""
+    counts: dict[str, list[int]] = {}
+    for match in matches:
+        for result in match.results:
+            line = counts.setdefault(result.bot, [0, 0, 0, 0])
+            line[0] += 1
+            line[1] += result.timeouts
+            line[2] += result.refusals
+            line[3] += int(result.forfeited)
+    table = Table(title="timeouts, refused actions and forfeits per bot")
+    table.add_column("bot")
+    for name in ("matches", "timeouts", "refused", "forfeits"):
+        table.add_column(name, justify="right")
+    for bot in sorted(counts):
+        table.add_row(bot, *map(str, counts[bot]))
+    return table
+
+
+def _points(points: float) -> str:
+    return f"{points:g}"

@@ -1,0 +1,354 @@
+"""The results database: tournaments, matches, per-seat results (SQLite, WAL).
+
+The one module that speaks SQL. "Nothing lost, none counted twice" rests on
+two rules: every match is written as scheduled, under its stable key, before
+it starts; and it becomes done together with its results in one transaction
+that only succeeds once. An interrupted runner finds the unfinished matches
+and plays them again; a result that arrives twice is ignored.
+
+Calls are synchronous and short (one small transaction each); the runner
+makes them from its event loop.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from server.tournament.ratings import Places
+from server.tournament.schedule import MatchKey, ScheduledMatch
+
+SCHEMA_VERSION = 1
+
+_SCHEMA = """
+CREATE TABLE tournaments (
+    id INTEGER PRIMARY KEY,
+    name TEXT NOT NULL,
+    run INTEGER NOT NULL,               -- 1, then 2, 3 ... each time it is played again
+    fingerprint TEXT NOT NULL,          -- of what decides the schedule: a changed file cannot resume
+    config TEXT NOT NULL,               -- the settings, as JSON
+    started_at REAL NOT NULL,
+    finished_at REAL,
+    UNIQUE (name, run)
+);
+CREATE TABLE matches (
+    id INTEGER PRIMARY KEY,
+    tournament_id INTEGER NOT NULL REFERENCES tournaments (id),
+    game TEXT NOT NULL,
+    round INTEGER NOT NULL,
+    grp INTEGER NOT NULL,
+    deal INTEGER NOT NULL,
+    rotation INTEGER NOT NULL,
+    seed INTEGER NOT NULL,
+    seats TEXT NOT NULL,                -- JSON list of bot names, seat 0 first
+    status TEXT NOT NULL CHECK (status IN ('scheduled', 'started', 'done')),
+    referee_match_id TEXT,
+    journal TEXT,
+    attempts INTEGER NOT NULL DEFAULT 0,
+    last_error TEXT,
+    started_at REAL,
+    finished_at REAL,
+    UNIQUE (tournament_id, game, round, grp, deal, rotation)
+);
+CREATE TABLE results (
+    match_id INTEGER NOT NULL REFERENCES matches (id),
+    seat INTEGER NOT NULL,
+    bot TEXT NOT NULL,
+    score INTEGER NOT NULL,
+    place INTEGER NOT NULL,             -- 1 best; equal results share a place
+    timeouts INTEGER NOT NULL,
+    refusals INTEGER NOT NULL,          -- actions the referee refused
+    forfeited INTEGER NOT NULL,         -- 0 or 1
+    note TEXT NOT NULL DEFAULT '',      -- why it forfeited, if it did
+    PRIMARY KEY (match_id, seat)
+);
+CREATE INDEX matches_by_game ON matches (game, status);
+"""
+
+
+class StoreError(Exception):
+    """A database this version cannot use, or a tournament that cannot resume."""
+
+
+@dataclass(frozen=True, slots=True)
+class SeatResult:
+    """One seat's line in a finished match."""
+
+    seat: int
+    bot: str
+    score: int
+    place: int
+    timeouts: int = 0
+    refusals: int = 0
+    forfeited: bool = False
+    note: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Tournament:
+    id: int
+    name: str
+    run: int
+    finished: bool
+
+
+@dataclass(frozen=True, slots=True)
+class MatchRecord:
+    """A match as the database knows it."""
+
+    id: int
+    key: MatchKey
+    seed: int
+    seats: tuple[str, ...]
+    status: str
+    referee_match_id: str | None
+    journal: str | None
+    attempts: int
+
+
+@dataclass(frozen=True, slots=True)
+class FinishedMatch:
+    record: MatchRecord
+    results: tuple[SeatResult, ...]
+
+    @property
+    def places(self) -> Places:
+        return {result.bot: result.place for result in self.results}
+
+
+class Store:
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._db = sqlite3.connect(self.path, isolation_level=None)  # transactions are explicit
+        self._db.execute("PRAGMA journal_mode = WAL")
+        # WAL with NORMAL: a commit survives a crash of the process (not of the machine); commits stay fast
+        self._db.execute("PRAGMA synchronous = NORMAL")
+        self._db.execute("PRAGMA foreign_keys = ON")
+        self._db.execute("PRAGMA busy_timeout = 5000")
+        self._migrate()
+
+    def close(self) -> None:
+        self._db.close()
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _migrate(self) -> None:
+        (version,) = self._db.execute("PRAGMA user_version").fetchone()
+        if version == SCHEMA_VERSION:
+            return
+        if version > SCHEMA_VERSION:
+            raise StoreError(
+                f"{self.path} has schema version {version}; this croupier knows up to {SCHEMA_VERSION}"
+            )
+        if version == 0 and self._db.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]:
+            raise StoreError(f"{self.path} is an SQLite database but not a croupier results database")
+        self._db.executescript(f"BEGIN IMMEDIATE; {_SCHEMA}; PRAGMA user_version = {SCHEMA_VERSION}; COMMIT;")
+
+    def _transaction(self) -> _Transaction:
+        return _Transaction(self._db)
+
+    # --- tournaments ---------------------------------------------------------------
+
+    def open_tournament(
+        self, name: str, fingerprint: str, config: Mapping[str, Any], again: bool
+    ) -> Tournament:
+        """The tournament's latest run, resumed; or a new run if there is none, or if
+        ``again`` and the latest one finished. A changed schedule cannot resume."""
+        with self._transaction():
+            row = self._db.execute(
+                "SELECT id, run, fingerprint, finished_at FROM tournaments WHERE name = ? "
+                "ORDER BY run DESC LIMIT 1",
+                (name,),
+            ).fetchone()
+            if row is not None:
+                tournament_id, run, stored_fingerprint, finished_at = row
+                if stored_fingerprint != fingerprint and (finished_at is None or not again):
+                    raise StoreError(
+                        f"tournament {name!r} (run {run}) in {self.path} was started with other games, "
+                        "bots, rounds or seed; give the changed tournament a new name"
+                        + (" or finish the old one" if finished_at is None else " or play it --again")
+                    )
+                if finished_at is None or not again:
+                    return Tournament(tournament_id, name, run, finished_at is not None)
+            run = 1 if row is None else row[1] + 1
+            cursor = self._db.execute(
+                "INSERT INTO tournaments (name, run, fingerprint, config, started_at) VALUES (?, ?, ?, ?, ?)",
+                (name, run, fingerprint, json.dumps(config, sort_keys=True), time.time()),
+            )
+            assert cursor.lastrowid is not None
+            return Tournament(cursor.lastrowid, name, run, False)
+
+    def finish_tournament(self, tournament_id: int) -> None:
+        with self._transaction():
+            self._db.execute(
+                "UPDATE tournaments SET finished_at = ? WHERE id = ? AND finished_at IS NULL",
+                (time.time(), tournament_id),
+            )
+
+    def tournaments(self) -> list[Tournament]:
+        rows = self._db.execute("SELECT id, name, run, finished_at FROM tournaments ORDER BY id").fetchall()
+        return [Tournament(id_, name, run, finished is not None) for id_, name, run, finished in rows]
+
+    # --- matches ---------------------------------------------------------------------
+
+    def schedule(self, tournament_id: int, matches: Iterable[ScheduledMatch]) -> None:
+        """Record the matches as scheduled; the ones already known are left as they are."""
+        with self._transaction():
+            self._db.executemany(
+                "INSERT OR IGNORE INTO matches "
+                "(tournament_id, game, round, grp, deal, rotation, seed, seats, status) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'scheduled')",
+                [(tournament_id, *_key_columns(m.key), m.seed, json.dumps(list(m.seats))) for m in matches],
+            )
+
+    def matches(self, tournament_id: int) -> dict[MatchKey, MatchRecord]:
+        rows = self._db.execute(
+            f"SELECT {_MATCH_COLUMNS} FROM matches WHERE tournament_id = ?", (tournament_id,)
+        )
+        return {record.key: record for record in map(_match_record, rows)}
+
+    def mark_started(self, match_id: int, referee_match_id: str, journal: str | None) -> None:
+        """The referee accepted the match: remember its id (a result can be fetched again) and journal."""
+        with self._transaction():
+            self._db.execute(
+                "UPDATE matches SET status = 'started', referee_match_id = ?, journal = ?, started_at = ?, "
+                "attempts = attempts + 1 WHERE id = ? AND status != 'done'",
+                (referee_match_id, journal, time.time(), match_id),
+            )
+
+    def mark_failed(self, match_id: int, error: str) -> None:
+        """The match could not be played to a result (referee lost it): it will be played again."""
+        with self._transaction():
+            self._db.execute(
+                "UPDATE matches SET status = 'scheduled', referee_match_id = NULL, last_error = ? "
+                "WHERE id = ? AND status != 'done'",
+                (error, match_id),
+            )
+
+    def record_result(self, match_id: int, results: Sequence[SeatResult], journal: str | None) -> bool:
+        """Mark the match done with its results, atomically; False if it was done already."""
+        with self._transaction():
+            cursor = self._db.execute(
+                "UPDATE matches SET status = 'done', finished_at = ?, journal = coalesce(?, journal) "
+                "WHERE id = ? AND status != 'done'",
+                (time.time(), journal, match_id),
+            )
+            if cursor.rowcount == 0:
+                return False
+            self._db.executemany(
+                "INSERT INTO results "
+                "(match_id, seat, bot, score, place, timeouts, refusals, forfeited, note) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [
+                    (
+                        match_id,
+                        r.seat,
+                        r.bot,
+                        r.score,
+                        r.place,
+                        r.timeouts,
+                        r.refusals,
+                        int(r.forfeited),
+                        r.note,
+                    )
+                    for r in results
+                ],
+            )
+            return True
+
+    # --- results ----------------------------------------------------------------------
+
+    def finished(self, tournament_id: int | None = None, game: str | None = None) -> list[FinishedMatch]:
+        """Finished matches with their results, in the order they finished."""
+        where: list[str] = ["m.status = 'done'"]
+        params: list[int | str] = []
+        if tournament_id is not None:
+            where.append("m.tournament_id = ?")
+            params.append(tournament_id)
+        if game is not None:
+            where.append("m.game = ?")
+            params.append(game)
+        rows = self._db.execute(
+            f"SELECT {_MATCH_COLUMNS} FROM matches m WHERE {' AND '.join(where)} "
+            "ORDER BY m.finished_at, m.id",
+            params,
+        ).fetchall()
+        records = [_match_record(row) for row in rows]
+        seat_rows: dict[int, list[SeatResult]] = {record.id: [] for record in records}
+        result_rows = self._db.execute(
+            "SELECT r.match_id, r.seat, r.bot, r.score, r.place, r.timeouts, r.refusals, r.forfeited, r.note "
+            f"FROM results r JOIN matches m ON m.id = r.match_id WHERE {' AND '.join(where)} "
+            "ORDER BY r.match_id, r.seat",
+            params,
+        )
+        for match_id, seat, bot, score, place, timeouts, refusals, forfeited, note in result_rows:
+            seat_rows[match_id].append(
+                SeatResult(seat, bot, score, place, timeouts, refusals, bool(forfeited), note)
+            )
+        return [FinishedMatch(record, tuple(seat_rows[record.id])) for record in records]
+
+    def games(self) -> list[str]:
+        """The games with at least one finished match."""
+        rows = self._db.execute("SELECT DISTINCT game FROM matches WHERE status = 'done' ORDER BY game")
+        return [game for (game,) in rows]
+
+    def duplicate_sets(self, game: str) -> list[list[Places]]:
+        """Every finished match of a game in every tournament, grouped by duplicate set."""
+        rows = self._db.execute(
+            "SELECT m.tournament_id, m.round, m.grp, m.deal, r.match_id, r.bot, r.place "
+            "FROM results r JOIN matches m ON m.id = r.match_id WHERE m.game = ? AND m.status = 'done' "
+            "ORDER BY m.tournament_id, m.round, m.grp, m.deal, r.match_id",
+            (game,),
+        )
+        sets: dict[tuple[int, int, int, int], dict[int, dict[str, int]]] = {}
+        for tournament_id, round_number, group, deal, match_id, bot, place in rows:
+            sets.setdefault((tournament_id, round_number, group, deal), {}).setdefault(match_id, {})[bot] = (
+                place
+            )
+        return [list(matches.values()) for matches in sets.values()]
+
+
+_MATCH_COLUMNS = (
+    "id, game, round, grp, deal, rotation, seed, seats, status, referee_match_id, journal, attempts"
+)
+
+
+def _key_columns(key: MatchKey) -> tuple[str, int, int, int, int]:
+    return key.game, key.round, key.group, key.deal, key.rotation
+
+
+def _match_record(row: Sequence[Any]) -> MatchRecord:
+    id_, game, round_number, group, deal, rotation, seed, seats, status, referee_id, journal, attempts = row
+    return MatchRecord(
+        id_,
+        MatchKey(game, round_number, group, deal, rotation),
+        seed,
+        tuple(json.loads(seats)),
+        status,
+        referee_id,
+        journal,
+        attempts,
+    )
+
+
+class _Transaction:
+    """BEGIN IMMEDIATE ... COMMIT, or ROLLBACK on any error (the connection is in autocommit mode)."""
+
+    def __init__(self, db: sqlite3.Connection) -> None:
+        self._db = db
+
+    def __enter__(self) -> None:
+        self._db.execute("BEGIN IMMEDIATE")
+
+    def __exit__(self, exc_type: object, *rest: object) -> None:
+        self._db.execute("ROLLBACK" if exc_type is not None else "COMMIT")

@@ -1,0 +1,124 @@
+"""The rating fit against cases computed by hand, and its bootstrap intervals."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from server.tournament.ratings import RunningElo, Tally, fit_elo, pairwise_results, rate
+
+
+def elo_gap(share: float) -> float:
+    """The Elo difference at which the stronger side's expected share is ``share``."""
+    return 400 * math.log10(share / (1 - share))
+
+
+def test_a_ranking_of_three_is_three_pairwise_results() -> None:
+    assert pairwise_results({"c": 3, "a": 1, "b": 2}) == [("a", "b", 1.0), ("a", "c", 1.0), ("b", "c", 1.0)]
+
+
+def test_a_shared_place_is_half_a_win_each_way() -> None:
+    assert pairwise_results({"a": 2, "b": 1, "c": 1}) == [("a", "b", 0.0), ("a", "c", 0.0), ("b", "c", 0.5)]
+
+
+def test_two_players_three_wins_in_four_are_log10_3_times_400_apart_around_1500() -> None:
+    tally = Tally([{"a": 1, "b": 2}] * 3 + [{"a": 2, "b": 1}])
+    elo = fit_elo(tally, prior=0)
+    # P(a beats b) = 3/4 at the maximum: a gap of 400 log10(3) = 190.85, split around the 1500 anchor
+    assert elo["a"] == pytest.approx(1500 + 200 * math.log10(3), abs=1e-6)
+    assert elo["b"] == pytest.approx(1500 - 200 * math.log10(3), abs=1e-6)
+
+
+def test_the_prior_adds_one_virtual_draw_per_pair() -> None:
+    tally = Tally([{"a": 1, "b": 2}] * 3 + [{"a": 2, "b": 1}])
+    elo = fit_elo(tally)  # 3.5 of 5: the odds are 3.5 / 1.5
+    assert elo["a"] - elo["b"] == pytest.approx(400 * math.log10(3.5 / 1.5), abs=1e-6)
+
+
+def test_three_player_rankings_fit_strengths_4_2_1() -> None:
+    # 15 three-player matches whose pairwise tallies are exactly what strengths 4:2:1 predict:
+    # a beats b 10 of 15 (4/6), b beats c 10 of 15 (2/3), a beats c 12 of 15 (4/5).
+    matches = (
+        [{"a": 1, "b": 2, "c": 3}] * 8
+        + [{"a": 1, "c": 2, "b": 3}] * 2
+        + [{"b": 1, "a": 2, "c": 3}] * 2
+        + [{"c": 1, "b": 2, "a": 3}] * 3
+    )
+    elo = fit_elo(Tally(matches), prior=0)
+    step = 400 * math.log10(2)  # 120.41 Elo per doubling of strength
+    assert elo["a"] == pytest.approx(1500 + step, abs=1e-6)
+    assert elo["b"] == pytest.approx(1500, abs=1e-6)
+    assert elo["c"] == pytest.approx(1500 - step, abs=1e-6)
+
+
+def test_one_clean_ranking_of_three_with_the_prior() -> None:
+    # a > b > c once; with one virtual draw per pair every pair stands 1.5 to 0.5. By symmetry the
+    # gaps are equal (d); a's likelihood equation p(d) + p(2d) = 1.5 with q = 10^(d/400) gives
+    # q^3 - q^2 - q - 3 = 0.
+    elo = fit_elo(Tally([{"a": 1, "b": 2, "c": 3}]))
+    d = elo["a"] - elo["b"]
+    assert elo["b"] - elo["c"] == pytest.approx(d, abs=1e-6)
+    assert elo["b"] == pytest.approx(1500, abs=1e-6)
+    q = 10 ** (d / 400)
+    assert q**3 - q**2 - q - 3 == pytest.approx(0, abs=1e-9)
+
+
+def test_the_mean_is_anchored_at_1500() -> None:
+    elo = fit_elo(Tally([{"a": 1, "b": 2, "c": 3, "d": 3}, {"d": 1, "c": 2, "a": 3, "b": 4}] * 2))
+    assert sum(elo.values()) / len(elo) == pytest.approx(1500)
+
+
+def test_without_a_prior_a_perfect_record_has_no_finite_rating() -> None:
+    with pytest.raises(ValueError, match="won or lost all"):
+        fit_elo(Tally([{"a": 1, "b": 2}] * 3), prior=0)
+
+
+def test_with_the_prior_a_perfect_record_is_finite_and_ahead() -> None:
+    elo = fit_elo(Tally([{"a": 1, "b": 2}] * 3))
+    assert elo["a"] - elo["b"] == pytest.approx(elo_gap(3.5 / 4))
+
+
+def test_groups_that_never_met_are_each_anchored_at_1500() -> None:
+    elo = fit_elo(Tally([{"a": 1, "b": 2}, {"c": 1, "d": 2}, {"c": 1, "d": 2}]))
+    assert elo["a"] + elo["b"] == pytest.approx(3000)
+    assert elo["c"] + elo["d"] == pytest.approx(3000)
+    assert elo["c"] > elo["a"]
+
+
+def test_the_table_is_sorted_best_first_with_intervals_around_the_estimate() -> None:
+    sets = [[{"a": 1, "b": 2, "c": 3}, {"b": 1, "a": 2, "c": 3}, {"a": 1, "c": 2, "b": 3}]] * 3 + [
+        [{"c": 1, "a": 2, "b": 3}, {"b": 1, "c": 2, "a": 3}, {"a": 1, "b": 2, "c": 3}]
+    ] * 2
+    table = rate(sets, samples=300, seed=7)
+    assert [row.bot for row in table] == ["a", "b", "c"]
+    for row in table:
+        assert row.low is not None and row.high is not None
+        assert row.low <= row.elo <= row.high
+    assert table[0].games == 15 * 2  # 15 matches, two opponents each
+    assert table[0].points == 3 * (2 + 1 + 2) + 2 * (1 + 0 + 2)  # pairwise points of a, set by set
+    assert table[-1].los_next is None
+    assert all(0.5 <= row.los_next <= 1 for row in table[:-1] if row.los_next is not None)
+
+
+def test_the_bootstrap_is_reproducible_from_its_seed() -> None:
+    sets = [[{"a": 1, "b": 2}, {"b": 1, "a": 2}], [{"a": 1, "b": 2}, {"a": 1, "b": 2}]] * 3
+    assert rate(sets, samples=100, seed=3) == rate(sets, samples=100, seed=3)
+
+
+def test_one_duplicate_set_gives_no_interval() -> None:
+    (a, b) = rate([[{"a": 1, "b": 2}, {"a": 1, "b": 2}]])
+    assert (a.low, a.high, a.los_next) == (None, None, None)
+    assert a.elo > b.elo
+
+
+def test_likelihood_of_superiority_is_high_for_a_clear_lead() -> None:
+    sets = [[{"a": 1, "b": 2}, {"a": 1, "b": 2}]] * 9 + [[{"a": 2, "b": 1}, {"a": 1, "b": 2}]]
+    (a, _) = rate(sets, samples=200)
+    assert a.los_next == 1.0
+
+
+def test_running_elo_moves_the_winner_up_by_what_the_loser_loses() -> None:
+    running = RunningElo(k=16)
+    running.add({"a": 1, "b": 2, "c": 3})
+    assert running.elo == pytest.approx({"a": 1508, "b": 1500, "c": 1492})

@@ -1,0 +1,122 @@
+"""The results database: scheduled before played, done once, resumable."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from server.tournament.schedule import game_schedule
+from server.tournament.store import SeatResult, Store, StoreError
+
+
+def results_of(seats: tuple[str, ...]) -> list[SeatResult]:
+    return [SeatResult(seat, bot, score=10 - seat, place=seat + 1) for seat, bot in enumerate(seats)]
+
+
+def test_a_new_database_is_in_wal_mode_with_a_schema_version(tmp_path: Path) -> None:
+    Store(tmp_path / "r.db").close()
+    db = sqlite3.connect(tmp_path / "r.db")
+    assert db.execute("PRAGMA journal_mode").fetchone() == ("wal",)
+    assert db.execute("PRAGMA user_version").fetchone() == (1,)
+
+
+def test_a_database_from_a_newer_version_is_refused(tmp_path: Path) -> None:
+    Store(tmp_path / "r.db").close()
+    sqlite3.connect(tmp_path / "r.db").execute("PRAGMA user_version = 99")
+    with pytest.raises(StoreError, match="schema version 99"):
+        Store(tmp_path / "r.db")
+
+
+def test_another_sqlite_database_is_refused(tmp_path: Path) -> None:
+    other = sqlite3.connect(tmp_path / "other.db")
+    other.execute("CREATE TABLE x (y)")
+    other.commit()
+    with pytest.raises(StoreError, match="not a croupier results database"):
+        Store(tmp_path / "other.db")
+
+
+def test_scheduling_twice_keeps_the_first_record(tmp_path: Path) -> None:
+    matches = [m for d in game_schedule("g", ["a", "b", "c"], 2, 1, 1, seed=1) for m in d.matches]
+    with Store(tmp_path / "r.db") as store:
+        t = store.open_tournament("t", "fp", {}, again=False)
+        store.schedule(t.id, matches)
+        first = store.matches(t.id)
+        store.mark_started(first[matches[0].key].id, "m-1", "journals/m-1")
+        store.schedule(t.id, matches)
+        again = store.matches(t.id)
+    assert len(again) == 6
+    assert again[matches[0].key].status == "started"
+    assert again[matches[0].key].referee_match_id == "m-1"
+
+
+def test_a_result_is_counted_once(tmp_path: Path) -> None:
+    (duplicate,) = game_schedule("g", ["a", "b"], 2, 1, 1, seed=1)
+    with Store(tmp_path / "r.db") as store:
+        t = store.open_tournament("t", "fp", {}, again=False)
+        store.schedule(t.id, duplicate.matches)
+        record = store.matches(t.id)[duplicate.matches[0].key]
+        assert store.record_result(record.id, results_of(record.seats), "j1") is True
+        assert store.record_result(record.id, results_of(record.seats), "j1") is False
+        (finished,) = store.finished(t.id)
+    assert finished.results == tuple(results_of(record.seats))
+    assert finished.record.journal == "j1"
+
+
+def test_an_interrupted_tournament_resumes_with_its_matches(tmp_path: Path) -> None:
+    (duplicate,) = game_schedule("g", ["a", "b"], 2, 1, 1, seed=1)
+    with Store(tmp_path / "r.db") as store:
+        t = store.open_tournament("t", "fp", {}, again=False)
+        store.schedule(t.id, duplicate.matches)
+        done = store.matches(t.id)[duplicate.matches[0].key]
+        store.record_result(done.id, results_of(done.seats), None)
+    with Store(tmp_path / "r.db") as store:  # a new process
+        resumed = store.open_tournament("t", "fp", {}, again=True)
+        assert resumed == t
+        statuses = {key: record.status for key, record in store.matches(t.id).items()}
+    assert sorted(statuses.values()) == ["done", "scheduled"]
+
+
+def test_a_changed_schedule_cannot_resume(tmp_path: Path) -> None:
+    with Store(tmp_path / "r.db") as store:
+        store.open_tournament("t", "fp", {}, again=False)
+        with pytest.raises(StoreError, match="started with other games, bots, rounds or seed"):
+            store.open_tournament("t", "other", {}, again=False)
+
+
+def test_a_finished_tournament_is_played_again_only_when_asked(tmp_path: Path) -> None:
+    with Store(tmp_path / "r.db") as store:
+        first = store.open_tournament("t", "fp", {}, again=False)
+        store.finish_tournament(first.id)
+        assert store.open_tournament("t", "fp", {}, again=False).run == 1
+        second = store.open_tournament("t", "fp", {}, again=True)
+        assert (second.run, second.finished) == (2, False)
+        assert store.open_tournament("t", "fp", {}, again=True) == second  # unfinished: resumed
+
+
+def test_a_failed_match_is_scheduled_again(tmp_path: Path) -> None:
+    (duplicate,) = game_schedule("g", ["a", "b"], 2, 1, 1, seed=1)
+    with Store(tmp_path / "r.db") as store:
+        t = store.open_tournament("t", "fp", {}, again=False)
+        store.schedule(t.id, duplicate.matches)
+        record = store.matches(t.id)[duplicate.matches[0].key]
+        store.mark_started(record.id, "m-1", None)
+        store.mark_failed(record.id, "referee restarted")
+        after = store.matches(t.id)[record.key]
+    assert (after.status, after.referee_match_id, after.attempts) == ("scheduled", None, 1)
+
+
+def test_duplicate_sets_group_the_rotations_of_a_deal_across_tournaments(tmp_path: Path) -> None:
+    schedule = game_schedule("g", ["a", "b", "c"], 2, 1, 1, seed=1)
+    with Store(tmp_path / "r.db") as store:
+        for name in ("t1", "t2"):
+            t = store.open_tournament(name, "fp", {}, again=False)
+            store.schedule(t.id, [m for d in schedule for m in d.matches])
+            for record in store.matches(t.id).values():
+                store.record_result(record.id, results_of(record.seats), None)
+        sets = store.duplicate_sets("g")
+        assert store.games() == ["g"]
+    assert len(sets) == 2 * 3
+    assert all(len(matches) == 2 for matches in sets)
+    assert {"a": 1, "b": 2} in sets[0] and {"b": 1, "a": 2} in sets[0]
