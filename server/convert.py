@@ -1,0 +1,566 @@
+"""Engine objects <-> proto messages, both directions: the one conversion module.
+
+Nothing here knows a game. Each game's proto messages mirror its engine
+types field by field (same names), so the conversions are compiled once per
+game from the dataclass type hints and the message descriptors: a table of
+(field, converter) pairs per type, then plain loops on the hot path. A game
+whose proto and engine disagree fails loudly when its codec is built (at
+server start and in the tests), never half-way through a match.
+
+Mapping rules (engine type -> proto field):
+- int, str, bool, float -> the scalar; ``X | None`` -> a field with presence (``optional``/message).
+- ``Card`` -> ``Card``; an enum member ``NAME`` -> the proto enum value ``<ENUM_PREFIX>_NAME``.
+- a dataclass -> a message with the same field names.
+- ``tuple[X, ...]``, ``tuple[X, Y]``, ``frozenset[X]`` -> ``repeated X`` (frozensets sorted), or a
+  singular "wrapper" message whose one repeated field holds them (``Cards``, ``Numbers``).
+- an element ``tuple[...] | None`` of a repeated wrapper -> ``MaybeCards``-like: ``known`` + the list.
+- a base class of several actions or events (``Event``) -> the game's action/event message (a oneof).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import re
+import sys
+import types
+import typing
+from collections.abc import Callable, Iterable
+from functools import cache
+from typing import Any
+
+from croupier.v1 import cards_pb2, games_pb2
+from google.protobuf.descriptor import Descriptor, EnumDescriptor, FieldDescriptor
+from google.protobuf.message import Message
+from google.protobuf.message_factory import GetMessageClass
+
+from engine.cards import STANDARD_DECK, Card, Suit
+from engine.core import Action, Event, GameSpec, InvalidOptions, MalformedInput, options_to_dict
+from engine.games import GAMES, get_game
+from engine.rng import Rng
+
+Encode = Callable[[Any], Any]
+Decode = Callable[[Any], Any]
+
+# --- cards: the commonest values -----------------------------------------------------------
+
+# The proto number of a card is rank * 10 + suit (cards.proto); computed from the rank (an int) and
+# the suit's value (a str, hashed in C): hashing Card or Suit themselves runs Python code.
+_SUIT_DIGIT = {suit.value: cards_pb2.Suit.Value(f"SUIT_{suit.name}") for suit in Suit}
+_CARD_BY_NUMBER: dict[int, Card] = {
+    int(cards_pb2.Card.Value(f"CARD_{card}".upper())): card for card in STANDARD_DECK
+}
+assert all(n == card.rank * 10 + _SUIT_DIGIT[card.suit.value] for n, card in _CARD_BY_NUMBER.items())
+
+
+def card_to_proto(card: Card) -> int:
+    return card.rank * 10 + _SUIT_DIGIT[card.suit._value_]
+
+
+def _cards_to_proto(cards: Iterable[Card]) -> list[int]:
+    digit = _SUIT_DIGIT
+    return [c.rank * 10 + digit[c.suit._value_] for c in cards]
+
+
+def card_from_proto(number: int, where: str = "card") -> Card:
+    try:
+        return _CARD_BY_NUMBER[number]
+    except KeyError:
+        raise MalformedInput(f"{where}: {number} is not a card (CARD_2C=21 ... CARD_AS=144)") from None
+
+
+# --- the compiler ----------------------------------------------------------------------------
+
+
+def _snake(name: str) -> str:
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
+
+
+def _enum_prefix(descriptor: EnumDescriptor) -> str:
+    return _snake(descriptor.name).upper() + "_"
+
+
+def _without_none(hint: Any) -> Any | None:
+    """``X`` for a hint ``X | None`` (``X`` may itself be a union), else None."""
+    if typing.get_origin(hint) in (typing.Union, types.UnionType):
+        args = typing.get_args(hint)
+        if type(None) in args:
+            rest = tuple(a for a in args if a is not type(None))
+            return rest[0] if len(rest) == 1 else typing.Union[rest]  # noqa: UP007 (built at run time)
+    return None
+
+
+def _element(hint: Any) -> Any | None:
+    """The element type of ``tuple[X, ...]``, ``tuple[X, X]`` or ``frozenset[X]``, else None."""
+    origin = typing.get_origin(hint)
+    args = typing.get_args(hint)
+    if origin is tuple and args:
+        elements = {a for a in args if a is not Ellipsis}
+        if len(elements) == 1:
+            return next(iter(elements))
+    if origin is frozenset and args:
+        return args[0]
+    return None
+
+
+def _positional(hint: Any) -> tuple[Any, ...] | None:
+    """The element types of a fixed tuple of different types, ``tuple[int, Card]``, else None."""
+    args = typing.get_args(hint)
+    if typing.get_origin(hint) is tuple and Ellipsis not in args and len(set(args)) > 1:
+        return args
+    return None
+
+
+def _fixed_length(hint: Any) -> int | None:
+    args = typing.get_args(hint)
+    if typing.get_origin(hint) is tuple and Ellipsis not in args:
+        return len(args)
+    return None
+
+
+def _known_wrapper(message: Descriptor) -> FieldDescriptor | None:
+    """The content field of a message of a ``known`` bool and one other field (``MaybeCards``)."""
+    names = set(message.fields_by_name)
+    known = message.fields_by_name.get("known")
+    if len(names) == 2 and known is not None and known.type == FieldDescriptor.TYPE_BOOL:
+        return next(f for f in message.fields if f.name != "known")
+    return None
+
+
+def _list_wrapper(message: Descriptor) -> FieldDescriptor | None:
+    """The one field of a message holding just a repeated field (``Cards``, ``Numbers``)."""
+    if len(message.fields) == 1 and message.fields[0].is_repeated:
+        return message.fields[0]
+    return None
+
+
+class Compiler:
+    """Builds encoders and decoders for one game (polymorphic fields need its action/event tables).
+
+    An encoder of None means "the value as it is" (scalars, lists of scalars), so the generated
+    message constructors pass such fields straight through.
+    """
+
+    def __init__(self, polymorphic: dict[type, Callable[[], tuple[Encode, Decode]]]) -> None:
+        self.polymorphic = polymorphic
+        self._messages: dict[tuple[type, str], tuple[Encode, Decode]] = {}
+
+    # - one dataclass <-> one message -
+
+    def message(self, cls: type, descriptor: Descriptor, where: str) -> tuple[Encode, Decode]:
+        key = (cls, descriptor.full_name)
+        if key in self._messages:
+            return self._messages[key]
+        message_class = GetMessageClass(descriptor)
+        hints = typing.get_type_hints(cls)
+        names = [f.name for f in dataclasses.fields(cls)]
+        missing = sorted(set(names) - set(descriptor.fields_by_name))
+        extra = sorted(set(descriptor.fields_by_name) - set(names))
+        if missing or extra:
+            raise TypeError(
+                f"{where}: {cls.__name__} and {descriptor.full_name} differ: "
+                f"fields missing in proto {missing}, unknown to the engine {extra}"
+            )
+        encoders: list[tuple[str, Encode | None]] = []
+        decoders: list[tuple[str, Decode, bool, bool]] = []
+        optional_names: set[str] = set()
+        for name in names:
+            field = descriptor.fields_by_name[name]
+            encode, decode, optional = self.field(hints[name], field, f"{where}.{name}")
+            encoders.append((name, encode))
+            if optional:
+                optional_names.add(name)
+            must_be_set = field.message_type is not None and not field.is_repeated and not optional
+            decoders.append((name, decode, optional, must_be_set))
+        encode_message = _generated_encoder(message_class, encoders, optional_names)
+
+        def decode_message(msg: Any) -> Any:
+            kwargs: dict[str, Any] = {}
+            for name, dec, optional, must_be_set in decoders:
+                if (optional or must_be_set) and not msg.HasField(name):
+                    if must_be_set:
+                        raise MalformedInput(f"{where}.{name} is missing")
+                    kwargs[name] = None
+                else:
+                    kwargs[name] = dec(getattr(msg, name))
+            return cls(**kwargs)
+
+        self._messages[key] = (encode_message, decode_message)
+        return encode_message, decode_message
+
+    def field(self, hint: Any, field: FieldDescriptor, where: str) -> tuple[Encode | None, Decode, bool]:
+        """A dataclass field: (encoder, decoder, whether the value may be None)."""
+        inner = _without_none(hint)
+        if inner is None:
+            return (*self.value(hint, field, where), False)
+        if field.is_repeated or not field.has_presence:
+            raise TypeError(f"{where}: {hint} may be None, so the proto field needs presence (optional)")
+        return (*self.value(inner, field, where), True)
+
+    # - values -
+
+    def value(self, hint: Any, field: FieldDescriptor, where: str) -> tuple[Encode | None, Decode]:
+        """A value for ``field`` as a whole: a list for a repeated field, else one element."""
+        if not field.is_repeated:
+            return self.element(hint, field, where)
+        item = _element(hint)
+        if item is None:
+            raise TypeError(f"{where}: {hint} is not a sequence but the proto field is repeated")
+        enc_item, dec_item = self.element(item, field, where)
+        sort = typing.get_origin(hint) is frozenset
+        length = _fixed_length(hint)
+        builder: Callable[[Iterable[Any]], Any] = frozenset if sort else tuple
+        encode: Encode | None
+        if item is Card and not sort:
+            encode = _cards_to_proto
+        elif enc_item is None:
+            encode = sorted if sort else None  # upb takes any iterable of scalars
+        else:
+            enc = enc_item
+
+            def encode(values: Any) -> Any:
+                return [enc(v) for v in (sorted(values) if sort else values)]
+
+        def decode(values: Any) -> Any:
+            if length is not None and len(values) != length:
+                raise MalformedInput(f"{where}: expected {length} items, got {len(values)}")
+            return builder(dec_item(v) for v in values)
+
+        return encode, decode
+
+    def element(self, hint: Any, field: FieldDescriptor, where: str) -> tuple[Encode | None, Decode]:
+        """One value of the field's type (one element of a repeated field)."""
+        message = field.message_type
+        inner = _without_none(hint)
+        if inner is not None:
+            content = _known_wrapper(message) if message is not None else None
+            if message is None or content is None:
+                raise TypeError(f"{where}: items {hint} need a message of `known` and one field")
+            return self._maybe(inner, message, content, where)
+        if hint is Card:
+            if field.enum_type is None or field.enum_type.full_name != "croupier.v1.Card":
+                raise TypeError(f"{where}: a Card needs the croupier.v1.Card enum")
+            return card_to_proto, lambda number: card_from_proto(number, where)
+        if isinstance(hint, type) and issubclass(hint, enum.Enum):
+            if field.enum_type is None:
+                raise TypeError(f"{where}: {hint.__name__} needs a proto enum")
+            return _enum(hint, field.enum_type, where)
+        polymorphic = self._polymorphic(hint)
+        if polymorphic is not None:
+            return polymorphic
+        if message is None:
+            if hint in (int, str, bool, float):
+                return None, _identity
+            raise TypeError(f"{where}: no proto mapping for {hint!r} in a scalar field")
+        if isinstance(hint, type) and dataclasses.is_dataclass(hint):
+            return self.message(hint, message, where)
+        positions = _positional(hint)
+        if positions is not None:
+            return self._tuple(positions, message, where)
+        content = _list_wrapper(message)
+        if _element(hint) is not None and content is not None:
+            return self._wrap(hint, message, content, where)
+        raise TypeError(f"{where}: no proto mapping for {hint!r} in {message.full_name}")
+
+    def _polymorphic(self, hint: Any) -> tuple[Encode, Decode] | None:
+        """A base class or a union of a game's actions or events: the game's oneof message."""
+        if typing.get_origin(hint) in (typing.Union, types.UnionType):
+            members = typing.get_args(hint)
+            bases = [base for base in self.polymorphic if all(issubclass(m, base) for m in members)]
+            hint = bases[0] if bases else None
+        if isinstance(hint, type) and hint in self.polymorphic:
+            return self.polymorphic[hint]()
+        return None
+
+    def _maybe(
+        self, hint: Any, message: Descriptor, content: FieldDescriptor, where: str
+    ) -> tuple[Encode, Decode]:
+        """``X | None`` as a ``known`` flag beside the value (an element of a list can't be unset)."""
+        message_class = GetMessageClass(message)
+        enc_content, dec_content = self.value(hint, content, where)
+        enc = enc_content or _identity
+        name = content.name
+        unknown = message_class(known=False)
+
+        def encode(value: Any) -> Any:
+            return unknown if value is None else message_class(known=True, **{name: enc(value)})
+
+        def decode(msg: Any) -> Any:
+            return dec_content(getattr(msg, name)) if msg.known else None
+
+        return encode, decode
+
+    def _wrap(
+        self, hint: Any, message: Descriptor, content: FieldDescriptor, where: str
+    ) -> tuple[Encode, Decode]:
+        """A sequence in a one-list message: a list inside a list, or a list that may be absent."""
+        message_class = GetMessageClass(message)
+        enc_content, dec_content = self.value(hint, content, where)
+        enc = enc_content or _identity
+        name = content.name
+
+        def encode(value: Any) -> Any:
+            return message_class(**{name: enc(value)})
+
+        def decode(msg: Any) -> Any:
+            return dec_content(getattr(msg, name))
+
+        return encode, decode
+
+    def _tuple(self, positions: tuple[Any, ...], message: Descriptor, where: str) -> tuple[Encode, Decode]:
+        """A fixed tuple of different types, ``(seat, card)``, as a message's fields in number order."""
+        fields = sorted(message.fields, key=lambda f: f.number)
+        if len(fields) != len(positions):
+            raise TypeError(f"{where}: {message.full_name} needs {len(positions)} fields, one per tuple item")
+        message_class = GetMessageClass(message)
+        parts = [(f.name, *self.value(h, f, where)) for f, h in zip(fields, positions, strict=True)]
+
+        def encode(value: Any) -> Any:
+            return message_class(
+                **{name: v if enc is None else enc(v) for (name, enc, _), v in zip(parts, value, strict=True)}
+            )
+
+        def decode(msg: Any) -> Any:
+            return tuple(dec(getattr(msg, name)) for name, _, dec in parts)
+
+        return encode, decode
+
+
+def _enum(cls: type[enum.Enum], descriptor: EnumDescriptor, where: str) -> tuple[Encode, Decode]:
+    """Engine member NAME <-> proto value <ENUM_PREFIX>_NAME."""
+    prefix = _enum_prefix(descriptor)
+    by_name = descriptor.values_by_name
+    missing = [prefix + m.name for m in cls if prefix + m.name not in by_name]
+    if missing:
+        raise TypeError(f"{where}: {descriptor.full_name} lacks {', '.join(missing)}")
+    to_number = {m._value_: by_name[prefix + m.name].number for m in cls}  # keyed by value: see cards
+    from_number = {number: cls(value) for value, number in to_number.items()}
+    allowed = ", ".join(prefix + m.name for m in cls)
+
+    def encode(member: enum.Enum) -> int:
+        return to_number[member._value_]
+
+    def decode(number: int) -> Any:
+        try:
+            return from_number[number]
+        except KeyError:
+            raise MalformedInput(f"{where}: {number} is not one of {allowed}") from None
+
+    return encode, decode
+
+
+def _identity(value: Any) -> Any:
+    return value
+
+
+def _generated_encoder(
+    message_class: type, encoders: list[tuple[str, Encode | None]], optional: set[str]
+) -> Encode:
+    """One constructor call per message, generated once: the hot path of every view and event.
+
+    ``M(f=obj.f, g=e1(obj.g), h=None if (v2 := obj.h) is None else e2(v2))`` (None leaves a field unset).
+    """
+    namespace: dict[str, Any] = {"M": message_class}
+    args = []
+    for i, (name, enc) in enumerate(encoders):
+        if enc is None:
+            args.append(f"{name}=obj.{name}")
+            continue
+        namespace[f"e{i}"] = enc
+        if name in optional:
+            args.append(f"{name}=None if (v{i} := obj.{name}) is None else e{i}(v{i})")
+        else:
+            args.append(f"{name}=e{i}(obj.{name})")
+    source = f"def encode(obj):\n    return M({', '.join(args)})\n"
+    exec(source, namespace)  # built from field names checked against the descriptor, never from input
+    encode: Encode = namespace["encode"]
+    return encode
+
+
+# --- one game's codec -------------------------------------------------------------------------
+
+
+def _game_types(spec: GameSpec[Any], base: type) -> list[type]:
+    """The concrete dataclasses of ``base`` (Action or Event) defined in the game's module."""
+    module = sys.modules[spec.new_game.__module__]
+    found = [
+        c
+        for c in vars(module).values()
+        if isinstance(c, type) and issubclass(c, base) and c is not base and c.__module__ == module.__name__
+    ]
+    return [c for c in found if not any(other is not c and issubclass(other, c) for other in found)]
+
+
+def _oneof_message(container: type[Message], game: str) -> Any:
+    field = container.DESCRIPTOR.fields_by_name.get(game)
+    message = field.message_type if field is not None else None
+    if message is None:
+        raise TypeError(f"{container.DESCRIPTOR.full_name} has no field for the game {game!r}")
+    return message
+
+
+class GameCodec:
+    """Every conversion of one game's objects, compiled once."""
+
+    def __init__(self, spec: GameSpec[Any]) -> None:
+        self.spec = spec
+        game = spec.name
+        self._action_cache: dict[Action, games_pb2.Action] = {}
+        state = spec.new_game(spec.options(), Rng(0))
+        self.view_type: type = type(state.public_view())
+        actions = self._oneof_table(Action, _oneof_message(games_pb2.Action, game))
+        events = self._oneof_table(Event, _oneof_message(games_pb2.Event, game))
+        compiler = Compiler({})
+        for base, table in ((Action, actions), (Event, events)):
+            for cls in table.classes:
+                for parent in cls.__mro__[1:]:
+                    if issubclass(parent, base):
+                        compiler.polymorphic.setdefault(parent, table.compiled)
+        actions.compiler = events.compiler = compiler
+        self._encode_action, self._decode_action = actions.compiled()
+        self._encode_event, self._decode_event = events.compiled()
+        view_desc = _oneof_message(games_pb2.View, game)
+        self._encode_view, self._decode_view = compiler.message(self.view_type, view_desc, f"{game} view")
+        options_desc = _oneof_message(games_pb2.GameOptions, game)
+        self._options_class = GetMessageClass(options_desc)
+        self._encode_options, _ = compiler.message(spec.options_type, options_desc, f"{game} options")
+        self._option_fields = [
+            (name, compiler.field(hint, options_desc.fields_by_name[name], f"options.{name}")[1])
+            for name, hint in typing.get_type_hints(spec.options_type).items()
+            if name in options_desc.fields_by_name
+        ]
+
+    def _oneof_table(self, base: type, descriptor: Descriptor) -> _OneofTable:
+        return _OneofTable(self.spec.name, _game_types(self.spec, base), descriptor)
+
+    # - views, actions, events -
+
+    def view(self, view: Any) -> games_pb2.View:
+        return games_pb2.View(**{self.spec.name: self._encode_view(view)})
+
+    def view_from_proto(self, pb: games_pb2.View) -> Any:
+        return self._decode_view(self._game_part(pb, "view"))
+
+    def action(self, action: Action) -> games_pb2.Action:
+        """Cached: a game has few distinct actions and legal lists repeat them."""
+        pb = self._action_cache.get(action)
+        if pb is None:
+            if len(self._action_cache) > 100_000:
+                self._action_cache.clear()
+            pb = games_pb2.Action(**{self.spec.name: self._encode_action(action)})
+            self._action_cache[action] = pb
+        return pb
+
+    def action_from_proto(self, pb: games_pb2.Action) -> Action:
+        action: Action = self._decode_action(self._game_part(pb, "action"))
+        return action
+
+    def event(self, event: Event) -> games_pb2.Event:
+        return games_pb2.Event(text=str(event), **{self.spec.name: self._encode_event(event)})
+
+    def event_from_proto(self, pb: games_pb2.Event) -> Event:
+        event: Event = self._decode_event(self._game_part(pb, "event"))
+        return event
+
+    def _game_part(self, pb: Message, what: str) -> Message:
+        game = pb.WhichOneof("game")
+        if game != self.spec.name:
+            raise MalformedInput(
+                f"the {what} is for {game or 'no game'}, but this match plays {self.spec.name}"
+            )
+        part: Message = getattr(pb, game)
+        return part
+
+    # - options -
+
+    def options(self, options: Any) -> games_pb2.GameOptions:
+        return games_pb2.GameOptions(**{self.spec.name: self._encode_options(options)})
+
+    def options_from_proto(self, pb: games_pb2.GameOptions, players: int | None = None) -> Any:
+        """Options from the set fields (the rest take their defaults); ``players`` fills an unset count."""
+        part = self._game_part(pb, "options")
+        values: dict[str, Any] = {}
+        try:
+            for name, decode in self._option_fields:
+                if part.HasField(name):
+                    values[name] = decode(getattr(part, name))
+        except MalformedInput as exc:
+            raise InvalidOptions(str(exc)) from None
+        if players is not None:
+            values.setdefault("players", players)
+        return self.spec.options(values)
+
+    def options_dict(self, options: Any) -> dict[str, Any]:
+        return options_to_dict(options)
+
+
+class _OneofTable:
+    """A game's action or event classes <-> the fields of its oneof message."""
+
+    def __init__(self, game: str, classes: list[type], descriptor: Descriptor) -> None:
+        self.game = game
+        self.classes = classes
+        self.descriptor = descriptor
+        if len(descriptor.oneofs) != 1:
+            raise TypeError(f"{descriptor.full_name} must hold exactly one oneof")
+        fields = {f.name: f for f in descriptor.oneofs[0].fields}
+        by_class = {c: _snake(c.__name__) for c in classes}
+        missing = sorted(n for n in by_class.values() if n not in fields)
+        extra = sorted(set(fields) - set(by_class.values()))
+        if missing or extra:
+            raise TypeError(
+                f"{descriptor.full_name} and the engine's {game} classes differ: "
+                f"missing in proto {missing}, unknown to the engine {extra}"
+            )
+        self.fields = fields
+        self.by_class = by_class
+        self._compiled: tuple[Encode, Decode] | None = None
+        self.compiler: Compiler | None = None
+
+    def compiled(self) -> tuple[Encode, Decode]:
+        """The (encoder, decoder) of the oneof message, compiled on first use."""
+        if self._compiled is not None:
+            return self._compiled
+        compiler = self.compiler
+        assert compiler is not None, "set the compiler first"
+        message_class = GetMessageClass(self.descriptor)
+        parts: dict[type, tuple[str, Encode]] = {}
+        decoders: dict[str, Decode] = {}
+
+        def encode(obj: Any) -> Any:
+            name, enc = parts[type(obj)]
+            return message_class(**{name: enc(obj)})
+
+        def decode(msg: Any) -> Any:
+            name = msg.WhichOneof(self.descriptor.oneofs[0].name)
+            if name is None:
+                choices = ", ".join(self.fields)
+                raise MalformedInput(f"empty {self.game} {self.descriptor.name}: set one of {choices}")
+            return decoders[name](getattr(msg, name))
+
+        self._compiled = (encode, decode)  # set first: an event may hold events
+        for cls, name in self.by_class.items():
+            sub = self.fields[name].message_type
+            assert sub is not None, f"{self.descriptor.full_name}.{name} must be a message"
+            enc, dec = compiler.message(cls, sub, f"{self.game} {name}")
+            parts[cls] = (name, enc)
+            decoders[name] = dec
+        return self._compiled
+
+
+@cache
+def codec(game: str) -> GameCodec:
+    """The codec of a game by name (``InvalidOptions`` for an unknown game)."""
+    return GameCodec(get_game(game))
+
+
+def all_codecs() -> list[GameCodec]:
+    """Build every registered game's codec: a proto that disagrees with its engine fails here."""
+    return [codec(name) for name in GAMES]
+
+
+def game_of_options(pb: games_pb2.GameOptions) -> str:
+    game = pb.WhichOneof("game")
+    if game is None:
+        raise InvalidOptions(f"options name no game: set one of {', '.join(sorted(GAMES))}")
+    return game
