@@ -14,7 +14,10 @@ def crosstable(game: str, matches: Sequence[FinishedMatch]) -> Table:
     """Pairwise points of each bot (row) against each other bot (column), out of the results."""
     tally = Tally(match.places for match in matches)
     bots = tally.bots
-    table = Table(title=f"{game}: crosstable (pairwise points of the row bot against the column bot)")
+    table = Table(
+        title=f"{game}: crosstable",
+        caption="pairwise points of the row's bot against the column's, out of their results",
+    )
     table.add_column("bot")
     for bot in bots:
         table.add_column(bot, justify="right")

@@ -1,0 +1,136 @@
+"""Launching the tournament's bots and keeping them running.
+
+Each launched bot runs under ``server.tournament.watchdog`` in its own session:
+Ctrl-C in the terminal reaches only the runner (which may want to finish the
+matches in progress), and the bot ends whenever the runner ends, even killed.
+A bot that exits while the tournament goes on is restarted with a growing
+delay; its seats in running matches are taken back on reconnection or
+forfeited by the referee after the grace time. Output goes to a log file.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import string
+import sys
+import time
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+
+PLACEHOLDERS = ("server", "token", "name")
+FIRST_DELAY, MAX_DELAY = 0.5, 10.0
+STABLE_SECONDS = 30.0
+"""A bot that ran this long before exiting is restarted without delay growth."""
+
+
+def expand(command: Sequence[str], values: Mapping[str, str]) -> list[str]:
+    """The command with ``{server}``, ``{token}`` and ``{name}`` filled in."""
+    out = []
+    for part in command:
+        for _, field, _, _ in string.Formatter().parse(part):
+            if field is not None and field not in PLACEHOLDERS:
+                raise ValueError(
+                    f"unknown placeholder {{{field}}} in {part!r}; known: "
+                    + ", ".join(f"{{{p}}}" for p in PLACEHOLDERS)
+                )
+        out.append(part.format_map(values))
+    return out
+
+
+def bot_environment(name: str, server: str, token: str) -> dict[str, str]:
+    """The runner's environment, the bot's settings, and this Python's scripts first on PATH
+    (so ``croupier`` and ``python`` in a command are the ones the runner runs with)."""
+    env = dict(os.environ)
+    scripts = str(Path(sys.executable).parent)
+    env["PATH"] = os.pathsep.join([scripts, env.get("PATH", "")])
+    env.update(CROUPIER_SERVER=server, CROUPIER_TOKEN=token, CROUPIER_BOT_NAME=name)
+    return env
+
+
+class BotProcess:
+    """One launched bot: started, restarted when it exits, stopped at the end."""
+
+    def __init__(
+        self,
+        name: str,
+        argv: Sequence[str],
+        env: Mapping[str, str],
+        log_path: Path,
+        notify: Callable[[str], None],
+    ) -> None:
+        self.name = name
+        self.argv = list(argv)
+        self.env = dict(env)
+        self.log_path = log_path
+        self.notify = notify
+        self.starts = 0
+        self.exits: list[int] = []
+        """Exit codes of the runs that ended while the tournament went on."""
+        self._process: asyncio.subprocess.Process | None = None
+        self._stopping = False
+        self._task: asyncio.Task[None] | None = None
+
+    def start(self) -> None:
+        self._task = asyncio.create_task(self._supervise(), name=f"bot {self.name}")
+
+    async def _supervise(self) -> None:
+        delay = FIRST_DELAY
+        self.log_path.parent.mkdir(parents=True, exist_ok=True)
+        while not self._stopping:
+            started = time.monotonic()
+            with self.log_path.open("ab") as log:
+                log.write(
+                    f"--- {time.strftime('%Y-%m-%d %H:%M:%S')} starting: {' '.join(self.argv)}\n".encode()
+                )
+                log.flush()
+                self._process = await asyncio.create_subprocess_exec(
+                    sys.executable,
+                    "-m",
+                    "server.tournament.watchdog",
+                    *self.argv,
+                    # stdin is never written: its end of file tells the watchdog the runner is gone
+                    stdin=asyncio.subprocess.PIPE,
+                    stdout=log,
+                    stderr=log,
+                    env=self.env,
+                    start_new_session=True,
+                )
+            self.starts += 1
+            code = await self._process.wait()
+            if self._stopping:
+                return
+            self.exits.append(code)
+            if time.monotonic() - started > STABLE_SECONDS:
+                delay = FIRST_DELAY
+            self.notify(
+                f"bot {self.name} exited with code {code}; restarting in {delay:g}s (log: {self.log_path})"
+            )
+            await asyncio.sleep(delay)
+            delay = min(MAX_DELAY, delay * 2)
+
+    def log_tail(self, lines: int = 10) -> str:
+        try:
+            return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])
+        except OSError:
+            return ""
+
+    async def stop(self) -> None:
+        self._stopping = True
+        process = self._process
+        if process is not None and process.returncode is None:
+            with contextlib.suppress(ProcessLookupError):
+                process.terminate()  # the watchdog stops the bot, then exits
+            try:
+                await asyncio.wait_for(process.wait(), 5.0)
+            except TimeoutError:
+                with contextlib.suppress(ProcessLookupError):
+                    process.kill()
+                await process.wait()
+        if process is not None and process.stdin is not None:
+            process.stdin.close()
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task

@@ -1,0 +1,265 @@
+"""``croupier tournament FILE``: run (or resume) a tournament and print its tables.
+
+By default the referee runs inside this process, on a free local port, with
+its journals under the data directory; ``--server`` plays on a running referee
+instead. The runner registers the bots, launches the ones with a command,
+waits for all to connect, plays the schedule with a live display and ends with
+the crosstable, the ratings, the incidents and where the journals are.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import os
+import signal
+import sys
+from collections.abc import AsyncIterator, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from server.tournament.ratings_cli import DEFAULT_DATA, DEFAULT_SAMPLES
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from server.tournament.bots import BotProcess
+    from server.tournament.config import TournamentConfig
+    from server.tournament.display import Display
+    from server.tournament.referee import Referee
+    from server.tournament.runner import Entrant, Runner
+    from server.tournament.store import Store, Tournament
+
+CONNECT_SECONDS = 60.0
+"""How long launched bots may take to connect before the tournament gives up."""
+EXIT_INTERRUPTED = 130
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("file", type=Path, help="the tournament file (TOML; see docs/tournaments.md)")
+    parser.add_argument(
+        "--server",
+        metavar="HOST:PORT",
+        help="play on this running referee instead of one embedded in this process",
+    )
+    parser.add_argument(
+        "--admin-token",
+        default=os.environ.get("CROUPIER_ADMIN_TOKEN"),
+        help="the referee's admin token, with --server (default: $CROUPIER_ADMIN_TOKEN)",
+    )
+    parser.add_argument(
+        "--data",
+        type=Path,
+        default=DEFAULT_DATA,
+        help="results database, journals and bot logs go here (default: %(default)s)",
+    )
+    parser.add_argument("--db", type=Path, help="results database (default: DATA/results.db)")
+    parser.add_argument(
+        "--again",
+        action="store_true",
+        help="if the tournament already finished, play it again with new deals (an unfinished one resumes)",
+    )
+    parser.add_argument("--plain", action="store_true", help="plain progress lines, even on a terminal")
+    parser.add_argument(
+        "--samples",
+        type=int,
+        default=DEFAULT_SAMPLES,
+        help="bootstrap samples for the 95%% rating intervals (default: %(default)s)",
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    from rich.console import Console
+
+    from server.tournament.config import ConfigError, load
+    from server.tournament.store import Store, StoreError
+
+    console = Console(width=None if sys.stdout.isatty() else 120)
+    try:
+        config = load(args.file)
+    except ConfigError as exc:
+        console.print(str(exc), markup=False)
+        return 2
+    if args.server and not args.admin_token:
+        console.print("--server needs the referee's admin token: --admin-token or $CROUPIER_ADMIN_TOKEN")
+        return 2
+    db = args.db or args.data / "results.db"
+    try:
+        store = Store(db)
+        tournament = store.open_tournament(config.name, config.fingerprint(), config.settings(), args.again)
+    except StoreError as exc:
+        console.print(str(exc), markup=False)
+        return 2
+    with store:
+        if tournament.finished:
+            console.print(
+                f"tournament {tournament.name} (run {tournament.run}) already finished; "
+                "its tables follow (--again plays it again with new deals)",
+                markup=False,
+            )
+            report(console, config, store, tournament, args.samples, [])
+            return 0
+        return asyncio.run(_play(args, console, config, store, tournament))
+
+
+async def _play(
+    args: argparse.Namespace, console: Console, config: TournamentConfig, store: Store, tournament: Tournament
+) -> int:
+    from server.tournament.display import make_display
+    from server.tournament.referee import Referee, RefereeError
+    from server.tournament.runner import Runner, ScheduleError
+
+    display = make_display(console, plain=True if args.plain else None)
+    logs = args.data / "logs" / f"{tournament.name}-{tournament.run}"
+    launched: list[BotProcess] = []
+    complete = False
+    main = asyncio.current_task()
+    assert main is not None
+    try:
+        async with _referee(args) as (address, admin_token):
+            referee = Referee(address, admin_token)
+            try:
+                entrants = await _enter_bots(config, referee, address, logs, display, launched)
+                runner = Runner(config, store, referee, entrants, display)
+                _on_interrupt(runner, display, main)
+                complete = await runner.run(tournament)
+            finally:
+                for bot in launched:
+                    await bot.stop()
+                await referee.close()
+    except (RefereeError, ScheduleError, BotsNotReady) as exc:
+        console.print(f"tournament stopped: {exc}", markup=False)
+        console.print("what finished is saved; run the same command again to go on", markup=False)
+        return 1
+    except asyncio.CancelledError:
+        console.print(
+            "interrupted; what finished is saved: run the same command again to go on", markup=False
+        )
+        return EXIT_INTERRUPTED
+    report(console, config, store, tournament, args.samples, launched)
+    if not complete:
+        console.print("stopped early; run the same command again to play the rest", markup=False)
+        return EXIT_INTERRUPTED
+    return 0
+
+
+@contextlib.asynccontextmanager
+async def _referee(args: argparse.Namespace) -> AsyncIterator[tuple[str, str]]:
+    """The address and admin token of the referee to play on: given, or started here."""
+    if args.server:
+        yield args.server, args.admin_token
+        return
+    from server.embedded import embedded_referee  # type: ignore[import-not-found]
+
+    async with embedded_referee(args.data) as (address, admin_token):
+        yield address, admin_token
+
+
+class BotsNotReady(Exception):
+    """A bot did not connect in time."""
+
+
+async def _enter_bots(
+    config: TournamentConfig,
+    referee: Referee,
+    address: str,
+    logs: Path,
+    display: Display,
+    launched: list[BotProcess],
+) -> dict[str, Entrant]:
+    """Register every bot, launch the ones with a command, wait until all are connected."""
+    from server.tournament.bots import BotProcess, bot_environment, expand
+    from server.tournament.runner import Entrant
+
+    ids: dict[str, str] = {}
+    for bot in config.bots:
+        bot_id, token = await referee.register_bot(bot.name)
+        ids[bot.name] = bot_id
+        if bot.command is None:
+            display.note(f"waiting for external bot {bot.name}: connect to {address} with token {token}")
+            continue
+        values = {"server": address, "token": token, "name": bot.name}
+        try:
+            argv = expand(bot.command, values)
+        except ValueError as exc:
+            raise BotsNotReady(f"bot {bot.name}: {exc}") from None
+        process = BotProcess(
+            bot.name, argv, bot_environment(bot.name, address, token), logs / f"{bot.name}.log", display.note
+        )
+        process.start()
+        launched.append(process)
+    by_name = {process.name: process for process in launched}
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + CONNECT_SECONDS
+    while True:
+        status = await referee.bots()
+        waiting = [name for name, bot_id in ids.items() if status[bot_id].streams == 0]
+        if not waiting:
+            break
+        late = [name for name in waiting if name in by_name]
+        if late and loop.time() > deadline:
+            name = late[0]
+            raise BotsNotReady(
+                f"bot {name} did not connect within {CONNECT_SECONDS:g}s; the end of its log "
+                f"({by_name[name].log_path}):\n{by_name[name].log_tail()}"
+            )
+        await asyncio.sleep(0.1)
+    entrants = {}
+    for bot in config.bots:
+        declared = status[ids[bot.name]].max_matches
+        limits = [limit for limit in (bot.capacity, declared) if limit]
+        entrants[bot.name] = Entrant(bot.name, ids[bot.name], min(limits) if limits else 1)
+    return entrants
+
+
+def _on_interrupt(runner: Runner, display: Display, main: asyncio.Task[int]) -> None:
+    """First Ctrl-C: finish the matches in progress and stop. Second: stop now."""
+    loop = asyncio.get_running_loop()
+
+    def interrupted() -> None:
+        if runner.stopping:
+            main.cancel()
+            return
+        runner.request_stop()
+        display.note("stopping once the matches in progress finish (Ctrl-C again to stop now)")
+
+    with contextlib.suppress(NotImplementedError):  # no signal handlers on some platforms
+        loop.add_signal_handler(signal.SIGINT, interrupted)
+
+
+def report(
+    console: Console,
+    config: TournamentConfig,
+    store: Store,
+    tournament: Tournament,
+    samples: int,
+    launched: Sequence[BotProcess],
+) -> None:
+    """The tables a tournament ends with."""
+    from server.tournament.ratings import rate
+    from server.tournament.report import crosstable, incidents_table, ratings_table
+
+    finished = store.finished(tournament.id)
+    for game in config.games:
+        matches = [match for match in finished if match.record.key.game == game.game]
+        if matches:
+            console.print(crosstable(game.game, matches))
+    for game in config.games:
+        table = rate(store.duplicate_sets(game.game), samples=samples)
+        if table:
+            console.print(
+                ratings_table(game.game, table, title=f"{game.game}: ratings over every tournament")
+            )
+    if finished:
+        console.print(incidents_table(finished))
+    restarted = [f"{bot.name} {len(bot.exits)}x" for bot in launched if bot.exits]
+    if restarted:
+        console.print(f"bots restarted after exiting: {', '.join(restarted)}", markup=False)
+    journals = [match.record.journal for match in finished if match.record.journal]
+    if journals:
+        folder = os.path.commonpath(journals) if len(journals) > 1 else os.path.dirname(journals[0])
+        console.print(
+            f"journals: {len(journals)} in {folder} (each match's path is in {store.path}, table matches)",
+            markup=False,
+        )

@@ -1,0 +1,152 @@
+"""Playing a tournament's schedule on a referee.
+
+Duplicate sets are started whole (every rotation of a deal at once, so no bot
+meets a deal it has seen), in schedule order, as long as the tournament's
+concurrency and every bot's capacity allow; a set that does not fit waits
+while later ones that fit go ahead. Each match is in the store before it
+starts and becomes done with its results in one transaction, so a runner
+stopped at any point loses nothing: the next run plays what is not done.
+
+A match that was in progress when an earlier run stopped is played again from
+the start (same seed, same seats): its bots were stopped with that run, so
+whatever the referee made of it is not a result.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from server.tournament.config import TournamentConfig
+from server.tournament.display import Display
+from server.tournament.referee import Referee, seat_results
+from server.tournament.store import FinishedMatch, MatchRecord, Store, Tournament
+
+
+class ScheduleError(Exception):
+    """The schedule cannot be played as the bots and settings stand."""
+
+
+@dataclass(frozen=True, slots=True)
+class Entrant:
+    """A bot as the runner schedules it."""
+
+    name: str
+    bot_id: str
+    capacity: int
+    """Matches it may play at once."""
+
+
+class Runner:
+    def __init__(
+        self,
+        config: TournamentConfig,
+        store: Store,
+        referee: Referee,
+        entrants: Mapping[str, Entrant],
+        display: Display,
+    ) -> None:
+        self.config = config
+        self.store = store
+        self.referee = referee
+        self.entrants = entrants
+        self.display = display
+        self.stopping = False
+
+    def request_stop(self) -> None:
+        """Start no more matches; the ones in progress finish and are recorded."""
+        self.stopping = True
+
+    async def run(self, tournament: Tournament) -> bool:
+        """Play every match not done yet; True when the whole tournament is done."""
+        schedule = self.config.schedule(tournament.run)
+        self.store.schedule(tournament.id, (match for duplicate in schedule for match in duplicate.matches))
+        records = self.store.matches(tournament.id)
+        for earlier in self.store.finished(tournament.id):
+            self.display.match_done(earlier.record.key.game, earlier.places, replayed=True)
+        todo = [
+            pending
+            for duplicate in schedule
+            if (pending := [records[m.key] for m in duplicate.matches if records[m.key].status != "done"])
+        ]
+        for pending in todo:
+            self._check_can_start(pending)
+        done = len(records) - sum(map(len, todo))
+        self.display.begin(f"{tournament.name} (run {tournament.run})", len(records), done)
+        running: dict[asyncio.Task[FinishedMatch], MatchRecord] = {}
+        busy: Counter[str] = Counter()
+        try:
+            while todo or running:
+                if not self.stopping:
+                    for pending in list(todo):
+                        if self._fits(pending, len(running), busy):
+                            todo.remove(pending)
+                            await self._start(pending, running, busy)
+                if not running:
+                    break  # stopping, with nothing left in progress
+                finished, _ = await asyncio.wait(running, return_when=asyncio.FIRST_COMPLETED)
+                for task in finished:
+                    record = running.pop(task)
+                    busy.subtract(record.seats)
+                    match = task.result()  # a referee error ends the run; what is done stays done
+                    self.display.match_done(record.key.game, match.places)
+        finally:
+            for task in running:
+                task.cancel()
+            for task in running:
+                with contextlib.suppress(asyncio.CancelledError, Exception):
+                    await task
+            self.display.end()
+        if todo:
+            return False
+        self.store.finish_tournament(tournament.id)
+        return True
+
+    def _check_can_start(self, pending: Sequence[MatchRecord]) -> None:
+        """A set that could never start (too big for the settings) is an error now, not a hang."""
+        key = pending[0].key
+        if len(pending) > self.config.concurrency:
+            raise ScheduleError(
+                f"concurrency {self.config.concurrency} is below the {len(pending)} rotations of each "
+                f"{key.game} deal, which start together; raise concurrency to at least {len(pending)}"
+            )
+        for bot, count in Counter(bot for record in pending for bot in record.seats).items():
+            capacity = self.entrants[bot].capacity
+            if count > capacity:
+                raise ScheduleError(
+                    f"bot {bot} plays at most {capacity} match(es) at once, but each {key.game} deal starts "
+                    f"{count} together (one per rotation); let it play {count} at once "
+                    "(its Hello.max_matches, or capacity in the tournament file)"
+                )
+
+    def _fits(self, pending: Sequence[MatchRecord], running: int, busy: Counter[str]) -> bool:
+        if running + len(pending) > self.config.concurrency:
+            return False
+        need = Counter(bot for record in pending for bot in record.seats)
+        return all(busy[bot] + count <= self.entrants[bot].capacity for bot, count in need.items())
+
+    async def _start(
+        self,
+        pending: Sequence[MatchRecord],
+        running: dict[asyncio.Task[FinishedMatch], MatchRecord],
+        busy: Counter[str],
+    ) -> None:
+        """Create every match of the set, then wait for each in its own task."""
+        for record in pending:
+            game = self.config.game(record.key.game)
+            seats = [(bot, self.entrants[bot].bot_id) for bot in record.seats]
+            info = await self.referee.create_match(game, record.seed, seats)
+            self.store.mark_started(record.id, info.match_id, info.result.journal or None)
+            task = asyncio.create_task(self._finish(record, info.match_id), name=str(record.key))
+            running[task] = record
+            busy.update(record.seats)
+
+    async def _finish(self, record: MatchRecord, match_id: str) -> FinishedMatch:
+        info = await self.referee.wait_match(match_id)
+        results = seat_results(info, record.seats)
+        journal = info.result.journal or None
+        self.store.record_result(record.id, results, journal)
+        return FinishedMatch(record, tuple(results))

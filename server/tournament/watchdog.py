@@ -1,0 +1,55 @@
+"""Run a bot's command and end it when the tournament runner goes away.
+
+Usage: ``python -m server.tournament.watchdog COMMAND [ARG ...]``. The runner
+holds the write end of this process's stdin; when the runner exits for any
+reason (even SIGKILL), stdin reaches end of file and the bot is stopped, so
+an interrupted tournament leaves no bot behind. Only the standard library is
+imported: it starts in milliseconds.
+"""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+import threading
+from types import FrameType
+
+STOP_GRACE_SECONDS = 3.0
+
+
+def main(argv: list[str]) -> int:
+    if not argv:
+        print("usage: python -m server.tournament.watchdog COMMAND [ARG ...]", file=sys.stderr)
+        return 2
+    try:
+        bot = subprocess.Popen(argv, stdin=subprocess.DEVNULL)
+    except OSError as exc:
+        print(f"cannot start {argv[0]!r}: {exc}", file=sys.stderr)
+        return 127
+
+    def stop(*_: object) -> None:
+        if bot.poll() is None:
+            bot.terminate()
+            try:
+                bot.wait(STOP_GRACE_SECONDS)
+            except subprocess.TimeoutExpired:
+                bot.kill()
+
+    def on_signal(signum: int, frame: FrameType | None) -> None:
+        stop()
+
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
+
+    def watch_runner() -> None:
+        sys.stdin.buffer.read()  # returns at end of file: the runner is gone
+        stop()
+
+    threading.Thread(target=watch_runner, daemon=True).start()
+    code = bot.wait()
+    return code if code >= 0 else 128 - code  # killed by a signal: the shell's convention
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
