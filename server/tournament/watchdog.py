@@ -9,6 +9,7 @@ imported: it starts in milliseconds.
 
 from __future__ import annotations
 
+import os
 import signal
 import subprocess
 import sys
@@ -43,8 +44,10 @@ def main(argv: list[str]) -> int:
     signal.signal(signal.SIGINT, on_signal)
 
     def watch_runner() -> None:
-        sys.stdin.buffer.read()  # returns at end of file: the runner is gone
-        stop()
+        # os.read, not sys.stdin: an unbuffered read holds no lock that would block our exit
+        while os.read(0, 4096):
+            pass
+        stop()  # end of file: the runner is gone
 
     threading.Thread(target=watch_runner, daemon=True).start()
     code = bot.wait()
