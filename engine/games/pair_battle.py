@@ -19,7 +19,7 @@ import copy
 import math
 from dataclasses import dataclass, field
 from enum import Enum
-from itertools import combinations
+from itertools import combinations, groupby, pairwise
 
 from engine.cards import STANDARD_DECK, Card, Rank, format_cards, parse_cards
 from engine.core import (
@@ -77,8 +77,12 @@ def card_points(card: Card) -> int:
     return 10 if card.rank >= Rank.TEN else 5
 
 
+def _rank(card: Card) -> Rank:
+    return card.rank
+
+
 def _card_order(card: Card) -> tuple[int, str]:
-    return (card.rank, card.suit.value)
+    return (card.rank, card.suit._value_)  # _value_: the plain attribute, ~4x faster than .value
 
 
 # --- actions -------------------------------------------------------------------
@@ -257,6 +261,8 @@ class PairBattleView:
 
 @dataclass(eq=True)
 class PairBattleState(GameState[PairBattleAction, PairBattleView]):
+    """One game, from the deal to the end; build it with ``new_game`` or ``deal_from``."""
+
     options: Options
     rng: Rng
     hands: list[list[Card]]
@@ -300,14 +306,18 @@ class PairBattleState(GameState[PairBattleAction, PairBattleView]):
     # - the protocol -
 
     def to_act(self) -> frozenset[Seat]:
+        return frozenset(s for s in range(self.players) if self._may_act(s))
+
+    def _may_act(self, seat: Seat) -> bool:
+        """Lockstep: every seat that has not answered this tick; real time: every seat with a play."""
         if self.end is not None or not self.started:
-            return frozenset()
+            return False
         if self.lockstep:
-            return frozenset(s for s in range(self.players) if self.submissions[s] is None)
-        return frozenset(s for s in range(self.players) if self._can_play(s))
+            return self.submissions[seat] is None
+        return self._can_play(seat)
 
     def legal_actions(self, seat: Seat) -> list[PairBattleAction]:
-        if seat not in self.to_act():
+        if not (0 <= seat < self.players and self._may_act(seat)):
             return []
         plays: list[PairBattleAction] = list(self._plays(seat))
         if self.lockstep:
@@ -317,24 +327,15 @@ class PairBattleState(GameState[PairBattleAction, PairBattleView]):
     def _plays(self, seat: Seat) -> list[Play]:
         """Every play the seat's hand allows now, by rank."""
         plays: list[Play] = []
-        hand = self.hands[seat]
-        start = 0
-        while start < len(hand):
-            rank = hand[start].rank
-            end = start + 1
-            while end < len(hand) and hand[end].rank is rank:
-                end += 1
-            same = hand[start:end]
+        for rank, group in groupby(self.hands[seat], key=_rank):
+            same = list(group)
             if self.table_counts[rank] >= 3:
                 plays.append(Play((same[0],)))  # the rank's fourth card: the seat holds no other
-            else:
+            elif len(same) >= 2:
                 plays.extend(Play(cards) for size in (2, 3) for cards in combinations(same, size))
-            start = end
         return plays
 
     def _can_play(self, seat: Seat) -> bool:
-        if seat in self.finishers:
-            return False
         previous: Rank | None = None
         for card in self.hands[seat]:
             if card.rank is previous or self.table_counts[card.rank] >= 3:
@@ -382,7 +383,7 @@ class PairBattleState(GameState[PairBattleAction, PairBattleView]):
                 f"a play is one doublet, one triplet or one single; {len(cards)} cards is not one set "
                 "(lay sets one at a time)"
             )
-        if len(set(cards)) != len(cards):
+        if any(a == b for a, b in pairwise(cards)):  # a play's cards are sorted
             raise IllegalAction(f"{format_cards(cards)} names a card twice")
         missing = [c for c in cards if c not in hand]
         if missing:
@@ -423,9 +424,12 @@ class PairBattleState(GameState[PairBattleAction, PairBattleView]):
             self.window_closes_at = now + self.options.window
             if self.options.window == 0:
                 return self._end(EndReason.FINISHED)
-        if not any(self._can_play(s) for s in range(self.players)):
-            return self._end(EndReason.FINISHED if self.finishers else EndReason.DEADLOCK)
-        return []
+        return self._end_if_nobody_can_play()
+
+    def _end_if_nobody_can_play(self) -> list[Event]:
+        if any(self._can_play(s) for s in range(self.players)):
+            return []
+        return self._end(EndReason.FINISHED if self.finishers else EndReason.DEADLOCK)
 
     def _submit(self, seat: Seat, action: PairBattleAction) -> list[Event]:
         """Lockstep: hold the answer hidden; the tick's last answer resolves the tick."""
@@ -445,13 +449,12 @@ class PairBattleState(GameState[PairBattleAction, PairBattleView]):
             events.extend(self._end(EndReason.FINISHED))
         elif everyone_passed:
             events.extend(self._end(EndReason.STANDOFF))
-        elif not any(self._can_play(s) for s in range(self.players)):
-            events.extend(self._end(EndReason.DEADLOCK))
+        else:
+            events.extend(self._end_if_nobody_can_play())
         return events
 
     def _end(self, reason: EndReason) -> list[Event]:
         self.end = reason
-        self.window_closes_at = None
         return [Ended(reason, tuple(self.finishers), tuple(self.scores))]
 
     def advance(self, now: float) -> list[Event]:
@@ -461,17 +464,11 @@ class PairBattleState(GameState[PairBattleAction, PairBattleView]):
         while not self.started and now >= self._call_time(self.calls_made):
             events.append(Countdown(COUNTDOWN[self.calls_made]))
             self.calls_made += 1
-            if self.started:
-                events.extend(self._start())
+            if self.started:  # a deal nobody can play from ends at go
+                events.extend(self._end_if_nobody_can_play())
         if self.window_closes_at is not None and now >= self.window_closes_at:
             events.extend(self._end(EndReason.FINISHED))
         return events
-
-    def _start(self) -> list[Event]:
-        """At go (or at once in lockstep): a deal nobody can play from ends there."""
-        if any(self._can_play(s) for s in range(self.players)):
-            return []
-        return self._end(EndReason.DEADLOCK)
 
     def wake_at(self) -> float | None:
         if self.end is not None or self.lockstep:
@@ -530,9 +527,9 @@ class PairBattleState(GameState[PairBattleAction, PairBattleView]):
             window_closes_at=self.window_closes_at,
             tick=self.tick,
             hands=hands,
-            hand_sizes=tuple(len(h) for h in self.hands),
-            reserve_sizes=tuple(len(r) for r in self.reserves),
-            laid=tuple(tuple(cards) for cards in self.laid),
+            hand_sizes=tuple(map(len, self.hands)),
+            reserve_sizes=tuple(map(len, self.reserves)),
+            laid=tuple(map(tuple, self.laid)),
             scores=tuple(self.scores),
             penalties=tuple(self.penalties),
             finishers=tuple(self.finishers),
@@ -602,7 +599,7 @@ def deal_from(
     )
     if state.lockstep:
         state.calls_made, state.tick = len(COUNTDOWN), 1
-        state._start()
+        state._end_if_nobody_can_play()
     else:
         state.advance(0.0)  # a zero countdown starts at once
     return state
