@@ -1,0 +1,117 @@
+"""Cards as value objects with one text form: ``10h``, ``Qs``, ``As``."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum, IntEnum
+
+from engine.core import MalformedInput
+
+
+class Color(Enum):
+    RED = "red"
+    BLACK = "black"
+
+
+class Suit(Enum):
+    CLUBS = "c"
+    DIAMONDS = "d"
+    HEARTS = "h"
+    SPADES = "s"
+
+    @property
+    def color(self) -> Color:
+        return Color.RED if self in (Suit.DIAMONDS, Suit.HEARTS) else Color.BLACK
+
+    @property
+    def symbol(self) -> str:
+        return _SUIT_SYMBOLS[self]
+
+    def __str__(self) -> str:
+        return self.value
+
+
+_SUIT_SYMBOLS = {Suit.CLUBS: "♣", Suit.DIAMONDS: "♦", Suit.HEARTS: "♥", Suit.SPADES: "♠"}
+
+
+class Rank(IntEnum):
+    """Ranks in their natural order; the value is the rank's number (J=11 ... A=14)."""
+
+    TWO = 2
+    THREE = 3
+    FOUR = 4
+    FIVE = 5
+    SIX = 6
+    SEVEN = 7
+    EIGHT = 8
+    NINE = 9
+    TEN = 10
+    JACK = 11
+    QUEEN = 12
+    KING = 13
+    ACE = 14
+
+    @classmethod
+    def parse(cls, text: str) -> Rank:
+        try:
+            return _RANK_BY_TEXT[text.upper()]
+        except KeyError:
+            raise MalformedInput(f"unknown rank {text!r}: use 2-10, J, Q, K or A") from None
+
+    def __str__(self) -> str:
+        return _RANK_TEXT[self]
+
+
+_RANK_TEXT = {r: (str(r.value) if r <= 10 else "JQKA"[r - 11]) for r in Rank}
+_RANK_BY_TEXT = {text: r for r, text in _RANK_TEXT.items()}
+_SUIT_BY_TEXT = {s.value: s for s in Suit}
+
+
+@dataclass(frozen=True, slots=True, order=True)
+class Card:
+    rank: Rank
+    suit: Suit
+
+    @classmethod
+    def parse(cls, text: str) -> Card:
+        """Read the one text form: rank then suit letter, e.g. ``10h``, ``Qs``."""
+        text = text.strip()
+        if len(text) < 2:
+            raise MalformedInput(f"not a card: {text!r} (expected e.g. 10h, Qs, 7c)")
+        suit = _SUIT_BY_TEXT.get(text[-1].lower())
+        if suit is None:
+            raise MalformedInput(f"unknown suit in {text!r}: use c, d, h or s")
+        return cls(Rank.parse(text[:-1]), suit)
+
+    @property
+    def color(self) -> Color:
+        return self.suit.color
+
+    def __str__(self) -> str:
+        return f"{self.rank}{self.suit.value}"
+
+    def __repr__(self) -> str:
+        return f"Card({self})"
+
+    # Immutable: copies of a state share their cards (deepcopy would rebuild each one).
+    def __copy__(self) -> Card:
+        return self
+
+    def __deepcopy__(self, memo: dict[int, object]) -> Card:
+        return self
+
+
+def parse_cards(text: str) -> tuple[Card, ...]:
+    """Read cards separated by spaces or commas: ``"5h 5d"``."""
+    return tuple(Card.parse(part) for part in text.replace(",", " ").split())
+
+
+def format_cards(cards: tuple[Card, ...] | list[Card]) -> str:
+    return " ".join(str(c) for c in cards)
+
+
+STANDARD_DECK: tuple[Card, ...] = tuple(Card(r, s) for s in Suit for r in Rank)
+"""The 52-card deck in a fixed order; games shuffle a copy."""
+
+DOUBLE_DECK: tuple[Card, ...] = STANDARD_DECK + STANDARD_DECK
+"""Two decks shuffled together (Platinum Fish): every card appears twice."""

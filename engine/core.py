@@ -1,0 +1,271 @@
+"""The game protocol every game implements, its errors and its outcome.
+
+Shape taken from OpenSpiel's Python games: a game module gives a frozen
+options dataclass, ``new_game(options, rng)`` and a ``GameState``. Actions,
+events and views are frozen dataclasses of each game; all events are public
+(what a spectator may see); private information lives only in ``view(seat)``.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import enum
+import types
+import typing
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Hashable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar, Union
+
+from engine.rng import Rng
+
+Seat = int
+
+
+# --- errors -----------------------------------------------------------------
+
+
+class CroupierError(ValueError):
+    """Base of the engine's errors; the message is for a bot author to act on."""
+
+
+class MalformedInput(CroupierError):
+    """Input that is not a well-formed card, action or option at all."""
+
+
+class IllegalAction(CroupierError):
+    """A well-formed action the rules refuse now. The state is left unchanged."""
+
+
+class InvalidOptions(CroupierError):
+    """Options a game cannot be played with."""
+
+
+# --- value objects ------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Action:
+    """Base of every game's actions. ``str(action)`` is its one text form."""
+
+    def __deepcopy__(self, memo: dict[int, object]) -> Any:
+        return self  # immutable: a copied state shares it
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    """Base of every game's events: public facts, in the order they happened."""
+
+    def __deepcopy__(self, memo: dict[int, object]) -> Any:
+        return self  # immutable: a copied state shares it
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """The result of a finished match.
+
+    ``places[seat]`` is the seat's place, 1 best; equal results share a place
+    and the next place is skipped (1, 1, 3), as in a ranking table.
+    """
+
+    scores: tuple[int, ...]
+    places: tuple[int, ...]
+    winners: frozenset[Seat]
+
+    @classmethod
+    def ranked_by(cls, scores: Sequence[int], keys: Sequence[Hashable] | None = None) -> Outcome:
+        """Rank seats by ``keys`` (higher is better; default: the scores)."""
+        sort_keys: Sequence[Any] = scores if keys is None else keys
+        places = tuple(1 + sum(1 for other in sort_keys if other > mine) for mine in sort_keys)
+        winners = frozenset(seat for seat, place in enumerate(places) if place == 1)
+        return cls(tuple(scores), places, winners)
+
+
+# --- the protocol ---------------------------------------------------------------
+
+O = TypeVar("O")
+V = TypeVar("V")
+A = TypeVar("A", bound=Action)
+
+
+class GameState(ABC, Generic[A, V]):
+    """One match of one game, from the first deal to the final outcome.
+
+    Time: turn-based games ignore ``now``. A game with a clock (Pair Battle)
+    reads time only from the ``now`` it is given (seconds of referee time
+    since the match started) and says with ``wake_at`` when it next needs
+    ``advance`` to be called even if nobody acts.
+    """
+
+    @abstractmethod
+    def to_act(self) -> frozenset[Seat]:
+        """The seats that may act now (several at once in Pair Battle)."""
+
+    @abstractmethod
+    def legal_actions(self, seat: Seat) -> list[A]:
+        """Every action ``seat`` may take now, in a stable order (bots answer by index)."""
+
+    @abstractmethod
+    def apply(self, seat: Seat, action: A, now: float = 0.0) -> list[Event]:
+        """Apply one action; raise ``IllegalAction`` (changing nothing) if refused."""
+
+    @abstractmethod
+    def view(self, seat: Seat) -> V:
+        """Everything ``seat`` may know, and nothing more."""
+
+    @abstractmethod
+    def public_view(self) -> V:
+        """What a spectator may know during the match: no hidden card."""
+
+    @abstractmethod
+    def full_view(self) -> V:
+        """Everything, every hand included: for admins and finished-match replays."""
+
+    @abstractmethod
+    def is_over(self) -> bool: ...
+
+    @abstractmethod
+    def outcome(self) -> Outcome:
+        """The result; only valid once ``is_over()``."""
+
+    @abstractmethod
+    def resample_hidden(self, seat: Seat, rng: Rng) -> GameState[A, V]:
+        """A copy with every card ``seat`` cannot see re-dealt at random among
+        the places it cannot see (sizes kept). Used to prove views leak nothing."""
+
+    @property
+    @abstractmethod
+    def players(self) -> int: ...
+
+    def advance(self, now: float) -> list[Event]:
+        """Let time-based rules act (countdowns, windows). No-op for turn-based games."""
+        return []
+
+    def wake_at(self) -> float | None:
+        """When ``advance`` must next be called, or None if time alone changes nothing."""
+        return None
+
+    def penalize(self, seat: Seat, reason: str, now: float = 0.0) -> list[Event]:
+        """The game's own consequence of a refused action (most games: none)."""
+        return []
+
+    def copy(self) -> GameState[A, V]:
+        return copy.deepcopy(self)
+
+
+def redeal(zones: Sequence[list[Any]], rng: Rng) -> None:
+    """Shuffle the cards of several hidden zones together and deal them back,
+    each zone keeping its size. The helper behind every ``resample_hidden``."""
+    pool = [card for zone in zones for card in zone]
+    rng.shuffle(pool)
+    start = 0
+    for zone in zones:
+        size = len(zone)
+        zone[:] = pool[start : start + size]
+        start += size
+
+
+# --- options --------------------------------------------------------------------
+
+
+def options_to_dict(options: object) -> dict[str, Any]:
+    """Options as plain values (enums by value): for journals, files and proto."""
+    assert dataclasses.is_dataclass(options) and not isinstance(options, type)
+    return {
+        f.name: (v.value if isinstance(v, enum.Enum) else v)
+        for f in dataclasses.fields(options)
+        for v in [getattr(options, f.name)]
+    }
+
+
+def options_from_dict(cls: type[O], values: Mapping[str, Any]) -> O:
+    """Build an options dataclass from plain values, with clear errors.
+
+    Unknown names, wrong types and bad enum values raise ``InvalidOptions``;
+    missing names take the defaults. The options class validates itself in
+    ``__post_init__``.
+    """
+    assert dataclasses.is_dataclass(cls)
+    fields = {f.name: f for f in dataclasses.fields(cls)}
+    unknown = sorted(set(values) - set(fields))
+    if unknown:
+        raise InvalidOptions(f"unknown option(s) {', '.join(unknown)}; known: {', '.join(fields)}")
+    hints = typing.get_type_hints(cls)
+    kwargs = {name: _coerce(name, hints[name], value) for name, value in values.items()}
+    try:
+        return cls(**kwargs)
+    except TypeError as exc:
+        raise InvalidOptions(str(exc)) from None
+
+
+def _coerce(name: str, hint: Any, value: Any) -> Any:
+    origin = typing.get_origin(hint)
+    if origin in (Union, types.UnionType):
+        args = typing.get_args(hint)
+        if value is None and type(None) in args:
+            return None
+        for arg in args:
+            if arg is type(None):
+                continue
+            try:
+                return _coerce(name, arg, value)
+            except InvalidOptions:
+                pass
+        raise InvalidOptions(f"option {name}: {value!r} is not a {hint}")
+    if isinstance(hint, type) and issubclass(hint, enum.Enum):
+        try:
+            return hint(value)
+        except ValueError:
+            allowed = ", ".join(str(m.value) for m in hint)
+            raise InvalidOptions(f"option {name}: {value!r} is not one of {allowed}") from None
+    if hint is bool:
+        if isinstance(value, bool):
+            return value
+        if isinstance(value, str) and value.lower() in ("true", "false"):
+            return value.lower() == "true"
+        raise InvalidOptions(f"option {name}: {value!r} is not true or false")
+    if hint is int:
+        if isinstance(value, bool):
+            raise InvalidOptions(f"option {name}: {value!r} is not a whole number")
+        try:
+            if isinstance(value, float) and not value.is_integer():
+                raise ValueError
+            return int(value)
+        except (TypeError, ValueError):
+            raise InvalidOptions(f"option {name}: {value!r} is not a whole number") from None
+    if hint is float:
+        try:
+            return float(value)
+        except (TypeError, ValueError):
+            raise InvalidOptions(f"option {name}: {value!r} is not a number") from None
+    if hint is str:
+        return str(value)
+    return value
+
+
+def check_players(players: int, low: int, high: int, game: str) -> None:
+    """The shared player-count check of every options class."""
+    if not low <= players <= high:
+        raise InvalidOptions(f"{game} is played by {low} to {high} players, not {players}")
+
+
+# --- the registry entry of a game ---------------------------------------------------
+
+
+@dataclass(frozen=True)
+class GameSpec(Generic[O]):
+    """What the referee and tools need to know of one game, by name."""
+
+    name: str
+    title: str
+    options_type: type[O]
+    new_game: Callable[[O, Rng], GameState[Any, Any]]
+    parse_action: Callable[[str], Action]
+    min_players: int
+    max_players: int
+    test_variants: tuple[O, ...]
+    """Option sets the conformance harness plays (every variant, every player count)."""
+
+    def options(self, values: Mapping[str, Any] | None = None) -> O:
+        return options_from_dict(self.options_type, values or {})

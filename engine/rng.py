@@ -1,0 +1,59 @@
+"""The one source of chance: a seeded generator injected into every game.
+
+A match is reproduced exactly from (game, options, seed, actions), so nothing
+in engine/ may use the module-level ``random`` or read the clock.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import MutableSequence, Sequence
+from typing import TypeVar
+
+T = TypeVar("T")
+
+
+class Rng:
+    """A small wrapper over ``random.Random`` with the draws games need."""
+
+    __slots__ = ("_random",)
+
+    def __init__(self, seed: int) -> None:
+        self._random = random.Random(seed)
+
+    def shuffle(self, items: MutableSequence[T]) -> None:
+        self._random.shuffle(items)
+
+    def shuffled(self, items: Sequence[T]) -> list[T]:
+        out = list(items)
+        self._random.shuffle(out)
+        return out
+
+    def die(self, sides: int = 6) -> int:
+        """One roll of a fair die: 1..sides."""
+        return self._random.randint(1, sides)
+
+    def randint(self, low: int, high: int) -> int:
+        """An integer in [low, high], both ends included."""
+        return self._random.randint(low, high)
+
+    def choice(self, items: Sequence[T]) -> T:
+        return self._random.choice(items)
+
+    def random(self) -> float:
+        return self._random.random()
+
+    def fork(self) -> Rng:
+        """An independent generator seeded from this one (sub-streams stay reproducible)."""
+        return Rng(self._random.getrandbits(64))
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Rng) and self._random.getstate() == other._random.getstate()
+
+    def __hash__(self) -> int:
+        return hash(self._random.getstate())
+
+    def __deepcopy__(self, memo: dict[int, object]) -> Rng:
+        twin = Rng(0)
+        twin._random.setstate(self._random.getstate())
+        return twin
