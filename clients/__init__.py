@@ -1,0 +1,1 @@
+"""What users run against a referee: the bot SDK and bundled bots, the spectator, the CLI."""

@@ -1,0 +1,40 @@
+"""The ``croupier`` command: one entry point, a subcommand per job.
+
+Each subcommand lives in its own module exposing ``add_arguments(parser)`` and
+``run(args) -> int``; modules keep heavy imports inside ``run`` so ``--help`` is quick.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+
+# name -> (module with `add_arguments(parser)` and `run(args) -> int`, one-line help)
+SUBCOMMANDS: dict[str, tuple[str, str]] = {
+    "demo": ("clients.demo", "play a short demo of every game in-process and print each deal's result"),
+    "serve": ("server.cli", "run a referee: bots, spectators and admins connect to it over gRPC"),
+    "replay": ("server.replay", "re-run matches from their journals and check they reproduce their results"),
+    "tournament": ("server.tournament.cli", "run or resume a duplicate round-robin tournament (TOML file)"),
+    "ratings": ("server.tournament.ratings_cli", "print every game's Elo ratings from the results database"),
+}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="croupier",
+        description="Croupier: a referee for card-game bots (gRPC), tournaments and ratings.",
+    )
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    for name, (module_name, help_text) in SUBCOMMANDS.items():
+        sub = commands.add_parser(name, help=help_text, description=help_text)
+        sub.set_defaults(module=module_name)
+        importlib.import_module(module_name).add_arguments(sub)
+    args = parser.parse_args(argv)
+    code: int = importlib.import_module(args.module).run(args)
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main())
