@@ -150,10 +150,23 @@ async def _referee(args: argparse.Namespace) -> AsyncIterator[tuple[str, str]]:
     if args.server:
         yield args.server, args.admin_token
         return
-    from server.embedded import embedded_referee  # type: ignore[import-not-found]
+    import structlog
 
-    async with embedded_referee(args.data) as (address, admin_token):
-        yield address, admin_token
+    from server import logs
+    from server.app import create_server
+
+    # The referee logs to a file, not over the live display: claim the process's one logging
+    # configuration (later calls do nothing), then point it at the file before anything logs.
+    log_dir = args.data / "logs"
+    log_dir.mkdir(parents=True, exist_ok=True)
+    with (log_dir / "referee.log").open("a", encoding="utf-8") as log_file:
+        logs.configure(json=True)
+        structlog.configure(logger_factory=structlog.PrintLoggerFactory(log_file))
+        croupier = await create_server("127.0.0.1:0", args.data)
+        try:
+            yield f"127.0.0.1:{croupier.port}", croupier.admin_token
+        finally:
+            await croupier.stop(grace=1.0)
 
 
 class BotsNotReady(Exception):

@@ -14,7 +14,7 @@ from typing import Any
 
 from engine.core import CroupierError, options_to_dict
 from engine.games import get_game
-from server.tournament.schedule import DuplicateSet, Rotations, game_schedule, interleave
+from server.tournament.schedule import DuplicateSet, Rotations, game_schedule, interleave, rotation_count
 
 BOT_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,39}")
 CLOCK_FIELDS = ("decision_ms", "bank_ms", "max_timeouts", "grace_ms")
@@ -168,6 +168,12 @@ def parse(data: Mapping[str, Any], source: Path | None = None) -> TournamentConf
             raise ConfigError(
                 f"{game.game} is played {game.seats} to a table but only {len(players)} bot(s) play it"
                 + (f" ({', '.join(players)})" if players else "")
+            )
+        together = rotation_count(game.seats, rotations)
+        if together > concurrency:
+            raise ConfigError(
+                f"concurrency {concurrency} is below the {together} rotations of each {game.game} deal, "
+                f"which start together; raise it to at least {together}"
             )
     return config
 

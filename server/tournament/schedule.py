@@ -19,6 +19,7 @@ from __future__ import annotations
 import enum
 import hashlib
 import itertools
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -76,6 +77,11 @@ def seatings(group: Sequence[str], rotations: Rotations) -> list[tuple[str, ...]
         return list(itertools.permutations(group))
     size = len(group)
     return [tuple(group[(seat + shift) % size] for seat in range(size)) for shift in range(size)]
+
+
+def rotation_count(seats: int, rotations: Rotations) -> int:
+    """Matches in each duplicate set: N cyclic rotations, or all N! seatings."""
+    return math.factorial(seats) if rotations is Rotations.ALL else seats
 
 
 def deal_seed(tournament_seed: int, game: str, round_number: int, deal: int) -> int:

@@ -105,7 +105,7 @@ def test_playing_again_deals_new_cards_to_the_same_groups(tmp_path: Path) -> Non
 
 def test_the_fingerprint_ignores_commands_and_concurrency_but_not_bots_or_options(tmp_path: Path) -> None:
     base = load(write(tmp_path, EXAMPLE)).fingerprint()
-    assert load(write(tmp_path, EXAMPLE.replace("concurrency = 12", "concurrency = 2"))).fingerprint() == base
+    assert load(write(tmp_path, EXAMPLE.replace("concurrency = 12", "concurrency = 6"))).fingerprint() == base
     assert load(write(tmp_path, EXAMPLE.replace("my_bot.py", "other.py"))).fingerprint() == base
     assert load(write(tmp_path, EXAMPLE.replace("target = 200", "target = 300"))).fingerprint() != base
     assert load(write(tmp_path, EXAMPLE.replace('"gamma"', '"delta"'))).fingerprint() != base
@@ -122,6 +122,10 @@ def test_the_fingerprint_ignores_commands_and_concurrency_but_not_bots_or_option
         (("decision_ms = 500", "decision_ms = -1"), "clock.decision_ms: a whole number of at least 0"),
         (("decision_ms = 500", "decison_ms = 500"), "clock: unknown setting\\(s\\) decison_ms"),
         (("concurrency = 12", "concurency = 12"), "top level: unknown setting\\(s\\) concurency"),
+        (
+            ("concurrency = 12", "concurrency = 5"),
+            "concurrency 5 is below the 6 rotations of each chinese_ten deal",
+        ),
         (('name = "beta"', 'name = "alpha"'), "two bots are named 'alpha'"),
         (('name = "beta"', 'name = "be ta"'), "bot name 'be ta'"),
         (("external = true", 'external = true\ncommand = "x"'), "either a command .* or external = true"),

@@ -7,7 +7,14 @@ from collections import Counter
 
 import pytest
 
-from server.tournament.schedule import Rotations, deal_seed, game_schedule, interleave, seatings
+from server.tournament.schedule import (
+    Rotations,
+    deal_seed,
+    game_schedule,
+    interleave,
+    rotation_count,
+    seatings,
+)
 
 BOTS = ["ann", "bob", "cat", "dan", "eve"]
 
@@ -29,7 +36,8 @@ def test_every_bot_sits_in_every_seat_of_every_deal_of_every_group(seats: int, r
 
 def test_cyclic_rotations_are_n_matches_and_all_are_n_factorial() -> None:
     assert seatings(["a", "b", "c"], Rotations.CYCLIC) == [("a", "b", "c"), ("b", "c", "a"), ("c", "a", "b")]
-    assert len(seatings(["a", "b", "c", "d"], Rotations.ALL)) == 24
+    assert len(seatings(["a", "b", "c", "d"], Rotations.ALL)) == 24 == rotation_count(4, Rotations.ALL)
+    assert rotation_count(4, Rotations.CYCLIC) == 4
     assert len(set(seatings(["a", "b", "c", "d"], Rotations.ALL))) == 24
 
 

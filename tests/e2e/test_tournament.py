@@ -1,0 +1,157 @@
+"""Whole tournaments through the ``croupier tournament`` command, with bots in subprocesses."""
+
+from __future__ import annotations
+
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+CLOCK = """
+[clock]
+decision_ms = 300
+bank_ms = 0
+max_timeouts = 2
+grace_ms = 3000
+"""
+
+MISBEHAVING = f"""
+name = "misbehaving"
+concurrency = 6
+{CLOCK}
+[[games]]
+game = "chinese_ten"
+seats = 3
+options = {{ target = 100 }}
+
+[[bots]]
+name = "alpha"
+command = "python -m tests.e2e.scripted_bot random"
+[[bots]]
+name = "beta"
+command = "python -m tests.e2e.scripted_bot random"
+[[bots]]
+name = "crasher"
+command = "python -m tests.e2e.scripted_bot crash"
+[[bots]]
+name = "sleepy"
+command = "python -m tests.e2e.scripted_bot sleep"
+"""
+
+STEADY = f"""
+name = "steady"
+concurrency = 4
+{CLOCK}
+[[games]]
+game = "chinese_ten"
+seats = 2
+deals = 3
+options = {{ target = 100 }}
+
+[[bots]]
+name = "alpha"
+command = "python -m tests.e2e.scripted_bot random"
+[[bots]]
+name = "beta"
+command = "python -m tests.e2e.scripted_bot random"
+[[bots]]
+name = "gamma"
+command = "python -m tests.e2e.scripted_bot random"
+"""
+
+
+def tournament(tmp_path: Path, text: str) -> list[str]:
+    (tmp_path / "t.toml").write_text(text)
+    return [
+        sys.executable, "-m", "clients.cli", "tournament", str(tmp_path / "t.toml"),
+        "--data", str(tmp_path / "data"), "--samples", "100",
+    ]  # fmt: skip
+
+
+def rows(tmp_path: Path, query: str) -> list[tuple[object, ...]]:
+    with sqlite3.connect(tmp_path / "data" / "results.db") as db:
+        return db.execute(query).fetchall()
+
+
+def test_a_crashing_bot_and_a_sleeping_bot_do_not_stop_the_tournament(tmp_path: Path) -> None:
+    run = subprocess.run(tournament(tmp_path, MISBEHAVING), capture_output=True, text=True, timeout=240)
+    assert run.returncode == 0, run.stdout + run.stderr
+    # 4 groups of 3 out of 4 bots, one deal each, 3 rotations
+    assert rows(tmp_path, "SELECT status, count(*) FROM matches GROUP BY status") == [("done", 12)]
+    assert rows(tmp_path, "SELECT count(*) FROM results") == [(36,)]
+    # the sleeper never answers: the referee plays for it, then forfeits it, and it comes last
+    sleepy = rows(tmp_path, "SELECT timeouts, forfeited, note, place FROM results WHERE bot = 'sleepy'")
+    assert len(sleepy) == 9
+    assert all(
+        timeouts == 2 and forfeited == 1 and note == "timeouts" and place == 3
+        for timeouts, forfeited, note, place in sleepy
+    )
+    out = run.stdout
+    assert "bots restarted after exiting: crasher" in out
+    assert "chinese_ten: crosstable" in out and "chinese_ten: ratings over every tournament" in out
+    incidents = {
+        line.split("│")[1].strip(): [cell.strip() for cell in line.split("│")[2:6]]
+        for line in out.splitlines()
+        if line.startswith("│ sleepy")
+    }
+    assert incidents["sleepy"] == ["9", "18", "0", "9"]
+    assert "journals: 12 in " in out
+
+
+def test_a_killed_tournament_resumes_without_losing_or_repeating_a_match(tmp_path: Path) -> None:
+    command = tournament(tmp_path, STEADY)
+    first = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        done: list[tuple[object, ...]] = []
+        while not done or done[0][0] < 2:  # type: ignore[operator]
+            assert first.poll() is None, "the tournament ended before it could be killed"
+            time.sleep(0.05)
+            if (tmp_path / "data" / "results.db").exists():
+                try:
+                    done = rows(tmp_path, "SELECT count(*) FROM matches WHERE status = 'done'")
+                except sqlite3.OperationalError:
+                    done = []  # the schema is being created
+        first.send_signal(signal.SIGKILL)
+    finally:
+        first.wait(30)
+    before = rows(tmp_path, "SELECT id, finished_at FROM matches WHERE status = 'done' ORDER BY id")
+    assert 2 <= len(before) < 18
+
+    second = subprocess.run(command, capture_output=True, text=True, timeout=240)
+    assert second.returncode == 0, second.stdout + second.stderr
+    # 3 pairs x 3 deals x 2 rotations, each done once with its two seats
+    assert rows(tmp_path, "SELECT status, count(*) FROM matches GROUP BY status") == [("done", 18)]
+    assert rows(tmp_path, "SELECT count(*), count(DISTINCT match_id) FROM results") == [(36, 18)]
+    assert rows(tmp_path, "SELECT count(*) FROM tournaments") == [(1,)]
+    kept = ",".join(str(row[0]) for row in before)
+    after = rows(tmp_path, f"SELECT id, finished_at FROM matches WHERE id IN ({kept}) ORDER BY id")
+    assert after == before  # what finished before the kill was kept as it was
+
+    again = subprocess.run(command, capture_output=True, text=True, timeout=240)
+    assert again.returncode == 0
+    assert "tournament steady (run 1) already finished" in again.stdout
+    assert rows(tmp_path, "SELECT count(*) FROM results") == [(36,)]
+
+
+def test_a_bad_file_is_refused_before_anything_starts(tmp_path: Path) -> None:
+    run = subprocess.run(
+        tournament(tmp_path, STEADY.replace("seats = 2", "seats = 5")),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert run.returncode == 2
+    assert "Chinese Ten is played by 2 to 4 players, not 5" in run.stdout
+    assert not (tmp_path / "data").exists()
+
+
+def test_a_bot_that_plays_too_few_matches_at_once_for_a_duplicate_set_is_refused(tmp_path: Path) -> None:
+    text = STEADY.replace("scripted_bot random", "scripted_bot random --max-matches 1", 1)
+    run = subprocess.run(tournament(tmp_path, text), capture_output=True, text=True, timeout=120)
+    assert run.returncode == 1
+    assert (
+        "bot alpha plays at most 1 match(es) at once, but each chinese_ten deal starts 2 together"
+        in run.stdout
+    )
