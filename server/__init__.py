@@ -1,1 +1,1 @@
-"""The referee: grpc.aio services, match actors, clocks, journals; the only place engine objects become proto."""
+"""The referee: grpc.aio services, match actors, clocks, journals (engine <-> proto only in convert)."""

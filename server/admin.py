@@ -1,0 +1,45 @@
+"""AdminService: registering bots, creating matches, waiting for results (admin token required)."""
+
+from __future__ import annotations
+
+from croupier.v1 import admin_pb2, match_pb2
+
+from server.errors import Context
+from server.referee import Referee, tokens_of
+
+
+class AdminService:
+    def __init__(self, referee: Referee) -> None:
+        self.referee = referee
+
+    async def RegisterBot(
+        self, request: admin_pb2.RegisterBotRequest, context: Context
+    ) -> admin_pb2.RegisterBotResponse:
+        self.referee.check_admin(tokens_of(context))
+        bot, token = self.referee.register_bot(request.name)
+        return admin_pb2.RegisterBotResponse(bot_id=bot.bot_id, token=token)
+
+    async def ListBots(
+        self, request: admin_pb2.ListBotsRequest, context: Context
+    ) -> admin_pb2.ListBotsResponse:
+        self.referee.check_admin(tokens_of(context))
+        return admin_pb2.ListBotsResponse(bots=self.referee.bot_summaries())
+
+    async def CreateMatch(
+        self, request: admin_pb2.CreateMatchRequest, context: Context
+    ) -> admin_pb2.CreateMatchResponse:
+        self.referee.check_admin(tokens_of(context))
+        match, tokens = self.referee.create_match(request)
+        return admin_pb2.CreateMatchResponse(match=match.info(), seat_tokens=tokens)
+
+    async def GetMatch(self, request: admin_pb2.GetMatchRequest, context: Context) -> match_pb2.MatchInfo:
+        self.referee.check_admin(tokens_of(context))
+        return self.referee.info(request.match_id)
+
+    async def WaitMatch(self, request: admin_pb2.GetMatchRequest, context: Context) -> match_pb2.MatchInfo:
+        self.referee.check_admin(tokens_of(context))
+        match = self.referee.matches.get(request.match_id)
+        if match is None:
+            return self.referee.info(request.match_id)
+        await match.done.wait()
+        return match.info()

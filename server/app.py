@@ -1,0 +1,168 @@
+"""Building and running a referee: ``create_server`` and the graceful stop."""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import grpc
+import structlog
+from croupier.v1 import admin_pb2, bots_pb2, spectator_pb2
+from google.protobuf.descriptor import ServiceDescriptor
+from google.protobuf.internal import api_implementation
+from google.protobuf.message_factory import GetMessageClass
+from grpc_health.v1 import health, health_pb2, health_pb2_grpc
+from grpc_reflection.v1alpha import reflection
+
+from server import convert, logs
+from server.admin import AdminService
+from server.bots import BotService
+from server.errors import lenient_parser, server_stream, unary
+from server.match import Clocks
+from server.metrics import Metrics
+from server.referee import Referee
+from server.spectator import SpectatorService
+
+DEFAULT_ADDRESS = "127.0.0.1:50051"
+DEFAULT_DATA = Path("croupier-data")
+MAX_MESSAGE_BYTES = 1 << 20
+"""Bots send small messages; a megabyte is far beyond any legitimate one."""
+
+SERVICES: tuple[ServiceDescriptor, ...] = (
+    bots_pb2.DESCRIPTOR.services_by_name["BotService"],
+    spectator_pb2.DESCRIPTOR.services_by_name["SpectatorService"],
+    admin_pb2.DESCRIPTOR.services_by_name["AdminService"],
+)
+
+log = structlog.get_logger("croupier")
+
+
+@dataclass(frozen=True)
+class Tls:
+    """PEM files: the server's certificate chain and key, and optionally a CA that client certificates
+    must be signed by (mutual TLS)."""
+
+    cert: Path
+    key: Path
+    client_ca: Path | None = None
+
+    def credentials(self) -> grpc.ServerCredentials:
+        client_ca = self.client_ca.read_bytes() if self.client_ca else None
+        return grpc.ssl_server_credentials(
+            [(self.key.read_bytes(), self.cert.read_bytes())],
+            root_certificates=client_ca,
+            require_client_auth=client_ca is not None,
+        )
+
+
+@dataclass
+class Croupier:
+    """A running referee."""
+
+    server: grpc.aio.Server
+    port: int
+    referee: Referee
+    health: Any  # grpc_health's asyncio HealthServicer (untyped: grpc-stubs describe only the sync one)
+    metrics: Metrics
+    metrics_port: int | None
+    admin_token: str
+
+    async def stop(self, grace: float | None = 5.0) -> None:
+        """Stop taking calls, give running calls ``grace`` seconds, then stop every match's actor
+        (their journals stay resumable)."""
+        await self.health.enter_graceful_shutdown()
+        await self.server.stop(grace)
+        await self.referee.close()
+        self.metrics.stop()
+
+
+async def create_server(
+    address: str = DEFAULT_ADDRESS,
+    data_dir: Path = DEFAULT_DATA,
+    *,
+    admin_token: str | None = None,
+    clocks: Clocks | None = None,
+    metrics_address: str | None = None,
+    tls: Tls | None = None,
+) -> Croupier:
+    """Start a referee on ``address`` (port 0 picks a free port: see ``Croupier.port``).
+
+    Unfinished matches found in ``data_dir`` are resumed before the first call is taken.
+    ``metrics_address`` ("host:port") serves Prometheus metrics; None serves none.
+    """
+    logs.configure()
+    if api_implementation.Type() != "upb":
+        log.warning(
+            "protobuf is not on its upb backend: expect a much slower referee",
+            backend=api_implementation.Type(),
+        )
+    convert.all_codecs()  # a game whose proto disagrees with its engine fails here, not mid-match
+    data_dir.mkdir(parents=True, exist_ok=True)
+    admin_token = admin_token or _admin_token(data_dir)
+    metrics = Metrics()
+    referee = Referee(data_dir, admin_token, clocks or Clocks(), metrics)
+    server = grpc.aio.server(
+        options=[
+            ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
+            ("grpc.so_reuseport", 0),
+            ("grpc.keepalive_time_ms", 20_000),
+            ("grpc.keepalive_timeout_ms", 10_000),
+            ("grpc.http2.min_ping_interval_without_data_ms", 5_000),
+            ("grpc.keepalive_permit_without_calls", 1),
+        ]
+    )
+    implementations: list[object] = [BotService(referee), SpectatorService(referee), AdminService(referee)]
+    for service, implementation in zip(SERVICES, implementations, strict=True):
+        handlers = method_handlers(service, implementation)
+        server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(service.full_name, handlers),))
+    health_servicer = health.aio.HealthServicer()  # type: ignore[attr-defined]  # missing from grpc-stubs
+    health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
+    names = [s.full_name for s in SERVICES]
+    reflection.enable_server_reflection([*names, health.SERVICE_NAME, reflection.SERVICE_NAME], server)
+    port = server.add_secure_port(address, tls.credentials()) if tls else server.add_insecure_port(address)
+    referee.load()
+    await server.start()
+    for name in ("", *names):
+        await health_servicer.set(name, health_pb2.HealthCheckResponse.SERVING)
+    metrics_port = None
+    if metrics_address is not None:
+        host, _, metrics_port_text = metrics_address.rpartition(":")
+        metrics_port = metrics.serve(host or "127.0.0.1", int(metrics_port_text))
+    log.info("referee started", port=port, data=str(data_dir), metrics_port=metrics_port, tls=tls is not None)
+    return Croupier(server, port, referee, health_servicer, metrics, metrics_port, admin_token)
+
+
+Handlers = dict[str, "grpc.RpcMethodHandler[Any, Any]"]  # generic only in grpc-stubs
+
+
+def method_handlers(service: ServiceDescriptor, implementation: object) -> Handlers:
+    """The service's handlers, from its descriptor: lenient parsing (garbage gets INVALID_ARGUMENT,
+    not a crashed call) and the one mapping of domain errors to status codes."""
+    handlers: Handlers = {}
+    for method in service.methods:
+        parse = lenient_parser(GetMessageClass(method.input_type))
+        serialize: Callable[[Any], bytes] = GetMessageClass(method.output_type).SerializeToString
+        behaviour = getattr(implementation, method.name)
+        if method.client_streaming and method.server_streaming:
+            handler = grpc.stream_stream_rpc_method_handler(behaviour, parse, serialize)
+        elif method.server_streaming:
+            handler = grpc.unary_stream_rpc_method_handler(server_stream(behaviour), parse, serialize)
+        elif not method.client_streaming:
+            handler = grpc.unary_unary_rpc_method_handler(unary(behaviour), parse, serialize)
+        else:
+            raise TypeError(f"{method.full_name}: client streaming alone is not served")
+        handlers[method.name] = handler
+    return handlers
+
+
+def _admin_token(data_dir: Path) -> str:
+    """The admin token kept in the data directory (made on first start, readable by its owner only)."""
+    path = data_dir / "admin-token"
+    if not path.exists():
+        token = "admin_" + secrets.token_urlsafe(24)
+        path.touch(mode=0o600)
+        path.write_text(token + "\n", encoding="utf-8")
+    return path.read_text(encoding="utf-8").strip()

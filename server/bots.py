@@ -1,0 +1,112 @@
+"""BotService: one bidirectional stream per bot process, carrying any number of matches."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator
+
+import grpc
+import structlog
+from croupier.v1 import bots_pb2
+
+from server.errors import Context, Malformed, ServiceError, abort
+from server.referee import Referee, tokens_of
+from server.session import Session
+
+PROTOCOL_VERSION = 1
+MAX_MATCHES_PER_STREAM = 1000
+
+log = structlog.get_logger("croupier.bots")
+
+
+class BotService:
+    def __init__(self, referee: Referee) -> None:
+        self.referee = referee
+
+    async def Play(
+        self, requests: AsyncIterator[bots_pb2.BotMessage | Malformed], context: Context
+    ) -> AsyncIterator[bots_pb2.ServerMessage]:
+        try:
+            identity = self.referee.identify(tokens_of(context))
+        except ServiceError as exc:
+            await abort(context, exc.code, str(exc))
+        hello = await _hello(requests, context)
+        session = Session(
+            name=hello.name[:100] or (identity.bot.name if identity.bot else "bot"),
+            bot_id=identity.bot.bot_id if identity.bot else None,
+            capacity=min(max(hello.max_matches, 1), MAX_MATCHES_PER_STREAM),
+        )
+        structlog.contextvars.bind_contextvars(stream=session.id, bot=session.name)
+        session.send(
+            bots_pb2.ServerMessage(
+                welcome=bots_pb2.Welcome(
+                    protocol_version=PROTOCOL_VERSION,
+                    bot_id=identity.bot.bot_id if identity.bot else "",
+                    bot_name=identity.bot.name if identity.bot else "",
+                )
+            )
+        )
+        self.referee.connect(session, identity)
+        log.info("bot connected", seats=len(identity.seats), capacity=session.capacity)
+        reader = asyncio.get_running_loop().create_task(self._read(requests, session))
+        try:
+            while (message := await session.outbox.get()) is not None:
+                yield message
+        finally:
+            reader.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await reader
+            self.referee.disconnect(session)
+            log.info("bot disconnected")
+
+    async def _read(self, requests: AsyncIterator[bots_pb2.BotMessage | Malformed], session: Session) -> None:
+        """Route each message; a bad one is answered with an Error, never ends the stream."""
+        try:
+            async for message in requests:
+                if isinstance(message, Malformed):
+                    session.send(_error(grpc.StatusCode.INVALID_ARGUMENT, message.text))
+                    continue
+                kind = message.WhichOneof("message")
+                if kind == "move":
+                    move = message.move
+                    match = self.referee.matches.get(move.match_id)
+                    if match is None:
+                        session.send(
+                            _error(grpc.StatusCode.NOT_FOUND, f"no match {move.match_id!r}", move.match_id)
+                        )
+                    else:
+                        match.move(session, move)
+                elif kind == "hello":
+                    session.send(_error(grpc.StatusCode.INVALID_ARGUMENT, "hello again? say hello once"))
+                else:
+                    session.send(_error(grpc.StatusCode.INVALID_ARGUMENT, "an empty BotMessage: send a move"))
+        except grpc.RpcError:
+            pass  # the stream broke: the writer's end does the clean-up
+        finally:
+            session.close()
+
+
+async def _hello(
+    requests: AsyncIterator[bots_pb2.BotMessage | Malformed], context: Context
+) -> bots_pb2.Hello:
+    first = await anext(aiter(requests), None)
+    if not isinstance(first, bots_pb2.BotMessage) or first.WhichOneof("message") != "hello":
+        await abort(
+            context, grpc.StatusCode.INVALID_ARGUMENT, "the first message of a stream must be a Hello"
+        )
+    if first.hello.protocol_version != PROTOCOL_VERSION:
+        await abort(
+            context,
+            grpc.StatusCode.FAILED_PRECONDITION,
+            f"this referee speaks protocol version {PROTOCOL_VERSION}, not {first.hello.protocol_version}",
+        )
+    return first.hello
+
+
+def _error(code: grpc.StatusCode, message: str, match_id: str = "") -> bots_pb2.ServerMessage:
+    return bots_pb2.ServerMessage(
+        error=bots_pb2.Error(
+            code=bots_pb2.Error.Code.ValueType(code.value[0]), message=message, match_id=match_id
+        )
+    )

@@ -1,0 +1,168 @@
+"""Match journals: one append-only file of JSON lines per match.
+
+The first line describes the match (game, options, players, clocks, the
+SHA-256 of the seed); then one line per thing that changed the match, with
+its referee time ``at`` (seconds since the match started); the last line,
+``end``, holds the result and reveals the seed. Actions are stored in their
+text form, so replaying is the same for every game: ``apply_record``.
+
+Record kinds (``t``):
+  match    the header                      start    play begins (at 0)
+  act      a bot's accepted action         timeout  a clock ran out: the referee played ``action``
+  auto     the referee played a forfeited seat
+  refuse   a refused action (the game's penalty, if any, is re-applied from it)
+  clock    time passed (the game's countdowns and windows: ``advance``)
+  forfeit  a seat was forfeited            resume   a restarted referee took the match up again
+  end      the result and the seed
+
+Durability: every record is written and flushed to the OS before anyone is
+told of it, so a referee killed with SIGKILL loses nothing the bots saw; the
+file is fsync'ed at the start and the end of a match only (an fsync per
+decision would cost more than the decision). A machine crash may lose the
+last records of running matches: they resume from an earlier point.
+
+The seed of an unfinished match lives beside its journal in a private file
+(mode 0600) with the hashes of its seat tokens, for resuming after a crash;
+it is deleted when the match ends.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from engine.core import Event, GameSpec, GameState
+
+VERSION = 1
+
+Record = dict[str, Any]
+
+ACTION_RECORDS = frozenset({"act", "timeout", "auto"})
+
+
+def seed_sha256(seed: int) -> str:
+    return hashlib.sha256(str(seed).encode()).hexdigest()
+
+
+def token_sha256(token: str) -> str:
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+class JournalWriter:
+    """Appends records; each is on disk (in the OS's cache) when ``write`` returns."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._file = path.open("a", encoding="utf-8")
+
+    def write(self, record: Record) -> None:
+        self._file.write(json.dumps(record, separators=(",", ":"), ensure_ascii=False) + "\n")
+        self._file.flush()
+
+    def sync(self) -> None:
+        os.fsync(self._file.fileno())
+
+    def close(self) -> None:
+        if not self._file.closed:
+            self._file.close()
+
+
+def read_records(path: Path) -> list[Record]:
+    """Every complete record; a last line cut short by a crash is dropped (nobody was told of it)."""
+    records = []
+    with path.open(encoding="utf-8") as file:
+        for line in file:
+            if not line.endswith("\n"):
+                break
+            records.append(json.loads(line))
+    return records
+
+
+def header_and_last(path: Path) -> tuple[Record, Record]:
+    """The first and the last complete record, without reading the whole file."""
+    with path.open("rb") as file:
+        header = json.loads(file.readline())
+        size = file.seek(0, os.SEEK_END)
+        chunk = min(size, 1 << 16)
+        while True:
+            file.seek(size - chunk)
+            lines = file.read(chunk).split(b"\n")
+            complete = lines[:-1]  # the part after the last newline is empty or a torn line
+            if len(complete) >= 2 or chunk == size:
+                break
+            chunk = min(size, chunk * 4)
+    last = json.loads(complete[-1]) if complete else header
+    return header, last
+
+
+def write_private(path: Path, data: dict[str, Any]) -> None:
+    """A file only the referee's user may read, on disk before this returns."""
+    descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(descriptor, "w", encoding="utf-8") as file:
+        json.dump(data, file)
+        file.flush()
+        os.fsync(file.fileno())
+
+
+def read_private(path: Path) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    return data
+
+
+def apply_record(spec: GameSpec[Any], state: GameState[Any, Any], record: Record) -> list[Event]:
+    """Re-apply one journal record to the engine: the one definition of what each kind does."""
+    kind = record["t"]
+    if kind in ACTION_RECORDS:
+        return state.apply(record["seat"], spec.parse_action(record["action"]), record["at"])
+    if kind == "refuse":
+        return state.penalize(record["seat"], record["reason"], record["at"])
+    if kind == "clock":
+        return state.advance(record["at"])
+    return []
+
+
+class ReplayMismatch(Exception):
+    """A journal the engine does not reproduce."""
+
+
+def replay_journal(path: Path, seed: int | None = None) -> tuple[GameState[Any, Any], list[Record]]:
+    """Re-run a match from its journal; check the seed and, if it ended, its result.
+
+    The seed comes from the journal's end, else from ``seed``. Raises
+    ReplayMismatch if anything differs.
+    """
+    from engine.games import get_game
+    from engine.rng import Rng
+
+    records = read_records(path)
+    if not records or records[0].get("t") != "match":
+        raise ReplayMismatch(f"{path} does not start with a match header")
+    header = records[0]
+    end = records[-1] if records[-1]["t"] == "end" else None
+    if end is not None:
+        seed = end["seed"]
+    if seed is None:
+        raise ReplayMismatch(f"{path}: the match has not ended, so its seed is not in the journal; give it")
+    if seed_sha256(seed) != header["seed_sha256"]:
+        raise ReplayMismatch(f"{path}: the seed {seed} does not match the published hash")
+    spec = get_game(header["game"])
+    state = spec.new_game(spec.options(header["options"]), Rng(seed))
+    for record in records[1:]:
+        try:
+            apply_record(spec, state, record)
+        except ValueError as exc:
+            raise ReplayMismatch(f"{path}: record {record} does not apply: {exc}") from None
+    if end is not None:
+        if not state.is_over():
+            raise ReplayMismatch(f"{path}: the replayed match is not over where the journal ends it")
+        outcome = state.outcome()
+        recorded = (end["scores"], end["engine_places"])
+        if (list(outcome.scores), list(outcome.places)) != (recorded[0], recorded[1]):
+            raise ReplayMismatch(
+                f"{path}: replay gives scores {list(outcome.scores)} places {list(outcome.places)}, "
+                f"the journal says scores {recorded[0]} places {recorded[1]}"
+            )
+    return state, records

@@ -1,0 +1,1004 @@
+"""The match actor: one asyncio task per match owns its engine state.
+
+Bot streams, timers and the referee post jobs into the match's inbox; the
+actor runs them one at a time, so nothing else ever touches the state. Each
+job that changes the match writes a journal record first, then tells the
+bots and spectators. After every job the actor settles the match: plays
+forfeited seats the match waits on, ends the match when the game is over,
+opens and re-opens decisions, pushes views, and arms one timer for the
+earliest thing time will do (a decision's deadline, a reconnect grace, the
+game's own countdown or window).
+
+Clocks: a seat's clock runs while it is to act (in a real-time game, while it
+has a legal play). It has ``decision`` seconds, then draws on its bank; when
+both are spent the referee plays the first legal action for it and records a
+timeout. After ``max_timeouts`` timeouts, or ``grace`` seconds without a
+connected bot, the seat is forfeited: the referee plays it on (at once when
+the match waits on it alone, otherwise when its per-decision time runs out,
+so it never races live bots) and ranks it last.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import structlog
+from croupier.v1 import bots_pb2, games_pb2, match_pb2, spectator_pb2
+
+from engine.core import Action, Event, GameSpec, GameState, IllegalAction, MalformedInput
+from engine.rng import Rng
+from server import convert
+from server.errors import FailedPrecondition, InvalidArgument, PermissionDenied, ServiceError, status_of
+from server.journal import (
+    ACTION_RECORDS,
+    JournalWriter,
+    Record,
+    apply_record,
+    read_private,
+    read_records,
+    seed_sha256,
+    write_private,
+)
+from server.metrics import Metrics
+from server.session import Session
+
+EARLY = 1e-3
+"""Timers may fire this much early: a deadline this close counts as reached."""
+
+Status = match_pb2.MatchStatus
+Result = bots_pb2.ActionResult
+Kind = spectator_pb2.Step.Kind
+
+STEP_KINDS = {
+    "start": Kind.START,
+    "act": Kind.ACTION,
+    "timeout": Kind.TIMEOUT,
+    "auto": Kind.FALLBACK,
+    "refuse": Kind.REFUSAL,
+    "clock": Kind.CLOCK,
+    "forfeit": Kind.FORFEIT,
+    "end": Kind.END,
+}
+
+
+@dataclass(frozen=True)
+class Clocks:
+    """A match's clocks, in seconds."""
+
+    decision: float = 5.0
+    bank: float = 30.0
+    max_timeouts: int = 3
+    grace: float = 10.0
+
+    def __post_init__(self) -> None:
+        for name in ("decision", "bank", "grace"):
+            if not 0 <= getattr(self, name) <= 86_400:
+                raise InvalidArgument(f"clock {name} must be 0 to 86400 s, not {getattr(self, name)}")
+        if self.max_timeouts < 1:
+            raise InvalidArgument("max_timeouts must be at least 1")
+
+    def merged(self, pb: match_pb2.Clocks) -> Clocks:
+        """These clocks with the fields set in ``pb`` (milliseconds) replacing ours."""
+        changes: dict[str, Any] = {}
+        for name, proto_name in (("decision", "decision_ms"), ("bank", "bank_ms"), ("grace", "grace_ms")):
+            if pb.HasField(proto_name):  # type: ignore[arg-type]  # the stubs type the names as literals
+                changes[name] = getattr(pb, proto_name) / 1000
+        if pb.HasField("max_timeouts"):
+            changes["max_timeouts"] = pb.max_timeouts
+        return dataclasses.replace(self, **changes)
+
+    def to_proto(self) -> match_pb2.Clocks:
+        return match_pb2.Clocks(
+            decision_ms=round(self.decision * 1000),
+            bank_ms=round(self.bank * 1000),
+            max_timeouts=self.max_timeouts,
+            grace_ms=round(self.grace * 1000),
+        )
+
+
+@dataclass(frozen=True)
+class Player:
+    name: str
+    bot_id: str
+    """The invited bot; empty for a seat joined by its seat token."""
+    token_sha256: str
+
+
+@dataclass
+class Decision:
+    id: int
+    legal: list[Action]
+    deadline: float
+    """Referee time when the seat's clock runs out."""
+
+
+@dataclass
+class SeatState:
+    """The referee's side of one seat: who holds it and its clocks."""
+
+    bank: float
+    holder: Session | None = None
+    gone_since: float | None = None
+    """Referee time the seat lost its bot (running matches only)."""
+    forfeited: str = ""
+    timeouts: int = 0
+    refusals: int = 0
+    decision: Decision | None = None
+    acting_since: float | None = None
+    """Referee time the seat's clock started: it has been to act ever since."""
+    last_think: float = 0.0
+    resolved: tuple[int, str, Action] | None = None
+    """The last decision settled: (id, "accepted" or "timeout", the action applied)."""
+
+
+@dataclass
+class Subscription:
+    """A spectator's live feed: frames, then None when the match is over."""
+
+    admin: bool
+    frames: asyncio.Queue[spectator_pb2.MatchFrame | None] = field(default_factory=asyncio.Queue)
+
+
+class Match:
+    """One match: its engine state, seats, clocks, journal and audience."""
+
+    def __init__(
+        self,
+        *,
+        match_id: str,
+        spec: GameSpec[Any],
+        options: Any,
+        seed: int,
+        clocks: Clocks,
+        players: list[Player],
+        created_ms: int,
+        journal_path: Path,
+        metrics: Metrics,
+        on_released: Callable[[Match, int], None],
+        on_finished: Callable[[Match], None],
+    ) -> None:
+        self.id = match_id
+        self.spec = spec
+        self.codec = convert.codec(spec.name)
+        self.options = options
+        self.options_pb = self.codec.options(options)
+        self._seed = seed
+        self.seed_sha256 = seed_sha256(seed)
+        self.clocks = clocks
+        self.players = players
+        self.created_ms = created_ms
+        self.journal_path = journal_path
+        self.secret_path = journal_path.with_suffix(".secret")
+        self.metrics = metrics
+        self.on_released = on_released
+        self.on_finished = on_finished
+        self.state: GameState[Any, Any] = spec.new_game(options, Rng(seed))
+        self.status = Status.MATCH_STATUS_WAITING
+        self.seats = [SeatState(bank=clocks.bank) for _ in players]
+        self.records: list[Record] = []
+        """Every journal record, in memory: what spectators replay from."""
+        self.result: match_pb2.MatchResult | None = None
+        self.done = asyncio.Event()
+        self.inbox: asyncio.Queue[Callable[[], None]] = asyncio.Queue()
+        self.subscribers: list[Subscription] = []
+        self.log = structlog.get_logger("croupier.match").bind(match_id=match_id, game=spec.name)
+        self._journal: JournalWriter | None = None
+        self._origin = 0.0
+        self._epoch = 1
+        self._next_decision = 1 << 32
+        self._events: list[Event] = []
+        self._views_due = False
+        self._dirty = False
+        self._timer: asyncio.TimerHandle | None = None
+        self._timer_at: float | None = None
+        self._task: asyncio.Task[None] | None = None
+
+    # --- creation, resumption, the actor's loop ---------------------------------------------
+
+    def create(self) -> None:
+        """Write the private seed file and the journal's header: the match exists from now on."""
+        write_private(
+            self.secret_path, {"seed": self._seed, "seat_tokens": [p.token_sha256 for p in self.players]}
+        )
+        self._journal = JournalWriter(self.journal_path)
+        self._record(
+            {
+                "t": "match",
+                "version": 1,
+                "match_id": self.id,
+                "game": self.spec.name,
+                "options": self.codec.options_dict(self.options),
+                "players": [{"name": p.name, "bot_id": p.bot_id} for p in self.players],
+                "clocks": dataclasses.asdict(self.clocks),
+                "seed_sha256": self.seed_sha256,
+                "created_ms": self.created_ms,
+            }
+        )
+        self._journal.sync()
+        self.metrics.active_matches.labels(self.spec.name).inc()
+
+    @classmethod
+    def resume(
+        cls,
+        journal_path: Path,
+        metrics: Metrics,
+        on_released: Callable[[Match, int], None],
+        on_finished: Callable[[Match], None],
+    ) -> Match:
+        """Rebuild an unfinished match from its journal and seed file, as it was when the referee died."""
+        from engine.games import get_game
+
+        records = read_records(journal_path)
+        header = records[0]
+        secret = read_private(journal_path.with_suffix(".secret"))
+        spec = get_game(header["game"])
+        players = [
+            Player(p["name"], p["bot_id"], token)
+            for p, token in zip(header["players"], secret["seat_tokens"], strict=True)
+        ]
+        match = cls(
+            match_id=header["match_id"],
+            spec=spec,
+            options=spec.options(header["options"]),
+            seed=secret["seed"],
+            clocks=Clocks(**header["clocks"]),
+            players=players,
+            created_ms=header["created_ms"],
+            journal_path=journal_path,
+            metrics=metrics,
+            on_released=on_released,
+            on_finished=on_finished,
+        )
+        last_at = 0.0
+        for record in records[1:]:
+            apply_record(spec, match.state, record)
+            match._account(record)
+            last_at = record.get("at", last_at)
+        match.records = records
+        match._epoch = 1 + sum(1 for r in records if r["t"] == "resume")
+        match._next_decision = match._epoch << 32
+        match._journal = JournalWriter(journal_path)
+        match._record({"t": "resume", "at": last_at})
+        if match.status == Status.MATCH_STATUS_RUNNING:
+            match._origin = asyncio.get_running_loop().time() - last_at
+            for seat in match.seats:
+                seat.gone_since = last_at  # nobody is connected yet: the grace starts now
+            match._dirty = True
+        metrics.active_matches.labels(spec.name).inc()
+        return match
+
+    def _account(self, record: Record) -> None:
+        """Seat bookkeeping of one replayed record (the engine's part is ``apply_record``)."""
+        kind = record["t"]
+        if kind == "start":
+            self.status = Status.MATCH_STATUS_RUNNING
+            return
+        if "seat" not in record:
+            return
+        seat = self.seats[record["seat"]]
+        if kind == "act":
+            seat.bank = record["bank"]
+            seat.last_think = record["think"]
+            seat.resolved = (record["d"], "accepted", self.spec.parse_action(record["action"]))
+        elif kind == "timeout":
+            seat.timeouts += 1
+            seat.bank = 0.0
+            seat.resolved = (record["d"], "timeout", self.spec.parse_action(record["action"]))
+        elif kind == "refuse":
+            seat.refusals += 1
+        elif kind == "forfeit":
+            seat.forfeited = record["reason"]
+            seat.bank = 0.0
+
+    def start_actor(self) -> None:
+        self._task = asyncio.get_running_loop().create_task(self._run(), name=f"match {self.id}")
+
+    async def stop_actor(self) -> None:
+        """Stop without finishing (the referee shuts down): the journal stays resumable."""
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+        self._cancel_timer()
+        if self._journal is not None:
+            self._journal.close()
+
+    async def _run(self) -> None:
+        structlog.contextvars.bind_contextvars(match_id=self.id)
+        if self._dirty:
+            self._settle()
+        while self.status != Status.MATCH_STATUS_FINISHED:
+            job = await self.inbox.get()
+            try:
+                job()
+                if self._dirty:
+                    self._settle()
+            except Exception:
+                # A bug must not take the match down: log it and go on with the next job.
+                self.log.exception("match job failed")
+
+    def post(self, job: Callable[[], None]) -> None:
+        self.inbox.put_nowait(job)
+
+    def now(self) -> float:
+        """Referee time: seconds since the match started (monotonic)."""
+        return asyncio.get_running_loop().time() - self._origin
+
+    # --- seats coming and going (posted by the referee) ----------------------------------------
+
+    def attach(self, session: Session, seat: int) -> None:
+        self.post(lambda: self._attach(session, seat))
+
+    def detach(self, session: Session, seat: int) -> None:
+        self.post(lambda: self._detach(session, seat))
+
+    def _attach(self, session: Session, index: int) -> None:
+        seat = self.seats[index]
+        if seat.forfeited:
+            session.send(self._forfeited_message(index))
+            return
+        old = seat.holder
+        if old is not None and old is not session:
+            old.send(
+                _error(
+                    bots_pb2.Error.FAILED_PRECONDITION,
+                    f"seat {index} of match {self.id} was taken over by another stream",
+                    self.id,
+                )
+            )
+        seat.holder = session
+        seat.gone_since = None
+        if self.status == Status.MATCH_STATUS_WAITING:
+            if all(s.holder is not None for s in self.seats):
+                self._start()
+        elif self.status == Status.MATCH_STATUS_RUNNING:
+            session.send(self._started_message(index, resumed=True))
+            self._send_current(index)
+            self._dirty = True  # re-arm the timer: this seat's grace no longer runs
+
+    def _detach(self, session: Session, index: int) -> None:
+        seat = self.seats[index]
+        if seat.holder is not session:
+            return
+        seat.holder = None
+        if self.status == Status.MATCH_STATUS_RUNNING and not seat.forfeited:
+            seat.gone_since = self.now()
+            self._dirty = True
+
+    def _start(self) -> None:
+        self._origin = asyncio.get_running_loop().time()
+        self.status = Status.MATCH_STATUS_RUNNING
+        self._record({"t": "start", "at": 0.0})
+        self.log.info("match started", players=[p.name for p in self.players])
+        for index, seat in enumerate(self.seats):
+            if seat.holder is not None:
+                seat.holder.send(self._started_message(index, resumed=False))
+        self._views_due = True
+        self._dirty = True
+
+    # --- moves (posted by the bot streams) ----------------------------------------------------
+
+    def move(self, session: Session, move: bots_pb2.Move) -> None:
+        self.post(lambda: self._move(session, move))
+
+    def _move(self, session: Session, move: bots_pb2.Move) -> None:
+        try:
+            index = self._seat_of(session, move)
+            if self.status == Status.MATCH_STATUS_WAITING:
+                raise FailedPrecondition(
+                    f"match {self.id} has not started: it waits for every seat to be held"
+                )
+            if self.status == Status.MATCH_STATUS_FINISHED:
+                raise FailedPrecondition(f"match {self.id} is over")
+            seat = self.seats[index]
+            if seat.forfeited:
+                raise FailedPrecondition(
+                    f"seat {index} was forfeited ({seat.forfeited}): the referee plays it"
+                )
+            if move.decision_id and (seat.decision is None or seat.decision.id != move.decision_id):
+                self._answer_closed(session, index, move)
+                return
+            self._play(session, index, move)
+        except ServiceError as exc:
+            code = status_of(exc)
+            assert code is not None
+            session.send(_error(code.value[0], str(exc), move.match_id, move.decision_id))
+
+    def _seat_of(self, session: Session, move: bots_pb2.Move) -> int:
+        held = [i for i, s in enumerate(self.seats) if s.holder is session]
+        if move.HasField("seat"):
+            if not 0 <= move.seat < len(self.seats):
+                raise InvalidArgument(f"match {self.id} has no seat {move.seat}")
+            if move.seat not in held:
+                raise PermissionDenied(f"you do not hold seat {move.seat} of match {self.id}")
+            return move.seat
+        if len(held) == 1:
+            return held[0]
+        if not held:
+            raise PermissionDenied(f"you hold no seat of match {self.id}")
+        for i in held:
+            seat = self.seats[i]
+            if (seat.decision and seat.decision.id == move.decision_id) or (
+                seat.resolved and seat.resolved[0] == move.decision_id and move.decision_id
+            ):
+                return i
+        raise InvalidArgument(f"you hold seats {held} of match {self.id}: say which one acts (Move.seat)")
+
+    def _answer_closed(self, session: Session, index: int, move: bots_pb2.Move) -> None:
+        """An answer to a decision that is not open: a repeat of an applied one, or a stale one."""
+        seat = self.seats[index]
+        if seat.resolved is not None and seat.resolved[0] == move.decision_id:
+            decision_id, how, action = seat.resolved
+            if how == "accepted":
+                session.send(self._result(index, decision_id, Result.DUPLICATE, action))
+                return
+            raise FailedPrecondition(f"decision {decision_id} timed out: the referee played {action} for you")
+        open_now = (
+            f"your open decision is {seat.decision.id}" if seat.decision else "you have no open decision"
+        )
+        raise FailedPrecondition(f"decision {move.decision_id} is not open ({open_now})")
+
+    def _play(self, session: Session, index: int, move: bots_pb2.Move) -> None:
+        seat = self.seats[index]
+        now = self.now()
+        action: Action | None = None
+        try:
+            action = self._read_action(move, seat.decision)
+            events = self.state.apply(index, action, now)
+        except (MalformedInput, IllegalAction) as exc:
+            self._refuse(session, index, move, action, str(exc), now)
+            return
+        decision_id = seat.decision.id if seat.decision else 0
+        think = now - seat.acting_since if seat.acting_since is not None else 0.0
+        seat.bank = max(0.0, seat.bank - max(0.0, think - self.clocks.decision))
+        seat.last_think = think
+        seat.resolved = (decision_id, "accepted", action)
+        seat.decision = None
+        seat.acting_since = None
+        text = str(action)
+        self._record(
+            {
+                "t": "act",
+                "at": now,
+                "seat": index,
+                "action": text,
+                "d": decision_id,
+                "think": think,
+                "bank": seat.bank,
+            },
+            events,
+        )
+        session.send(self._result(index, decision_id, Result.ACCEPTED, action, think=think))
+        self.metrics.decisions.labels(self.spec.name).inc()
+        self.metrics.decision_seconds.labels(self.spec.name).observe(think)
+
+    def _read_action(self, move: bots_pb2.Move, decision: Decision | None) -> Action:
+        choice = move.WhichOneof("choice")
+        if choice == "index":
+            if not move.decision_id:
+                raise MalformedInput("an index answers a decision request: set decision_id")
+            assert decision is not None  # an open decision matched decision_id
+            if move.index >= len(decision.legal):
+                raise MalformedInput(
+                    f"index {move.index} is out of range: decision {decision.id} lists "
+                    f"{len(decision.legal)} actions (0 to {len(decision.legal) - 1})"
+                )
+            return decision.legal[move.index]
+        if choice == "action":
+            return self.codec.action_from_proto(move.action)
+        if choice == "text":
+            return self.spec.parse_action(move.text)
+        raise MalformedInput("a move needs a choice: set index, action or text")
+
+    def _refuse(
+        self,
+        session: Session,
+        index: int,
+        move: bots_pb2.Move,
+        action: Action | None,
+        reason: str,
+        now: float,
+    ) -> None:
+        seat = self.seats[index]
+        seat.refusals += 1
+        events = self.state.penalize(index, reason, now)
+        attempt = str(action) if action is not None else _describe(move)
+        self._record({"t": "refuse", "at": now, "seat": index, "reason": reason, "action": attempt}, events)
+        session.send(self._result(index, move.decision_id, Result.REFUSED, action, reason=reason))
+        self.metrics.refused.labels(self.spec.name).inc()
+
+    # --- time ---------------------------------------------------------------------------------
+
+    def _post_tick(self) -> None:
+        self._timer = None
+        self._timer_at = None
+        self.post(self._tick)
+
+    def _tick(self) -> None:
+        if self.status != Status.MATCH_STATUS_RUNNING:
+            return
+        now = self.now()
+        wake = self.state.wake_at()
+        if wake is not None and now + EARLY >= wake:
+            self._record({"t": "clock", "at": now}, self.state.advance(now))
+        for index, seat in enumerate(self.seats):
+            if self.state.is_over():
+                break
+            if seat.decision is not None and now + EARLY >= seat.decision.deadline:
+                self._clock_ran_out(index, now)
+            if (
+                seat.gone_since is not None
+                and not seat.forfeited
+                and now + EARLY >= seat.gone_since + self.clocks.grace
+            ):
+                self._forfeit(index, "disconnected", now)
+        self._dirty = True
+
+    def _clock_ran_out(self, index: int, now: float) -> None:
+        seat = self.seats[index]
+        assert seat.decision is not None
+        decision_id = seat.decision.id
+        seat.decision = None
+        seat.acting_since = None
+        legal = self.state.legal_actions(index)  # now, not the decision's list: others may have acted
+        if not legal:
+            return
+        action = legal[0]
+        events = self.state.apply(index, action, now)
+        if seat.forfeited:
+            self._record({"t": "auto", "at": now, "seat": index, "action": str(action)}, events)
+            return
+        seat.timeouts += 1
+        seat.bank = 0.0
+        seat.resolved = (decision_id, "timeout", action)
+        self._record(
+            {"t": "timeout", "at": now, "seat": index, "action": str(action), "d": decision_id}, events
+        )
+        if seat.holder is not None:
+            seat.holder.send(self._result(index, decision_id, Result.TIMED_OUT, action))
+        self.metrics.timeouts.labels(self.spec.name).inc()
+        if seat.timeouts >= self.clocks.max_timeouts:
+            self._forfeit(index, "timeouts", now)
+
+    def _forfeit(self, index: int, reason: str, now: float) -> None:
+        seat = self.seats[index]
+        seat.forfeited = reason
+        seat.bank = 0.0
+        seat.decision = None
+        seat.acting_since = None
+        seat.gone_since = None
+        self._record({"t": "forfeit", "at": now, "seat": index, "reason": reason})
+        self.log.info("seat forfeited", seat=index, reason=reason)
+        if seat.holder is not None:
+            seat.holder.send(self._forfeited_message(index))
+            seat.holder = None
+        self.on_released(self, index)
+
+    def _cancel_timer(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+        self._timer = None
+        self._timer_at = None
+
+    def _arm_timer(self) -> None:
+        due = [s.decision.deadline for s in self.seats if s.decision is not None]
+        due += [s.gone_since + self.clocks.grace for s in self.seats if s.gone_since is not None]
+        wake = self.state.wake_at()
+        if wake is not None:
+            due.append(wake)
+        when = min(due) if due else None
+        if when == self._timer_at:
+            return
+        self._cancel_timer()
+        if when is not None:
+            self._timer_at = when
+            self._timer = asyncio.get_running_loop().call_at(self._origin + when, self._post_tick)
+
+    # --- settling: after every job that changed the match ------------------------------------
+
+    def _settle(self) -> None:
+        self._dirty = False
+        if self.status != Status.MATCH_STATUS_RUNNING:
+            return
+        while not self.state.is_over():
+            waiting_on = self.state.to_act()
+            if not waiting_on or not all(self.seats[s].forfeited for s in waiting_on):
+                break
+            index = min(waiting_on)
+            legal = self.state.legal_actions(index)
+            if not legal:
+                break
+            now = self.now()
+            events = self.state.apply(index, legal[0], now)
+            self._record({"t": "auto", "at": now, "seat": index, "action": str(legal[0])}, events)
+        if self.state.is_over():
+            self._finish()
+            return
+        self._publish()
+        self._arm_timer()
+
+    def _publish(self) -> None:
+        """Open, re-open or close each seat's decision; send what changed to each connected bot."""
+        now = self.now()
+        to_act = self.state.to_act()
+        views_due = self._views_due or bool(self._events)
+        events = [self.codec.event(e) for e in self._events] if views_due else []
+        self._events = []
+        self._views_due = False
+        for index, seat in enumerate(self.seats):
+            legal = self.state.legal_actions(index) if index in to_act else []
+            opened = False
+            if not legal:
+                seat.decision = None
+                seat.acting_since = None
+            elif seat.decision is None or seat.decision.legal != legal:
+                if seat.acting_since is None:
+                    seat.acting_since = now
+                self._next_decision += 1
+                deadline = seat.acting_since + self.clocks.decision + seat.bank
+                seat.decision = Decision(self._next_decision, legal, deadline)
+                opened = True
+            if seat.holder is None or seat.forfeited:
+                continue
+            if opened:
+                seat.holder.send(self._decision_message(index, now, events))
+            elif views_due:
+                seat.holder.send(self._view_message(index, events))
+
+    def _send_current(self, index: int) -> None:
+        """A (re)connected bot's catch-up: its open decision, else its view."""
+        seat = self.seats[index]
+        assert seat.holder is not None
+        if seat.decision is not None:
+            seat.holder.send(self._decision_message(index, self.now(), []))
+        else:
+            seat.holder.send(self._view_message(index, []))
+
+    def _finish(self) -> None:
+        now = self.now()
+        outcome = self.state.outcome()
+        places = final_places(outcome.places, [bool(s.forfeited) for s in self.seats])
+        self.status = Status.MATCH_STATUS_FINISHED
+        self.result = self._result_message(outcome.scores, places, now)
+        self._cancel_timer()
+        self._record(
+            {
+                "t": "end",
+                "at": now,
+                "seed": self._seed,
+                "scores": list(outcome.scores),
+                "engine_places": list(outcome.places),
+                "places": places,
+                "timeouts": [s.timeouts for s in self.seats],
+                "refusals": [s.refusals for s in self.seats],
+                "forfeited": [s.forfeited for s in self.seats],
+            }
+        )
+        assert self._journal is not None
+        self._journal.sync()
+        self._journal.close()
+        self.secret_path.unlink(missing_ok=True)
+        view = self.codec.view(self.state.full_view())
+        events = [self.codec.event(e) for e in self._events]
+        self._events = []
+        for index, seat in enumerate(self.seats):
+            if seat.holder is not None:
+                seat.holder.send(
+                    bots_pb2.ServerMessage(
+                        match_ended=bots_pb2.MatchEnded(
+                            match_id=self.id, seat=index, result=self.result, view=view, events=events
+                        )
+                    )
+                )
+        for subscription in self.subscribers:
+            subscription.frames.put_nowait(None)
+        self.subscribers = []
+        self.metrics.active_matches.labels(self.spec.name).dec()
+        self.metrics.finished.labels(self.spec.name).inc()
+        self.log.info(
+            "match finished",
+            players=[p.name for p in self.players],
+            places=places,
+            scores=list(outcome.scores),
+            timeouts=[s.timeouts for s in self.seats],
+            refusals=[s.refusals for s in self.seats],
+            forfeited=[s.forfeited for s in self.seats],
+            seconds=round(now, 3),
+            journal=str(self.journal_path),
+        )
+        self.done.set()
+        self.on_finished(self)
+
+    # --- the journal and the spectators --------------------------------------------------------
+
+    def _record(self, record: Record, events: list[Event] | None = None) -> None:
+        """Journal one change (before anyone hears of it), then show it to the spectators."""
+        assert self._journal is not None
+        self._journal.write(record)
+        self.records.append(record)
+        if record["t"] in ("match", "resume"):
+            return
+        self._dirty = True
+        if events:
+            self._events.extend(events)
+        if self.subscribers:
+            seq = len(self.records) - 1
+            built: dict[bool, spectator_pb2.MatchFrame] = {}
+            for subscription in self.subscribers:
+                frame = built.get(subscription.admin)
+                if frame is None:
+                    frame = built[subscription.admin] = self.frame(
+                        seq, record, events or [], subscription.admin
+                    )
+                subscription.frames.put_nowait(frame)
+
+    def frame(self, seq: int, record: Record, events: list[Event], admin: bool) -> spectator_pb2.MatchFrame:
+        """One change as a spectator may see it (hands and actions only for an admin or once over)."""
+        return build_frame(
+            self.codec, self.id, seq, record, events, self.state, admin, self.info_if_edge(record)
+        )
+
+    def info_if_edge(self, record: Record) -> match_pb2.MatchInfo | None:
+        return self.info() if record["t"] in ("start", "end") else None
+
+    def subscribe(self, admin: bool, from_start: bool) -> tuple[Subscription, list[Record]]:
+        """A live feed starting now, and the records before it (all of them if ``from_start``).
+
+        Without ``from_start`` the feed begins with a snapshot of the match as it is.
+        Both are taken at once, so the replayed records and the live frames meet exactly.
+        """
+        subscription = Subscription(admin)
+        backlog = list(self.records) if from_start else []
+        if not from_start:
+            reveal = admin or self.status == Status.MATCH_STATUS_FINISHED
+            view = self.state.full_view() if reveal else self.state.public_view()
+            subscription.frames.put_nowait(
+                spectator_pb2.MatchFrame(
+                    match_id=self.id,
+                    seq=len(self.records) - 1,
+                    time_ms=_ms(self.records[-1].get("at", 0.0)),
+                    step=spectator_pb2.Step(kind=Kind.SNAPSHOT),
+                    view=self.codec.view(view),
+                    info=self.info(),
+                )
+            )
+        if self.status == Status.MATCH_STATUS_FINISHED:
+            subscription.frames.put_nowait(None)
+        else:
+            self.subscribers.append(subscription)
+        return subscription, backlog
+
+    def unsubscribe(self, subscription: Subscription) -> None:
+        if subscription in self.subscribers:
+            self.subscribers.remove(subscription)
+
+    def replay_frames(self, records: list[Record], admin: bool) -> Iterator[spectator_pb2.MatchFrame]:
+        """Frames of past records, re-run from the seed (in the spectator's coroutine, not the actor)."""
+        reveal = admin or self.status == Status.MATCH_STATUS_FINISHED
+        return replay_frames(self.spec, self.options, self._seed, records, reveal, self.info)
+
+    # --- messages ----------------------------------------------------------------------------------
+
+    def info(self) -> match_pb2.MatchInfo:
+        finished = self.status == Status.MATCH_STATUS_FINISHED
+        return match_pb2.MatchInfo(
+            match_id=self.id,
+            game=self.spec.name,
+            options=self.options_pb,
+            players=self.players_proto(),
+            clocks=self.clocks.to_proto(),
+            status=self.status,
+            seed_sha256=self.seed_sha256,
+            seed=self._seed if finished else None,
+            result=self.result,
+            created_unix_ms=self.created_ms,
+        )
+
+    def players_proto(self) -> list[match_pb2.Player]:
+        return [
+            match_pb2.Player(
+                seat=i, name=p.name, bot_id=p.bot_id, connected=s.holder is not None, forfeited=s.forfeited
+            )
+            for i, (p, s) in enumerate(zip(self.players, self.seats, strict=True))
+        ]
+
+    def _started_message(self, index: int, resumed: bool) -> bots_pb2.ServerMessage:
+        return bots_pb2.ServerMessage(
+            match_started=bots_pb2.MatchStarted(
+                match_id=self.id,
+                game=self.spec.name,
+                options=self.options_pb,
+                seat=index,
+                players=self.players_proto(),
+                clocks=self.clocks.to_proto(),
+                resumed=resumed,
+                time_bank_ms=_ms(self.seats[index].bank),
+            )
+        )
+
+    def _decision_message(
+        self, index: int, now: float, events: list[games_pb2.Event]
+    ) -> bots_pb2.ServerMessage:
+        seat = self.seats[index]
+        decision = seat.decision
+        assert decision is not None
+        action = self.codec.action
+        return bots_pb2.ServerMessage(
+            decision=bots_pb2.DecisionRequest(
+                match_id=self.id,
+                seat=index,
+                decision_id=decision.id,
+                view=self.codec.view(self.state.view(index)),
+                legal_actions=[action(a) for a in decision.legal],
+                deadline_ms=_ms(decision.deadline - now),
+                time_bank_ms=_ms(seat.bank),
+                last_think_ms=_ms(seat.last_think),
+                events=events,
+            )
+        )
+
+    def _view_message(self, index: int, events: list[games_pb2.Event]) -> bots_pb2.ServerMessage:
+        return bots_pb2.ServerMessage(
+            view_update=bots_pb2.ViewUpdate(
+                match_id=self.id, seat=index, view=self.codec.view(self.state.view(index)), events=events
+            )
+        )
+
+    def _result(
+        self,
+        index: int,
+        decision_id: int,
+        status: bots_pb2.ActionResult.Status.ValueType,
+        action: Action | None,
+        reason: str = "",
+        think: float = 0.0,
+    ) -> bots_pb2.ServerMessage:
+        seat = self.seats[index]
+        return bots_pb2.ServerMessage(
+            action_result=bots_pb2.ActionResult(
+                match_id=self.id,
+                seat=index,
+                decision_id=decision_id,
+                status=status,
+                action=self.codec.action(action) if action is not None else None,
+                reason=reason,
+                think_ms=_ms(think),
+                refusals=seat.refusals,
+                timeouts=seat.timeouts,
+            )
+        )
+
+    def _forfeited_message(self, index: int) -> bots_pb2.ServerMessage:
+        reason = self.seats[index].forfeited
+        return bots_pb2.ServerMessage(
+            seat_forfeited=bots_pb2.SeatForfeited(match_id=self.id, seat=index, reason=reason)
+        )
+
+    def _result_message(
+        self, scores: tuple[int, ...], places: list[int], now: float
+    ) -> match_pb2.MatchResult:
+        return match_pb2.MatchResult(
+            seats=[
+                match_pb2.SeatResult(
+                    seat=i,
+                    name=p.name,
+                    bot_id=p.bot_id,
+                    place=places[i],
+                    score=scores[i],
+                    timeouts=s.timeouts,
+                    refusals=s.refusals,
+                    forfeited=s.forfeited,
+                )
+                for i, (p, s) in enumerate(zip(self.players, self.seats, strict=True))
+            ],
+            winners=[i for i, place in enumerate(places) if place == 1],
+            duration_ms=_ms(now),
+            journal=str(self.journal_path),
+        )
+
+
+# --- shared with replays -------------------------------------------------------------------------
+
+
+def final_places(engine_places: tuple[int, ...] | list[int], forfeited: list[bool]) -> list[int]:
+    """The engine's ranking among the seats that played on, forfeited seats sharing the last place."""
+    playing = [p for p, gone in zip(engine_places, forfeited, strict=True) if not gone]
+    last = len(playing) + 1
+    return [
+        last if gone else 1 + sum(1 for other in playing if other < place)
+        for place, gone in zip(engine_places, forfeited, strict=True)
+    ]
+
+
+def build_frame(
+    codec: convert.GameCodec,
+    match_id: str,
+    seq: int,
+    record: Record,
+    events: list[Event],
+    state: GameState[Any, Any],
+    reveal: bool,
+    info: match_pb2.MatchInfo | None,
+) -> spectator_pb2.MatchFrame:
+    """A frame of one journal record, after it was applied to ``state``.
+
+    Hidden cards and actions (which may name them) only if ``reveal`` or once the game is over.
+    """
+    reveal = reveal or state.is_over()
+    kind = record["t"]
+    step = spectator_pb2.Step(kind=STEP_KINDS[kind], seat=record.get("seat"))
+    if kind == "forfeit":
+        step.reason = record["reason"]
+    elif reveal:
+        if kind in ACTION_RECORDS:
+            step.action.CopyFrom(codec.action(codec.spec.parse_action(record["action"])))
+        elif kind == "refuse":
+            step.reason = record["reason"]
+            with contextlib.suppress(MalformedInput):  # an attempt that was no action: the reason says so
+                step.action.CopyFrom(codec.action(codec.spec.parse_action(record["action"])))
+    view = state.full_view() if reveal else state.public_view()
+    return spectator_pb2.MatchFrame(
+        match_id=match_id,
+        seq=seq,
+        time_ms=_ms(record.get("at", 0.0)),
+        step=step,
+        events=[codec.event(e) for e in events],
+        view=codec.view(view),
+        info=info,
+    )
+
+
+def replay_frames(
+    spec: GameSpec[Any],
+    options: Any,
+    seed: int,
+    records: list[Record],
+    reveal: bool,
+    info: Callable[[], match_pb2.MatchInfo] | None = None,
+) -> Iterator[spectator_pb2.MatchFrame]:
+    """The frames of a journal's records, re-run from the seed (the header is record 0)."""
+    codec = convert.codec(spec.name)
+    state = spec.new_game(options, Rng(seed))
+    match_id = records[0]["match_id"]
+    for seq, record in enumerate(records):
+        if record["t"] in ("match", "resume"):
+            continue
+        events = apply_record(spec, state, record)
+        edge = info() if info is not None and record["t"] in ("start", "end") else None
+        yield build_frame(codec, match_id, seq, record, events, state, reveal, edge)
+
+
+def _ms(seconds: float) -> int:
+    return max(0, round(seconds * 1000))
+
+
+def _describe(move: bots_pb2.Move) -> str:
+    """A refused move that could not be read, for the journal."""
+    choice = move.WhichOneof("choice")
+    if choice == "index":
+        return f"index {move.index}"
+    if choice == "text":
+        return move.text
+    return str(choice or "nothing")
+
+
+def _error(code: int, message: str, match_id: str = "", decision_id: int = 0) -> bots_pb2.ServerMessage:
+    return bots_pb2.ServerMessage(
+        error=bots_pb2.Error(
+            code=bots_pb2.Error.Code.ValueType(code),
+            message=message,
+            match_id=match_id,
+            decision_id=decision_id,
+        )
+    )
+
+
+def now_ms() -> int:
+    return int(time.time() * 1000)

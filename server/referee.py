@@ -1,0 +1,385 @@
+"""The referee: every match, registered bot, token and connected stream, on one event loop.
+
+It creates matches, resumes unfinished ones after a restart, and seats bots:
+a stream joining with seat tokens holds those seats at once; a stream joining
+with a bot token is given the seats of matches created for its bot, a whole
+match at a time and at most ``max_matches`` matches at once, oldest match
+first. All of this runs on the event loop's one thread, so plain dicts are
+shared state enough; each match's own state belongs to its actor.
+
+Files under the data directory: ``matches/<id>.jsonl`` (journals),
+``matches/<id>.secret`` (seed and seat-token hashes of unfinished matches, 0600),
+``bots.jsonl`` (registered bots: id, name, token hash) and ``admin-token`` (0600).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import secrets
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import structlog
+from croupier.v1 import admin_pb2, match_pb2
+
+from engine.games import get_game
+from server import convert
+from server.errors import Context, InvalidArgument, NotFound, PermissionDenied, Unauthenticated
+from server.journal import header_and_last, token_sha256
+from server.match import Clocks, Match, Player
+from server.metrics import Metrics
+from server.session import Session
+
+log = structlog.get_logger("croupier.referee")
+
+MAX_SEATS = 16
+MAX_NAME = 100
+
+
+@dataclass
+class Bot:
+    bot_id: str
+    name: str
+    token_sha256: str
+
+
+@dataclass(frozen=True)
+class Identity:
+    """Who a stream's tokens say it is."""
+
+    bot: Bot | None
+    seats: tuple[tuple[str, int], ...]
+    """(match id, seat) per seat token."""
+
+
+class Referee:
+    def __init__(self, data_dir: Path, admin_token: str, clocks: Clocks, metrics: Metrics) -> None:
+        self.data_dir = data_dir
+        self.matches_dir = data_dir / "matches"
+        self.admin_token_sha256 = token_sha256(admin_token)
+        self.clocks = clocks
+        self.metrics = metrics
+        self.matches: dict[str, Match] = {}
+        """Matches of this run (waiting, running, finished); finished ones of earlier runs are in ``past``."""
+        self.past: dict[str, match_pb2.MatchInfo] = {}
+        self.bots: dict[str, Bot] = {}
+        self.bot_tokens: dict[str, Bot] = {}
+        self.seat_tokens: dict[str, tuple[str, int]] = {}
+        self.sessions: dict[str, list[Session]] = {}
+        """Streams joined with each bot's token."""
+        self.holders: dict[tuple[str, int], Session] = {}
+        """Which stream holds each seat of the unfinished matches (mirrored in ``Session.seats``)."""
+
+    # --- start and stop ---------------------------------------------------------------------
+
+    def load(self) -> None:
+        """Read the bots and the matches on disk; resume every unfinished match."""
+        self.matches_dir.mkdir(parents=True, exist_ok=True)
+        bots_file = self.data_dir / "bots.jsonl"
+        if bots_file.exists():
+            for line in bots_file.read_text(encoding="utf-8").splitlines():
+                bot = Bot(**json.loads(line))
+                self.bots[bot.bot_id] = bot
+                self.bot_tokens[bot.token_sha256] = bot
+        for path in sorted(self.matches_dir.glob("*.jsonl")):
+            try:
+                self._load_match(path)
+            except Exception:
+                log.exception("cannot load a match journal", journal=str(path))
+
+    def _load_match(self, path: Path) -> None:
+        header, last = header_and_last(path)
+        if last["t"] == "end":
+            self.past[header["match_id"]] = info_from_journal(header, last, path)
+            return
+        match = Match.resume(path, self.metrics, self._released, self._finished)
+        self.matches[match.id] = match
+        for seat, player in enumerate(match.players):
+            self.seat_tokens[player.token_sha256] = (match.id, seat)
+        match.start_actor()
+        log.info("match resumed", match_id=match.id, status=match_pb2.MatchStatus.Name(match.status))
+
+    async def close(self) -> None:
+        """Stop every actor, leaving unfinished matches to be resumed by the next run."""
+        for sessions in self.sessions.values():
+            for session in sessions:
+                session.close()
+        for match in self.matches.values():
+            await match.stop_actor()
+
+    # --- authentication -----------------------------------------------------------------------
+
+    def is_admin(self, tokens: list[str]) -> bool:
+        return any(secrets.compare_digest(token_sha256(t), self.admin_token_sha256) for t in tokens)
+
+    def check_admin(self, tokens: list[str]) -> None:
+        if not tokens:
+            raise Unauthenticated("admin calls need the admin token as croupier-token metadata")
+        if not self.is_admin(tokens):
+            raise PermissionDenied("that croupier-token is not the admin token")
+
+    def identify(self, tokens: list[str]) -> Identity:
+        """The bot and seats a stream's tokens grant; UNAUTHENTICATED for any token we do not know."""
+        if not tokens:
+            raise Unauthenticated("send a bot token or seat tokens as croupier-token metadata")
+        bot: Bot | None = None
+        seats: list[tuple[str, int]] = []
+        for token in tokens:
+            digest = token_sha256(token)
+            seat = self.seat_tokens.get(digest)
+            if seat is not None:
+                seats.append(seat)
+                continue
+            found = self.bot_tokens.get(digest)
+            if found is None:
+                raise Unauthenticated("unknown token (a seat token expires when its match ends)")
+            if bot is not None and bot is not found:
+                raise InvalidArgument("a stream plays for one bot: send one bot token")
+            bot = found
+        return Identity(bot, tuple(seats))
+
+    # --- bots ---------------------------------------------------------------------------------------
+
+    def register_bot(self, name: str) -> tuple[Bot, str]:
+        name = _check_name(name, "bot name")
+        token = "bot_" + secrets.token_urlsafe(24)
+        bot = Bot(bot_id="b-" + secrets.token_hex(6), name=name, token_sha256=token_sha256(token))
+        with (self.data_dir / "bots.jsonl").open("a", encoding="utf-8") as file:
+            file.write(json.dumps(dataclasses.asdict(bot)) + "\n")
+        self.bots[bot.bot_id] = bot
+        self.bot_tokens[bot.token_sha256] = bot
+        log.info("bot registered", bot_id=bot.bot_id, name=name)
+        return bot, token
+
+    def bot_summaries(self) -> list[admin_pb2.Bot]:
+        return [
+            admin_pb2.Bot(
+                bot_id=bot.bot_id,
+                name=bot.name,
+                streams=len(self.sessions.get(bot.bot_id, [])),
+                max_matches=sum(s.capacity for s in self.sessions.get(bot.bot_id, [])),
+                matches=len(
+                    {
+                        m.id
+                        for m in self.matches.values()
+                        if m.status == match_pb2.MATCH_STATUS_RUNNING
+                        and any(p.bot_id == bot.bot_id for p in m.players)
+                    }
+                ),
+            )
+            for bot in self.bots.values()
+        ]
+
+    # --- matches ------------------------------------------------------------------------------------
+
+    def create_match(self, request: admin_pb2.CreateMatchRequest) -> tuple[Match, list[str]]:
+        game = convert.game_of_options(request.options)
+        spec = get_game(game)
+        seats = list(request.seats)
+        if not seats:
+            raise InvalidArgument("a match needs seats: one SeatSpec per player")
+        if len(seats) > MAX_SEATS:
+            raise InvalidArgument(f"at most {MAX_SEATS} seats")
+        options = convert.codec(game).options_from_proto(request.options, players=len(seats))
+        if options.players != len(seats):
+            raise InvalidArgument(f"options say {options.players} players but {len(seats)} seats are given")
+        clocks = self.clocks.merged(request.clocks)
+        tokens = ["seat_" + secrets.token_urlsafe(24) for _ in seats]
+        players = []
+        for index, (seat, token) in enumerate(zip(seats, tokens, strict=True)):
+            name = seat.name
+            if seat.bot_id:
+                bot = self.bots.get(seat.bot_id)
+                if bot is None:
+                    raise NotFound(f"seat {index}: no registered bot {seat.bot_id!r}")
+                name = name or bot.name
+            name = _check_name(name or f"seat {index}", f"seat {index} name")
+            players.append(Player(name, seat.bot_id, token_sha256(token)))
+        seed = request.seed if request.HasField("seed") else secrets.randbits(63)
+        match_id = time.strftime("%Y%m%d-%H%M%S-", time.gmtime()) + secrets.token_hex(3)
+        match = Match(
+            match_id=match_id,
+            spec=spec,
+            options=options,
+            seed=seed,
+            clocks=clocks,
+            players=players,
+            created_ms=int(time.time() * 1000),
+            journal_path=self.matches_dir / f"{match_id}.jsonl",
+            metrics=self.metrics,
+            on_released=self._released,
+            on_finished=self._finished,
+        )
+        match.create()
+        self.matches[match.id] = match
+        for index, player in enumerate(players):
+            self.seat_tokens[player.token_sha256] = (match.id, index)
+        match.start_actor()
+        log.info("match created", match_id=match.id, game=game, players=[p.name for p in players])
+        self._seat_bots()
+        return match, tokens
+
+    def find(self, match_id: str) -> Match:
+        match = self.matches.get(match_id)
+        if match is None:
+            raise NotFound(f"no match {match_id!r}")
+        return match
+
+    def info(self, match_id: str) -> match_pb2.MatchInfo:
+        match = self.matches.get(match_id)
+        if match is not None:
+            return match.info()
+        past = self.past.get(match_id)
+        if past is None:
+            raise NotFound(f"no match {match_id!r}")
+        return past
+
+    def list_infos(self, status: int, game: str) -> list[match_pb2.MatchInfo]:
+        infos = [*self.past.values(), *(m.info() for m in self.matches.values())]
+        return sorted(
+            (i for i in infos if (not status or i.status == status) and (not game or i.game == game)),
+            key=lambda i: (i.created_unix_ms, i.match_id),
+        )
+
+    def journal_path(self, match_id: str) -> Path:
+        if match_id not in self.matches and match_id not in self.past:
+            raise NotFound(f"no match {match_id!r}")
+        return self.matches_dir / f"{match_id}.jsonl"
+
+    def _released(self, match: Match, index: int) -> None:
+        """A match let a seat go (forfeited): its stream no longer holds it."""
+        session = self.holders.pop((match.id, index), None)
+        if session is not None:
+            session.seats.discard((match, index))
+        self._seat_bots()
+
+    def _finished(self, match: Match) -> None:
+        for index, player in enumerate(match.players):
+            self.seat_tokens.pop(player.token_sha256, None)
+            session = self.holders.pop((match.id, index), None)
+            if session is not None:
+                session.seats.discard((match, index))
+        self._seat_bots()
+
+    # --- streams -----------------------------------------------------------------------------------
+
+    def connect(self, session: Session, identity: Identity) -> None:
+        """Seat a new stream: its seat tokens' seats, its bot's orphaned seats, then new matches."""
+        for match_id, index in identity.seats:
+            self._hand_over(self.matches[match_id], index, session)
+        if session.bot_id is not None:
+            self.sessions.setdefault(session.bot_id, []).append(session)
+        self._seat_bots()
+
+    def disconnect(self, session: Session) -> None:
+        session.close()
+        if session.bot_id is not None:
+            streams = self.sessions.get(session.bot_id, [])
+            if session in streams:
+                streams.remove(session)
+        for match, index in session.seats:
+            if self.holders.get((match.id, index)) is session:
+                del self.holders[(match.id, index)]
+            match.detach(session, index)
+        session.seats.clear()
+        self._seat_bots()
+
+    def _hand_over(self, match: Match, index: int, session: Session) -> None:
+        """Give a seat to a stream, taking it from any stream that held it."""
+        old = self.holders.get((match.id, index))
+        if old is not None:
+            old.seats.discard((match, index))
+        self.holders[(match.id, index)] = session
+        session.seats.add((match, index))
+        match.attach(session, index)
+
+    def _seat_bots(self) -> None:
+        """Give streams of invited bots their seats: orphaned seats of running matches to any stream
+        of their bot, then waiting matches, oldest first, each whole when every bot it invites has
+        a stream with room for one more match."""
+        for match in self.matches.values():
+            if match.status == match_pb2.MATCH_STATUS_FINISHED:
+                continue
+            needed = [
+                (index, player.bot_id)
+                for index, player in enumerate(match.players)
+                if player.bot_id
+                and not match.seats[index].forfeited
+                and (match.id, index) not in self.holders
+            ]
+            if not needed:
+                continue
+            if match.status == match_pb2.MATCH_STATUS_RUNNING:
+                for index, bot_id in needed:
+                    streams = self.sessions.get(bot_id)
+                    if streams:
+                        self._hand_over(match, index, min(streams, key=Session.invited_matches))
+                continue
+            chosen: dict[str, Session] = {}
+            for bot_id in {bot_id for _, bot_id in needed}:
+                room = [s for s in self.sessions.get(bot_id, []) if s.invited_matches() < s.capacity]
+                if not room:
+                    break
+                chosen[bot_id] = min(room, key=Session.invited_matches)
+            else:
+                for index, bot_id in needed:
+                    self._hand_over(match, index, chosen[bot_id])
+
+
+def info_from_journal(header: dict[str, Any], end: dict[str, Any], path: Path) -> match_pb2.MatchInfo:
+    """A finished match of an earlier run, as listed: from its journal's first and last records."""
+    spec = get_game(header["game"])
+    codec = convert.codec(spec.name)
+    clocks = Clocks(**header["clocks"])
+    places = end["places"]
+    result = match_pb2.MatchResult(
+        seats=[
+            match_pb2.SeatResult(
+                seat=i,
+                name=p["name"],
+                bot_id=p["bot_id"],
+                place=places[i],
+                score=end["scores"][i],
+                timeouts=end["timeouts"][i],
+                refusals=end["refusals"][i],
+                forfeited=end["forfeited"][i],
+            )
+            for i, p in enumerate(header["players"])
+        ],
+        winners=[i for i, place in enumerate(places) if place == 1],
+        duration_ms=max(0, round(end["at"] * 1000)),
+        journal=str(path),
+    )
+    return match_pb2.MatchInfo(
+        match_id=header["match_id"],
+        game=spec.name,
+        options=codec.options(spec.options(header["options"])),
+        players=[
+            match_pb2.Player(seat=i, name=p["name"], bot_id=p["bot_id"], forfeited=result.seats[i].forfeited)
+            for i, p in enumerate(header["players"])
+        ],
+        clocks=clocks.to_proto(),
+        status=match_pb2.MATCH_STATUS_FINISHED,
+        seed_sha256=header["seed_sha256"],
+        seed=end["seed"],
+        result=result,
+        created_unix_ms=header["created_ms"],
+    )
+
+
+def _check_name(name: str, what: str) -> str:
+    name = name.strip()
+    if not name or len(name) > MAX_NAME or not name.isprintable():
+        raise InvalidArgument(f"{what} must be 1 to {MAX_NAME} printable characters")
+    return name
+
+
+TOKEN_METADATA = "croupier-token"
+
+
+def tokens_of(context: Context) -> list[str]:
+    """The ``croupier-token`` values of a call's metadata (it may repeat)."""
+    return [str(value) for key, value in context.invocation_metadata() or () if key == TOKEN_METADATA]

@@ -1,0 +1,48 @@
+"""One connected bot stream: who it is, what it holds, and its queue of outgoing messages."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+from typing import TYPE_CHECKING
+
+from croupier.v1 import bots_pb2
+
+if TYPE_CHECKING:
+    from server.match import Match
+
+_ids = itertools.count(1)
+
+
+class Session:
+    """A bot's stream. Matches and the referee post messages; the stream's writer sends them in order.
+
+    ``seats`` is kept by the referee (capacity, clean-up on disconnect); each
+    match keeps its own record of which session holds which of its seats.
+    """
+
+    def __init__(self, name: str, bot_id: str | None, capacity: int) -> None:
+        self.id = next(_ids)
+        self.name = name
+        self.bot_id = bot_id
+        self.capacity = capacity
+        self.seats: set[tuple[Match, int]] = set()
+        self.outbox: asyncio.Queue[bots_pb2.ServerMessage | None] = asyncio.Queue()
+        self.closed = False
+
+    def send(self, message: bots_pb2.ServerMessage) -> None:
+        if not self.closed:
+            self.outbox.put_nowait(message)
+
+    def close(self) -> None:
+        """End the stream's writer after what is queued."""
+        if not self.closed:
+            self.closed = True
+            self.outbox.put_nowait(None)
+
+    def invited_matches(self) -> int:
+        """Matches this stream plays for its bot token: what ``capacity`` limits."""
+        return len({match for match, seat in self.seats if match.players[seat].bot_id})
+
+    def __repr__(self) -> str:
+        return f"Session({self.id}, {self.name!r}, bot={self.bot_id})"

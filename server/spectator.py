@@ -1,0 +1,72 @@
+"""SpectatorService: listing, watching live and replaying matches.
+
+A spectator sees public facts only until a match is over; the admin token
+sees everything at any time. Past frames are rebuilt by re-running the engine
+from the journal, so live frames and replayed ones are made by the same code.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+
+from croupier.v1 import match_pb2, spectator_pb2
+
+from engine.games import get_game
+from server.errors import Context, FailedPrecondition
+from server.journal import read_records
+from server.match import replay_frames
+from server.referee import Referee, tokens_of
+
+
+class SpectatorService:
+    def __init__(self, referee: Referee) -> None:
+        self.referee = referee
+
+    async def ListMatches(
+        self, request: spectator_pb2.ListMatchesRequest, context: Context
+    ) -> spectator_pb2.ListMatchesResponse:
+        return spectator_pb2.ListMatchesResponse(
+            matches=self.referee.list_infos(request.status, request.game)
+        )
+
+    async def WatchMatch(
+        self, request: spectator_pb2.WatchMatchRequest, context: Context
+    ) -> AsyncIterator[spectator_pb2.MatchFrame]:
+        admin = self.referee.is_admin(tokens_of(context))
+        match = self.referee.matches.get(request.match_id)
+        if match is None or match.status == match_pb2.MATCH_STATUS_FINISHED:
+            for frame in self._finished_frames(request.match_id):
+                yield frame
+            return
+        subscription, backlog = match.subscribe(admin, request.from_start)
+        try:
+            for frame in match.replay_frames(backlog, admin):
+                yield frame
+            while (live := await subscription.frames.get()) is not None:
+                yield live
+        finally:
+            match.unsubscribe(subscription)
+
+    async def GetRecord(
+        self, request: spectator_pb2.GetRecordRequest, context: Context
+    ) -> spectator_pb2.MatchRecord:
+        match = self.referee.matches.get(request.match_id)
+        if match is not None and match.status != match_pb2.MATCH_STATUS_FINISHED:
+            if not self.referee.is_admin(tokens_of(context)):
+                raise FailedPrecondition(f"match {request.match_id} is not over: watch it instead")
+            return spectator_pb2.MatchRecord(
+                info=match.info(), frames=list(match.replay_frames(list(match.records), admin=True))
+            )
+        return spectator_pb2.MatchRecord(
+            info=self.referee.info(request.match_id), frames=list(self._finished_frames(request.match_id))
+        )
+
+    def _finished_frames(self, match_id: str) -> Iterator[spectator_pb2.MatchFrame]:
+        """A finished match's whole record, hands included, from its journal."""
+        path: Path = self.referee.journal_path(match_id)
+        info = self.referee.info(match_id)
+        records = read_records(path)
+        header, end = records[0], records[-1]
+        spec = get_game(header["game"])
+        return replay_frames(spec, spec.options(header["options"]), end["seed"], records, True, lambda: info)

@@ -1,0 +1,143 @@
+"""Scripted clients for the referee tests: real stubs over a real channel."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import grpc
+from croupier.v1 import admin_pb2, admin_pb2_grpc, bots_pb2, bots_pb2_grpc, match_pb2, spectator_pb2_grpc
+
+from server import convert
+
+ADMIN_TOKEN = "admin-test-token"
+WAIT = 60.0
+"""Seconds before a test gives up waiting for a message: a guard against hangs, never a timing check."""
+
+
+def token(value: str) -> list[tuple[str, str]]:
+    return [("croupier-token", value)]
+
+
+ADMIN = token(ADMIN_TOKEN)
+
+
+class Admin:
+    def __init__(self, channel: grpc.aio.Channel) -> None:
+        self.stub = admin_pb2_grpc.AdminServiceStub(channel)
+        self.spectator = spectator_pb2_grpc.SpectatorServiceStub(channel)
+
+    async def create(
+        self,
+        game: str,
+        seats: int | Sequence[admin_pb2.SeatSpec],
+        options: dict[str, Any] | None = None,
+        seed: int | None = 7,
+        **clocks: int,
+    ) -> admin_pb2.CreateMatchResponse:
+        if isinstance(seats, int):
+            seats = [admin_pb2.SeatSpec(name=f"p{i}") for i in range(seats)]
+        spec_seats = list(seats)
+        codec = convert.codec(game)
+        values = {"players": len(spec_seats), **(options or {})}
+        request = admin_pb2.CreateMatchRequest(
+            options=codec.options(codec.spec.options(values)),
+            seats=spec_seats,
+            seed=seed,
+            clocks=match_pb2.Clocks(**clocks),
+        )
+        response: admin_pb2.CreateMatchResponse = await self.stub.CreateMatch(request, metadata=ADMIN)
+        return response
+
+    async def wait(self, match_id: str) -> match_pb2.MatchInfo:
+        info: match_pb2.MatchInfo = await asyncio.wait_for(
+            self.stub.WaitMatch(admin_pb2.GetMatchRequest(match_id=match_id), metadata=ADMIN), WAIT
+        )
+        return info
+
+    async def get(self, match_id: str) -> match_pb2.MatchInfo:
+        info: match_pb2.MatchInfo = await self.stub.GetMatch(
+            admin_pb2.GetMatchRequest(match_id=match_id), metadata=ADMIN
+        )
+        return info
+
+
+Policy = Callable[[bots_pb2.DecisionRequest], bots_pb2.Move | None]
+
+
+def first_legal(decision: bots_pb2.DecisionRequest) -> bots_pb2.Move:
+    return bots_pb2.Move(match_id=decision.match_id, decision_id=decision.decision_id, index=0)
+
+
+def random_legal(seed: int) -> Policy:
+    rng = random.Random(seed)
+
+    def choose(decision: bots_pb2.DecisionRequest) -> bots_pb2.Move:
+        index = rng.randrange(len(decision.legal_actions))
+        return bots_pb2.Move(match_id=decision.match_id, decision_id=decision.decision_id, index=index)
+
+    return choose
+
+
+class Bot:
+    """One bot stream. Everything the referee sends is kept in ``received``, in order."""
+
+    def __init__(
+        self, channel: grpc.aio.Channel, *tokens: str, name: str = "bot", max_matches: int = 1
+    ) -> None:
+        self.stub = bots_pb2_grpc.BotServiceStub(channel)
+        self.call = self.stub.Play(metadata=[("croupier-token", t) for t in tokens])
+        self.name = name
+        self.max_matches = max_matches
+        self.received: list[bots_pb2.ServerMessage] = []
+
+    async def hello(self) -> bots_pb2.Welcome:
+        await self.write(
+            bots_pb2.BotMessage(
+                hello=bots_pb2.Hello(protocol_version=1, name=self.name, max_matches=self.max_matches)
+            )
+        )
+        return (await self.expect("welcome")).welcome
+
+    async def write(self, message: bots_pb2.BotMessage) -> None:
+        await self.call.write(message)
+
+    async def move(self, **fields: Any) -> None:
+        await self.write(bots_pb2.BotMessage(move=bots_pb2.Move(**fields)))
+
+    async def read(self) -> bots_pb2.ServerMessage:
+        message = await asyncio.wait_for(self.call.read(), WAIT)
+        if message is grpc.aio.EOF:
+            raise EOFError("the referee ended the stream")
+        assert isinstance(message, bots_pb2.ServerMessage)
+        self.received.append(message)
+        return message
+
+    async def expect(self, *kinds: str) -> bots_pb2.ServerMessage:
+        """Read until a message of one of ``kinds`` arrives (others are kept in ``received``)."""
+        while True:
+            message = await self.read()
+            if message.WhichOneof("message") in kinds:
+                return message
+
+    async def play(self, policy: Policy = first_legal, matches: int = 1) -> list[bots_pb2.MatchEnded]:
+        """Answer every decision with ``policy`` until ``matches`` matches have ended."""
+        ended: list[bots_pb2.MatchEnded] = []
+        while len(ended) < matches:
+            message = await self.read()
+            kind = message.WhichOneof("message")
+            if kind == "decision":
+                move = policy(message.decision)
+                if move is not None:
+                    await self.write(bots_pb2.BotMessage(move=move))
+            elif kind == "match_ended":
+                ended.append(message.match_ended)
+        return ended
+
+    def of_kind(self, kind: str) -> list[Any]:
+        return [getattr(m, kind) for m in self.received if m.WhichOneof("message") == kind]
+
+    async def close(self) -> None:
+        self.call.cancel()
