@@ -79,14 +79,22 @@ def pile_points(cards: list[Card], scoring: Scoring) -> int:
 def captures(card: Card, table: list[Card] | tuple[Card, ...]) -> list[Card]:
     """The table cards ``card`` can capture, one at a time: a sum of ten for
     A..9 (an Ace counts 1), the same rank for 10, J, Q, K."""
-    if card.rank in PICTURE_RANKS:
-        return [t for t in table if t.rank is card.rank]
-    wanted = 10 - (1 if card.rank is Rank.ACE else int(card.rank))
-    return [t for t in table if t.rank not in PICTURE_RANKS and _low_value(t) == wanted]
+    partner = CAPTURE_PARTNER[card.rank]
+    return [t for t in table if t.rank == partner]
 
 
-def _low_value(card: Card) -> int:
-    return 1 if card.rank is Rank.ACE else int(card.rank)
+def _low_value(rank: Rank) -> int:
+    return 1 if rank is Rank.ACE else int(rank)
+
+
+def _rank_of_value(value: int) -> Rank:
+    return Rank.ACE if value == 1 else Rank(value)
+
+
+CAPTURE_PARTNER: dict[Rank, Rank] = {
+    rank: rank if rank in PICTURE_RANKS else _rank_of_value(10 - _low_value(rank)) for rank in Rank
+}
+"""The one rank each rank captures; computed once (the hot path asks it per card)."""
 
 
 # --- actions -------------------------------------------------------------------
