@@ -30,7 +30,12 @@ class Suit(Enum):
     def __str__(self) -> str:
         return self.value
 
+    def __lt__(self, other: Suit) -> bool:
+        """Clubs < diamonds < hearts < spades, so cards sort (by rank, then suit)."""
+        return _SUIT_ORDER[self] < _SUIT_ORDER[other]
 
+
+_SUIT_ORDER = {suit: i for i, suit in enumerate(Suit)}
 _SUIT_SYMBOLS = {Suit.CLUBS: "♣", Suit.DIAMONDS: "♦", Suit.HEARTS: "♥", Suit.SPADES: "♠"}
 
 
