@@ -250,7 +250,9 @@ class AntesPaid(Event):
 
     def __str__(self) -> str:
         who = ", ".join(map(str, self.seats))
-        return f"seat{'s' if len(self.seats) > 1 else ''} {who} ante {self.amount}; the pool is {self.pool}"
+        if len(self.seats) == 1:
+            return f"seat {who} antes {self.amount}; the pool is {self.pool}"
+        return f"seats {who} ante {self.amount}; the pool is {self.pool}"
 
 
 @dataclass(frozen=True, slots=True)

@@ -595,8 +595,15 @@ def test_plain_ranking_has_no_renege() -> None:
 
 @pytest.mark.parametrize(
     ("text", "action"),
-    [("7h", Play(C("7h"))), ("10c", Play(C("10c"))), ("rob 7c", Rob(C("7c"))), ("decline", Decline()),
-     ("announce", Announce()), ("take", TakePool()), ("jinx", Jinx())],
+    [
+        ("7h", Play(C("7h"))),
+        ("10c", Play(C("10c"))),
+        ("rob 7c", Rob(C("7c"))),
+        ("decline", Decline()),
+        ("announce", Announce()),
+        ("take", TakePool()),
+        ("jinx", Jinx()),
+    ],
 )
 def test_each_action_has_one_text_form_that_reads_back(text: str, action: object) -> None:
     assert parse_action(text) == action and str(action) == text
