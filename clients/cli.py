@@ -13,7 +13,6 @@ from collections.abc import Sequence
 
 # name -> (module with `add_arguments(parser)` and `run(args) -> int`, one-line help)
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
-    "demo": ("clients.demo", "play a short demo of every game in-process and print each deal's result"),
     "serve": ("server.cli", "run a referee: bots, spectators and admins connect to it over gRPC"),
     "replay": ("server.replay", "re-run matches from their journals and check they reproduce their results"),
     "tournament": ("server.tournament.cli", "run or resume a duplicate round-robin tournament (TOML file)"),

@@ -1,0 +1,31 @@
+# syntax=docker/dockerfile:1
+# The referee image: stubs generated at build time, a slim non-root runtime, gRPC health check.
+
+FROM python:3.11-slim AS build
+WORKDIR /src
+ENV PIP_NO_CACHE_DIR=1 PIP_DISABLE_PIP_VERSION_CHECK=1
+RUN python -m venv /opt/croupier
+COPY pyproject.toml README.md ./
+COPY engine/ engine/
+COPY server/ server/
+COPY clients/__init__.py clients/cli.py clients/
+COPY proto/ proto/
+RUN /opt/croupier/bin/pip install . \
+ && mkdir -p /opt/croupier/gen/croupier/v1 \
+ && touch /opt/croupier/gen/croupier/__init__.py /opt/croupier/gen/croupier/v1/__init__.py \
+ && /opt/croupier/bin/python -m grpc_tools.protoc -Iproto \
+      --python_out=/opt/croupier/gen --grpc_python_out=/opt/croupier/gen proto/croupier/v1/*.proto \
+ && echo /opt/croupier/gen > "$(/opt/croupier/bin/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/croupier-gen.pth"
+
+FROM python:3.11-slim
+RUN useradd --system --uid 10001 --home-dir /data croupier \
+ && mkdir -p /data && chown croupier /data
+COPY --from=build /opt/croupier /opt/croupier
+ENV PATH=/opt/croupier/bin:$PATH PYTHONUNBUFFERED=1
+USER 10001
+WORKDIR /data
+EXPOSE 50051 9090
+HEALTHCHECK --interval=10s --timeout=5s --start-period=5s \
+  CMD ["python", "-c", "import sys, grpc; from grpc_health.v1 import health_pb2 as h, health_pb2_grpc as g; ch = grpc.insecure_channel('127.0.0.1:50051'); sys.exit(g.HealthStub(ch).Check(h.HealthCheckRequest(), timeout=3).status != 1)"]
+ENTRYPOINT ["croupier"]
+CMD ["serve", "--address", "0.0.0.0:50051", "--data", "/data"]
