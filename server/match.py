@@ -964,6 +964,8 @@ def replay_frames(
     info: Callable[[], match_pb2.MatchInfo] | None = None,
 ) -> Iterator[spectator_pb2.MatchFrame]:
     """The frames of a journal's records, re-run from the seed (the header is record 0)."""
+    if not records:
+        return
     codec = convert.codec(spec.name)
     state = spec.new_game(options, Rng(seed))
     match_id = records[0]["match_id"]
