@@ -19,7 +19,7 @@ from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from server.tournament.ratings_cli import DEFAULT_DATA, DEFAULT_SAMPLES
+from server.tournament.ratings_cli import DEFAULT_DATA, DEFAULT_SAMPLES, fail, say
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -79,24 +79,26 @@ def run(args: argparse.Namespace) -> int:
     try:
         config = load(args.file)
     except ConfigError as exc:
-        console.print(str(exc), markup=False)
-        return 2
+        return fail(str(exc), 2)
     if args.server and not args.admin_token:
-        console.print("--server needs the referee's admin token: --admin-token or $CROUPIER_ADMIN_TOKEN")
-        return 2
+        return fail("--server needs the referee's admin token: --admin-token or $CROUPIER_ADMIN_TOKEN", 2)
     db = args.db or args.data / "results.db"
     try:
         store = Store(db)
-        tournament = store.open_tournament(config.name, config.fingerprint(), config.settings(), args.again)
     except StoreError as exc:
-        console.print(str(exc), markup=False)
-        return 2
+        return fail(str(exc), 2)
     with store:
+        try:
+            tournament = store.open_tournament(
+                config.name, config.fingerprint(), config.settings(), args.again
+            )
+        except StoreError as exc:
+            return fail(str(exc), 2)
         if tournament.finished:
-            console.print(
+            say(
+                console,
                 f"tournament {tournament.name} (run {tournament.run}) already finished; "
                 "its tables follow (--again plays it again with new deals)",
-                markup=False,
             )
             report(console, config, store, tournament, args.samples, [])
             return 0
@@ -125,21 +127,19 @@ async def _play(
                 _on_interrupt(runner, display, main)
                 complete = await runner.run(tournament)
             finally:
-                for bot in launched:
-                    await bot.stop()
+                await asyncio.gather(*(bot.stop() for bot in launched))
                 await referee.close()
     except (RefereeError, ScheduleError, BotsNotReady) as exc:
-        console.print(f"tournament stopped: {exc}", markup=False)
-        console.print("what finished is saved; run the same command again to go on", markup=False)
-        return 1
-    except asyncio.CancelledError:
-        console.print(
-            "interrupted; what finished is saved: run the same command again to go on", markup=False
+        return fail(
+            f"tournament stopped: {exc}\nwhat finished is saved; run the same command again to go on", 1
         )
-        return EXIT_INTERRUPTED
+    except asyncio.CancelledError:
+        return fail(
+            "interrupted; what finished is saved: run the same command again to go on", EXIT_INTERRUPTED
+        )
     report(console, config, store, tournament, args.samples, launched)
     if not complete:
-        console.print("stopped early; run the same command again to play the rest", markup=False)
+        say(console, "stopped early; run the same command again to play the rest")
         return EXIT_INTERRUPTED
     return 0
 
@@ -268,11 +268,11 @@ def report(
         console.print(incidents_table(finished))
     restarted = [f"{bot.name} {len(bot.exits)}x" for bot in launched if bot.exits]
     if restarted:
-        console.print(f"bots restarted after exiting: {', '.join(restarted)}", markup=False)
+        say(console, f"bots restarted after exiting: {', '.join(restarted)}")
     journals = [match.record.journal for match in finished if match.record.journal]
     if journals:
         folder = os.path.commonpath(journals) if len(journals) > 1 else os.path.dirname(journals[0])
-        console.print(
+        say(
+            console,
             f"journals: {len(journals)} in {folder} (each match's path is in {store.path}, table matches)",
-            markup=False,
         )

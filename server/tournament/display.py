@@ -9,7 +9,6 @@ maximum-likelihood fit instead.
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
 from typing import Protocol
 
 from rich.console import Console, Group, RenderableType
@@ -109,7 +108,7 @@ class LiveDisplay:
             self.progress.update(self._task, rate=self._clock.text(done))
 
     def note(self, text: str) -> None:
-        self._live.console.print(text, markup=False, highlight=False)
+        self._live.console.print(text, markup=False, highlight=False, soft_wrap=True)
 
     def end(self) -> None:
         self._live.stop()
@@ -143,7 +142,7 @@ class PlainDisplay:
             self._line()
 
     def note(self, text: str) -> None:
-        self.console.print(text, markup=False, highlight=False)
+        self.console.print(text, markup=False, highlight=False, soft_wrap=True)
 
     def end(self) -> None:
         pass
@@ -161,7 +160,7 @@ class PlainDisplay:
         leaders = self.standings.leaders()
         if leaders:
             parts.append(f"leading: {leaders}")
-        self.console.print(", ".join(parts), markup=False, highlight=False)
+        self.console.print(", ".join(parts), markup=False, highlight=False, soft_wrap=True)
 
 
 class _Rate:
@@ -193,8 +192,3 @@ def make_display(console: Console, plain: bool | None = None) -> LiveDisplay | P
     if plain is None:
         plain = not console.is_terminal
     return PlainDisplay(console) if plain else LiveDisplay(console)
-
-
-def print_lines(console: Console, renderables: Sequence[RenderableType]) -> None:
-    for renderable in renderables:
-        console.print(renderable)

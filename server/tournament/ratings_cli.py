@@ -3,7 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 DEFAULT_DATA = Path("croupier-data")
 DEFAULT_SAMPLES = 1000
@@ -23,6 +28,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def say(console: Console, text: str) -> None:
+    """A line of plain text: never wrapped, never styled."""
+    console.print(text, markup=False, highlight=False, soft_wrap=True)
+
+
+def fail(text: str, code: int) -> int:
+    """An error for the user, on stderr; returns the exit status."""
+    print(text, file=sys.stderr)
+    return code
+
+
 def run(args: argparse.Namespace) -> int:
     from rich.console import Console
 
@@ -33,24 +49,20 @@ def run(args: argparse.Namespace) -> int:
     console = Console()
     db = args.db or args.data / "results.db"
     if not db.exists():
-        console.print(f"no results database at {db}: run a tournament first (croupier tournament FILE)")
-        return 1
+        return fail(f"no results database at {db}: run a tournament first (croupier tournament FILE)", 1)
     try:
         store = Store(db)
     except StoreError as exc:
-        console.print(f"cannot read {db}: {exc}", markup=False)
-        return 1
+        return fail(f"cannot read {db}: {exc}", 1)
     with store:
         games = store.games()
         wanted = args.game or games
         unknown = [game for game in wanted if game not in games]
         if unknown:
-            console.print(
-                f"no results for {', '.join(unknown)} in {db}; games with results: {', '.join(games)}"
-            )
-            return 1
+            known = ", ".join(games) or "none"
+            return fail(f"no results for {', '.join(unknown)} in {db}; games with results: {known}", 1)
         if not games:
-            console.print(f"no finished matches in {db} yet")
+            say(console, f"no finished matches in {db} yet")
             return 0
         for game in wanted:
             console.print(ratings_table(game, rate(store.duplicate_sets(game), samples=args.samples)))

@@ -16,7 +16,7 @@ def crosstable(game: str, matches: Sequence[FinishedMatch]) -> Table:
     bots = tally.bots
     table = Table(
         title=f"{game}: crosstable",
-        caption="pairwise points of the row's bot against the column's, out of their results",
+        caption="row's points / results against each column",
     )
     table.add_column("bot")
     for bot in bots:

@@ -29,13 +29,14 @@ def main(argv: list[str]) -> int:
         print(f"cannot start {argv[0]!r}: {exc}", file=sys.stderr)
         return 127
 
-    def stop(*_: object) -> None:
+    def stop() -> None:
+        """Ask the bot to end, and make sure it does. The main thread's wait() reaps it:
+        waiting here too would queue behind that wait's lock."""
         if bot.poll() is None:
             bot.terminate()
-            try:
-                bot.wait(STOP_GRACE_SECONDS)
-            except subprocess.TimeoutExpired:
-                bot.kill()
+            killer = threading.Timer(STOP_GRACE_SECONDS, bot.kill)  # only if it ignores the request
+            killer.daemon = True
+            killer.start()
 
     def on_signal(signum: int, frame: FrameType | None) -> None:
         stop()
