@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import signal
 import sqlite3
 import subprocess
@@ -89,6 +90,18 @@ def test_a_crashing_bot_and_a_sleeping_bot_do_not_stop_the_tournament(tmp_path: 
         "FROM results r WHERE r.bot = 'sleepy'",
     )
     assert sleepy == [(2, 1, "timeouts", 1)] * 9
+    # every deal: each bot in each seat once, and every rotation started before any of them finished
+    seating = rows(tmp_path, "SELECT round, grp, deal, seats, started_at, finished_at FROM matches")
+    sets: dict[tuple[object, ...], list[tuple[object, ...]]] = {}
+    for round_number, group, deal, seats, started, finished in seating:
+        sets.setdefault((round_number, group, deal), []).append((json.loads(str(seats)), started, finished))
+    assert len(sets) == 4
+    for matches in sets.values():
+        bots = {bot for seats, _, _ in matches for bot in seats}
+        assert {(bot, seat) for seats, _, _ in matches for seat, bot in enumerate(seats)} == {
+            (bot, seat) for bot in bots for seat in range(3)
+        }
+        assert max(started for _, started, _ in matches) < min(finished for _, _, finished in matches)  # type: ignore[type-var]
     out = run.stdout
     assert "bots restarted after exiting: crasher" in out
     assert "chinese_ten: crosstable" in out and "chinese_ten: ratings over every tournament" in out
