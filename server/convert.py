@@ -118,6 +118,20 @@ def _fixed_length(hint: Any) -> int | None:
     return None
 
 
+_SCALARS: dict[Any, tuple[int, ...]] = {
+    int: (
+        FieldDescriptor.CPPTYPE_INT32,
+        FieldDescriptor.CPPTYPE_INT64,
+        FieldDescriptor.CPPTYPE_UINT32,
+        FieldDescriptor.CPPTYPE_UINT64,
+    ),
+    float: (FieldDescriptor.CPPTYPE_DOUBLE, FieldDescriptor.CPPTYPE_FLOAT),
+    bool: (FieldDescriptor.CPPTYPE_BOOL,),
+    str: (FieldDescriptor.CPPTYPE_STRING,),
+}
+"""Which proto scalars hold each Python type (an enum field never holds a plain int)."""
+
+
 def _known_wrapper(message: Descriptor) -> FieldDescriptor | None:
     """The content field of a message of a ``known`` bool and one other field (``MaybeCards``)."""
     names = set(message.fields_by_name)
@@ -249,9 +263,9 @@ class Compiler:
         if polymorphic is not None:
             return polymorphic
         if message is None:
-            if hint in (int, str, bool, float):
+            if field.cpp_type in _SCALARS.get(hint, ()):
                 return None, _identity
-            raise TypeError(f"{where}: no proto mapping for {hint!r} in a scalar field")
+            raise TypeError(f"{where}: {hint!r} does not fit the proto field's scalar type")
         if isinstance(hint, type) and dataclasses.is_dataclass(hint):
             return self.message(hint, message, where)
         positions = _positional(hint)

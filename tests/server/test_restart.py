@@ -1,0 +1,104 @@
+"""A referee killed with SIGKILL and started again resumes every unfinished match from its journal."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+import signal
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+import grpc
+from croupier.v1 import match_pb2
+
+from server.journal import read_records, replay_journal
+from tests.server.botclient import ADMIN_TOKEN, Admin, Bot, first_legal
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+class RefereeProcess:
+    """``python -m server.cli`` in a subprocess, as a user runs it."""
+
+    def __init__(self, data: Path, log: Path) -> None:
+        self.log = log.open("a")
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "server.cli", "--address", "127.0.0.1:0", "--data", str(data),
+             "--admin-token", ADMIN_TOKEN, "--metrics-address", "off"],
+            cwd=ROOT, stdout=subprocess.PIPE, stderr=self.log, text=True,
+        )  # fmt: skip
+
+    async def port(self) -> int:
+        assert self.process.stdout is not None
+        line = await asyncio.wait_for(asyncio.to_thread(self.process.stdout.readline), 60)
+        found = re.fullmatch(r"croupier: serving on 127\.0\.0\.1:(\d+)\n", line)
+        assert found, f"unexpected first line {line!r}"
+        return int(found.group(1))
+
+    def kill(self) -> None:
+        self.process.send_signal(signal.SIGKILL)
+        self.process.wait(30)
+
+    def stop(self) -> int:
+        self.process.send_signal(signal.SIGTERM)
+        return self.process.wait(30)
+
+
+async def test_a_killed_referee_resumes_its_matches_and_bots_finish_them(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    first = RefereeProcess(data, tmp_path / "referee.log")
+    try:
+        port = await first.port()
+        async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
+            admin = Admin(channel)
+            created = await admin.create("chinese_ten", 3, {"target": 100}, seed=5)
+            match_id = created.match.match_id
+            bots = [Bot(channel, token) for token in created.seat_tokens]
+            for bot in bots:
+                await bot.hello()
+            for seat in (1, 2, 0, 1):  # four turns, then the referee dies with seat 2 to act
+                decision = (await bots[seat].expect("decision")).decision
+                await bots[seat].move(match_id=match_id, decision_id=decision.decision_id, index=0)
+                await bots[seat].expect("action_result")
+            pending = (await bots[2].expect("decision")).decision
+            first.kill()
+    finally:
+        if first.process.poll() is None:
+            first.kill()
+
+    journal = data / "matches" / f"{match_id}.jsonl"
+    secret = journal.with_suffix(".secret")
+    assert [r["t"] for r in read_records(journal)] == ["match", "start", "act", "act", "act", "act"]
+    assert stat.S_IMODE(os.stat(secret).st_mode) == 0o600
+
+    second = RefereeProcess(data, tmp_path / "referee.log")
+    try:
+        port = await second.port()
+        async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
+            admin = Admin(channel)
+            assert (await admin.get(match_id)).status == match_pb2.MATCH_STATUS_RUNNING
+            bots = [Bot(channel, token) for token in created.seat_tokens]
+            for bot in bots:
+                await bot.hello()
+            resumed = (await bots[2].expect("match_started")).match_started
+            assert (resumed.match_id, resumed.seat, resumed.resumed) == (match_id, 2, True)
+            decision = (await bots[2].expect("decision")).decision
+            assert (decision.view, decision.legal_actions) == (pending.view, pending.legal_actions)
+            await bots[2].move(match_id=match_id, decision_id=decision.decision_id, index=0)
+            ended = await asyncio.gather(*(bot.play(first_legal) for bot in bots))
+            info = await admin.wait(match_id)
+        assert second.stop() == 0
+    finally:
+        if second.process.poll() is None:
+            second.kill()
+
+    assert info.status == match_pb2.MATCH_STATUS_FINISHED
+    assert all(not s.forfeited for s in info.result.seats)
+    assert all(e.result == info.result for [e] in ended)
+    state, records = replay_journal(journal)
+    assert [s.score for s in info.result.seats] == list(state.outcome().scores)
+    assert [r["t"] for r in records].count("resume") == 1
+    assert not secret.exists()
