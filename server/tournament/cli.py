@@ -33,6 +33,8 @@ if TYPE_CHECKING:
 
 CONNECT_SECONDS = 60.0
 """How long launched bots may take to connect before the tournament gives up."""
+EXITS_BEFORE_CONNECTING = 3
+"""A launched bot that exits this often before it ever connects is broken (a typo in its command)."""
 EXIT_INTERRUPTED = 130
 
 
@@ -210,19 +212,27 @@ async def _enter_bots(
         waiting = [name for name, bot_id in ids.items() if status[bot_id].streams == 0]
         if not waiting:
             break
-        late = [name for name in waiting if name in by_name]
-        if late and loop.time() > deadline:
-            name = late[0]
+        for name in waiting:
+            process = by_name.get(name)
+            if process is None:
+                continue
+            if len(process.exits) >= EXITS_BEFORE_CONNECTING:
+                exits = len(process.exits)
+                problem = f"exited {exits} times without connecting (last exit code {process.exits[-1]})"
+            elif loop.time() > deadline:
+                problem = f"did not connect within {CONNECT_SECONDS:g}s"
+            else:
+                continue
             raise BotsNotReady(
-                f"bot {name} did not connect within {CONNECT_SECONDS:g}s; the end of its log "
-                f"({by_name[name].log_path}):\n{by_name[name].log_tail()}"
+                f"bot {name} {problem}; the end of its log ({process.log_path}):\n{process.log_tail()}"
             )
         await asyncio.sleep(0.1)
     entrants = {}
     for bot in config.bots:
         declared = status[ids[bot.name]].max_matches
         limits = [limit for limit in (bot.capacity, declared) if limit]
-        entrants[bot.name] = Entrant(bot.name, ids[bot.name], min(limits) if limits else 1)
+        log = by_name[bot.name].log_path if bot.name in by_name else None
+        entrants[bot.name] = Entrant(bot.name, ids[bot.name], min(limits) if limits else 1, log)
     return entrants
 
 

@@ -16,14 +16,21 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import time
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 from server.tournament.config import TournamentConfig
 from server.tournament.display import Display
 from server.tournament.referee import Referee, seat_results
 from server.tournament.store import FinishedMatch, MatchRecord, Store, Tournament
+
+CHECK_SECONDS = 5.0
+"""How often the runner looks at the bots while no match finishes."""
+GONE_SECONDS = 60.0
+"""How long a launched bot may stay disconnected before the tournament stops."""
 
 
 class ScheduleError(Exception):
@@ -38,6 +45,8 @@ class Entrant:
     bot_id: str
     capacity: int
     """Matches it may play at once."""
+    log: Path | None = None
+    """Where a bot the runner launched writes; None for a bot that connects by itself."""
 
 
 class Runner:
@@ -55,6 +64,7 @@ class Runner:
         self.entrants = entrants
         self.display = display
         self.stopping = False
+        self._gone_since: dict[str, float] = {}
 
     def request_stop(self) -> None:
         """Start no more matches; the ones in progress finish and are recorded."""
@@ -87,7 +97,11 @@ class Runner:
                             await self._start(pending, running, busy)
                 if not running:
                     break  # stopping, with nothing left in progress
-                finished, _ = await asyncio.wait(running, return_when=asyncio.FIRST_COMPLETED)
+                finished, _ = await asyncio.wait(
+                    running, timeout=CHECK_SECONDS, return_when=asyncio.FIRST_COMPLETED
+                )
+                if not finished:
+                    await self._check_connected()
                 for task in finished:
                     record = running.pop(task)
                     busy.subtract(record.seats)
@@ -104,6 +118,24 @@ class Runner:
             return False
         self.store.finish_tournament(tournament.id)
         return True
+
+    async def _check_connected(self) -> None:
+        """Matches wait for their bots. A launched bot gone this long will not be back (it
+        keeps failing: its log says why), so stop rather than wait forever; an external bot
+        may yet be restarted by its owner, so say that its matches wait."""
+        now = time.monotonic()
+        status = await self.referee.bots()
+        for entrant in self.entrants.values():
+            if status[entrant.bot_id].streams:
+                self._gone_since.pop(entrant.name, None)
+                continue
+            since = self._gone_since.setdefault(entrant.name, now)
+            if entrant.log is not None and now - since > GONE_SECONDS:
+                raise ScheduleError(
+                    f"bot {entrant.name} has been disconnected for {GONE_SECONDS:g}s; its log: {entrant.log}"
+                )
+            if entrant.log is None and since == now:
+                self.display.note(f"external bot {entrant.name} is not connected: its matches wait for it")
 
     def _check_can_start(self, pending: Sequence[MatchRecord]) -> None:
         """A set that could never start (too big for the settings) is an error now, not a hang."""

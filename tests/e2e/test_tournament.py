@@ -169,3 +169,12 @@ def test_a_bot_that_plays_too_few_matches_at_once_for_a_duplicate_set_is_refused
         "bot alpha plays at most 1 match(es) at once, but each chinese_ten deal starts 2 together"
         in run.stderr
     )
+
+
+def test_a_bot_command_that_fails_stops_the_tournament_with_its_log(tmp_path: Path) -> None:
+    broken = """command = ["python", "-c", "raise SystemExit('no such strategy')"]"""
+    text = STEADY.replace('command = "python -m tests.e2e.scripted_bot random"', broken, 1)
+    run = subprocess.run(tournament(tmp_path, text), capture_output=True, text=True, timeout=120)
+    assert run.returncode == 1
+    assert "bot alpha exited 3 times without connecting (last exit code 1); the end of its log" in run.stderr
+    assert "no such strategy" in run.stderr
