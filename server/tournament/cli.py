@@ -15,7 +15,7 @@ import contextlib
 import os
 import signal
 import sys
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from server.tournament.bots import BotProcess
     from server.tournament.config import TournamentConfig
     from server.tournament.display import Display
-    from server.tournament.referee import Referee
+    from server.tournament.referee import BotStatus, Referee
     from server.tournament.runner import Entrant, Runner
     from server.tournament.store import Store, Tournament
 
@@ -205,28 +205,7 @@ async def _enter_bots(
         process.start()
         launched.append(process)
     by_name = {process.name: process for process in launched}
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + CONNECT_SECONDS
-    while True:
-        status = await referee.bots()
-        waiting = [name for name, bot_id in ids.items() if status[bot_id].streams == 0]
-        if not waiting:
-            break
-        for name in waiting:
-            process = by_name.get(name)
-            if process is None:
-                continue
-            if len(process.exits) >= EXITS_BEFORE_CONNECTING:
-                exits = len(process.exits)
-                problem = f"exited {exits} times without connecting (last exit code {process.exits[-1]})"
-            elif loop.time() > deadline:
-                problem = f"did not connect within {CONNECT_SECONDS:g}s"
-            else:
-                continue
-            raise BotsNotReady(
-                f"bot {name} {problem}; the end of its log ({process.log_path}):\n{process.log_tail()}"
-            )
-        await asyncio.sleep(0.1)
+    status = await _wait_connected(referee, ids, by_name)
     entrants = {}
     for bot in config.bots:
         declared = status[ids[bot.name]].max_matches
@@ -234,6 +213,33 @@ async def _enter_bots(
         log = by_name[bot.name].log_path if bot.name in by_name else None
         entrants[bot.name] = Entrant(bot.name, ids[bot.name], min(limits) if limits else 1, log)
     return entrants
+
+
+async def _wait_connected(
+    referee: Referee, ids: Mapping[str, str], launched: Mapping[str, BotProcess]
+) -> dict[str, BotStatus]:
+    """Wait until every bot has a stream; a launched bot that cannot connect is an error with its log."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + CONNECT_SECONDS
+    while True:
+        status = await referee.bots()
+        waiting = [name for name, bot_id in ids.items() if status[bot_id].streams == 0]
+        if not waiting:
+            return status
+        for name in waiting:
+            bot = launched.get(name)
+            if bot is None:
+                continue  # external: it comes when its owner starts it
+            if len(bot.exits) >= EXITS_BEFORE_CONNECTING:
+                problem = f"exited {len(bot.exits)} times without connecting (last exit code {bot.exits[-1]})"
+            elif loop.time() > deadline:
+                problem = f"did not connect within {CONNECT_SECONDS:g}s"
+            else:
+                continue
+            raise BotsNotReady(
+                f"bot {name} {problem}; the end of its log ({bot.log_path}):\n{bot.log_tail()}"
+            )
+        await asyncio.sleep(0.1)
 
 
 def _on_interrupt(runner: Runner, display: Display, main: asyncio.Task[int]) -> None:
