@@ -17,6 +17,7 @@ from google.protobuf.message_factory import GetMessageClass
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
+from engine.games import GAMES
 from server import convert, logs
 from server.admin import AdminService
 from server.bots import BotService
@@ -102,7 +103,7 @@ async def create_server(
     convert.all_codecs()  # a game whose proto disagrees with its engine fails here, not mid-match
     data_dir.mkdir(parents=True, exist_ok=True)
     admin_token = admin_token or _admin_token(data_dir)
-    metrics = Metrics()
+    metrics = Metrics(GAMES)
     referee = Referee(data_dir, admin_token, clocks or Clocks(), metrics)
     server = grpc.aio.server(
         options=[

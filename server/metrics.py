@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from wsgiref.simple_server import WSGIServer
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, start_http_server
 
 
 class Metrics:
-    def __init__(self) -> None:
+    def __init__(self, games: Iterable[str] = ()) -> None:
         self.registry = CollectorRegistry()
         self.active_matches = Gauge(
             "croupier_active_matches", "Matches running now", ["game"], registry=self.registry
@@ -39,6 +40,16 @@ class Metrics:
             "croupier_matches_finished", "Matches finished", ["game"], registry=self.registry
         )
         self._http: WSGIServer | None = None
+        for game in games:  # every series exists from the start, at zero
+            for metric in (
+                self.active_matches,
+                self.decisions,
+                self.decision_seconds,
+                self.timeouts,
+                self.refused,
+            ):
+                metric.labels(game)
+            self.finished.labels(game)
 
     def serve(self, host: str, port: int) -> int:
         """Serve /metrics over HTTP in a daemon thread; returns the bound port (port 0 picks one)."""

@@ -265,7 +265,7 @@ def report(
     samples: int,
     launched: Sequence[BotProcess],
 ) -> None:
-    """The tables a tournament ends with."""
+    """The tables a tournament ends with; the ratings last, where the eye lands."""
     from server.tournament.ratings import rate
     from server.tournament.report import crosstable, incidents_table, ratings_table
 
@@ -274,12 +274,6 @@ def report(
         matches = [match for match in finished if match.record.key.game == game.game]
         if matches:
             console.print(crosstable(game.game, matches))
-    for game in config.games:
-        table = rate(store.duplicate_sets(game.game), samples=samples)
-        if table:
-            console.print(
-                ratings_table(game.game, table, title=f"{game.game}: ratings over every tournament")
-            )
     if finished:
         console.print(incidents_table(finished))
     restarted = [f"{bot.name} {len(bot.exits)}x" for bot in launched if bot.exits]
@@ -289,6 +283,10 @@ def report(
     if journals:
         folder = os.path.commonpath(journals) if len(journals) > 1 else os.path.dirname(journals[0])
         say(
-            console,
-            f"journals: {len(journals)} in {folder} (each match's path is in {store.path}, table matches)",
+            console, f"journals: {len(journals)} in {folder} (each match's path: {store.path}, table matches)"
         )
+    for game in config.games:
+        table = rate(store.duplicate_sets(game.game), samples=samples)
+        if table:
+            title = f"{game.game}: ratings over every tournament"
+            console.print(ratings_table(game.game, table, title=title))

@@ -7,9 +7,15 @@ import asyncio
 import grpc
 from croupier.v1 import admin_pb2, bots_pb2, match_pb2
 
+from server import convert
 from tests.server.botclient import ADMIN, Admin, Bot, first_legal
 
 Status = match_pb2.MatchStatus
+
+
+def first_action(decision: bots_pb2.DecisionRequest) -> object:
+    codec = convert.codec("chinese_ten")
+    return codec.action_from_proto(decision.legal_actions[0])
 
 
 async def register(admin: Admin, name: str) -> admin_pb2.RegisterBotResponse:
@@ -37,9 +43,11 @@ async def test_a_bot_reconnecting_with_its_seat_token_gets_its_view_and_pending_
     assert resent.decision_id == pending.decision_id
     assert resent.view == pending.view
     assert resent.legal_actions == pending.legal_actions
+    await again.move(match_id=match_id, decision_id=resent.decision_id, index=0)
+    assert (await again.expect("action_result")).action_result.status == bots_pb2.ActionResult.ACCEPTED
     ended = await asyncio.gather(seat0.play(), again.play())
     info = await admin.wait(match_id)
-    assert all(not s.forfeited for s in info.result.seats)
+    assert all((s.forfeited, s.timeouts) == ("", 0) for s in info.result.seats)
     assert all(e.result == info.result for [e] in ended)
 
 
@@ -129,5 +137,8 @@ async def test_one_stream_may_hold_several_seats_and_says_which_acts(
     error = (await both.expect("error")).error
     assert error.code == bots_pb2.Error.INVALID_ARGUMENT
     assert "say which one acts" in error.message
+    await both.move(match_id=decision.match_id, seat=1, text=str(first_action(decision)))
+    assert (await both.expect("action_result")).action_result.status == bots_pb2.ActionResult.ACCEPTED
     [ended] = await both.play(matches=1)
     assert ended.match_id == created.match.match_id
+    assert [s.timeouts for s in ended.result.seats] == [0, 0]
