@@ -475,7 +475,7 @@ class Match:
             },
             events,
         )
-        session.send(self._result(index, decision_id, Result.ACCEPTED, action, think=think))
+        session.send(self._result(index, move.decision_id, Result.ACCEPTED, action, think=think))
         self.metrics.decisions.labels(self.spec.name).inc()
         self.metrics.decision_seconds.labels(self.spec.name).observe(think)
 
