@@ -10,8 +10,11 @@ NODE_MODULES := $(NODE_DIR)/node_modules/.package-lock.json
 
 .PHONY: run test lint serve bench clean stubs node
 
+# The demo: a duplicate round robin of the bundled bots on an embedded referee, ending with the
+# ratings table. Run again, it plays the same tournament with new deals (ratings keep every run);
+# interrupted, it resumes.
 run: $(INSTALLED) $(STUBS)
-	$(PY) -m clients.cli demo
+	$(PY) -m clients.cli tournament tournaments/demo.toml --again
 
 test: $(INSTALLED) $(STUBS) node
 	$(PY) -m pytest

@@ -29,16 +29,16 @@ options = {{ target = 100 }}
 
 [[bots]]
 name = "alpha"
-command = "python -m tests.e2e.scripted_bot random"
+command = "croupier bot --strategy random"
 [[bots]]
 name = "beta"
-command = "python -m tests.e2e.scripted_bot random"
+command = "croupier bot --strategy random"
 [[bots]]
 name = "crasher"
-command = "python -m tests.e2e.scripted_bot crash"
+command = "python -m clients.cli bot --strategy tests.e2e.misbehaving:CrashingBot"
 [[bots]]
-name = "sleepy"
-command = "python -m tests.e2e.scripted_bot sleep"
+name = "late"
+command = "python -m clients.cli bot --strategy tests.e2e.misbehaving:LateBot"
 """
 
 STEADY = f"""
@@ -53,13 +53,13 @@ options = {{ target = 100 }}
 
 [[bots]]
 name = "alpha"
-command = "python -m tests.e2e.scripted_bot random"
+command = "croupier bot --strategy random"
 [[bots]]
 name = "beta"
-command = "python -m tests.e2e.scripted_bot random"
+command = "croupier bot --strategy random"
 [[bots]]
 name = "gamma"
-command = "python -m tests.e2e.scripted_bot random"
+command = "croupier bot --strategy random"
 """
 
 
@@ -76,20 +76,21 @@ def rows(tmp_path: Path, query: str) -> list[tuple[object, ...]]:
         return db.execute(query).fetchall()
 
 
-def test_a_crashing_bot_and_a_sleeping_bot_do_not_stop_the_tournament(tmp_path: Path) -> None:
+def test_a_crashing_bot_and_a_late_bot_do_not_stop_the_tournament(tmp_path: Path) -> None:
     run = subprocess.run(tournament(tmp_path, MISBEHAVING), capture_output=True, text=True, timeout=240)
     assert run.returncode == 0, run.stdout + run.stderr
     # 4 groups of 3 out of 4 bots, one deal each, 3 rotations
     assert rows(tmp_path, "SELECT status, count(*) FROM matches GROUP BY status") == [("done", 12)]
     assert rows(tmp_path, "SELECT count(*) FROM results") == [(36,)]
-    # the sleeper never answers: the referee plays for it, forfeits it after two timeouts, ranks it last
-    sleepy = rows(
+    # the late bot answers after every deadline: the referee plays for it, forfeits it after two
+    # timeouts and ranks it last
+    late = rows(
         tmp_path,
         "SELECT r.timeouts, r.forfeited, r.note, "
         "r.place = (SELECT max(place) FROM results WHERE match_id = r.match_id) "
-        "FROM results r WHERE r.bot = 'sleepy'",
+        "FROM results r WHERE r.bot = 'late'",
     )
-    assert sleepy == [(2, 1, "timeouts", 1)] * 9
+    assert late == [(2, 1, "timeouts", 1)] * 9
     # every deal: each bot in each seat once, and every rotation started before any of them finished
     seating = rows(tmp_path, "SELECT round, grp, deal, seats, started_at, finished_at FROM matches")
     sets: dict[tuple[object, ...], list[tuple[object, ...]]] = {}
@@ -108,9 +109,9 @@ def test_a_crashing_bot_and_a_sleeping_bot_do_not_stop_the_tournament(tmp_path: 
     incidents = {
         line.split("│")[1].strip(): [cell.strip() for cell in line.split("│")[2:6]]
         for line in out.splitlines()
-        if line.startswith("│ sleepy")
+        if line.startswith("│ late")
     }
-    assert incidents["sleepy"] == ["9", "18", "0", "9"]
+    assert incidents["late"] == ["9", "18", "0", "9"]
     assert "journals: 12 in " in out
 
 
@@ -162,7 +163,7 @@ def test_a_bad_file_is_refused_before_anything_starts(tmp_path: Path) -> None:
 
 
 def test_a_bot_that_plays_too_few_matches_at_once_for_a_duplicate_set_is_refused(tmp_path: Path) -> None:
-    text = STEADY.replace("scripted_bot random", "scripted_bot random --max-matches 1", 1)
+    text = STEADY.replace("--strategy random", "--strategy random --max-matches 1", 1)
     run = subprocess.run(tournament(tmp_path, text), capture_output=True, text=True, timeout=120)
     assert run.returncode == 1
     assert (
@@ -173,7 +174,7 @@ def test_a_bot_that_plays_too_few_matches_at_once_for_a_duplicate_set_is_refused
 
 def test_a_bot_command_that_fails_stops_the_tournament_with_its_log(tmp_path: Path) -> None:
     broken = """command = ["python", "-c", "raise SystemExit('no such strategy')"]"""
-    text = STEADY.replace('command = "python -m tests.e2e.scripted_bot random"', broken, 1)
+    text = STEADY.replace('command = "croupier bot --strategy random"', broken, 1)
     run = subprocess.run(tournament(tmp_path, text), capture_output=True, text=True, timeout=120)
     assert run.returncode == 1
     assert "bot alpha exited 3 times without connecting (last exit code 1); the end of its log" in run.stderr
