@@ -1,0 +1,142 @@
+"""The runner against a real referee on a free port, with in-process SDK bots."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from clients.bots import RandomBot
+from clients.sdk import Client
+from server.app import create_server
+from server.tournament.config import TournamentConfig, parse
+from server.tournament.display import PlainDisplay
+from server.tournament.ratings import Places
+from server.tournament.referee import Referee
+from server.tournament.runner import Entrant, Runner, ScheduleError
+from server.tournament.store import Store
+
+BOTS = ("ann", "bob", "cat")
+
+
+def config(concurrency: int = 4) -> TournamentConfig:
+    return parse(
+        {
+            "name": "t",
+            "concurrency": concurrency,
+            "clock": {"decision_ms": 2000},
+            "games": [{"game": "chinese_ten", "seats": 2, "deals": 2, "options": {"target": 100}}],
+            "bots": [{"name": name, "command": "unused"} for name in BOTS],
+        }
+    )
+
+
+class Quiet(PlainDisplay):
+    """Progress lines nobody reads; counts the matches finished in this session."""
+
+    def __init__(self) -> None:
+        from io import StringIO
+
+        from rich.console import Console
+
+        super().__init__(Console(file=StringIO()))
+        self.finished = 0
+
+    def match_done(self, game: str, places: Places, replayed: bool = False) -> None:
+        super().match_done(game, places, replayed)
+        self.finished += not replayed
+
+
+@pytest.fixture
+async def entrants(tmp_path: Path) -> AsyncIterator[tuple[Referee, dict[str, Entrant]]]:
+    """A referee with three random bots connected, each playing up to 4 matches at once."""
+    croupier = await create_server("127.0.0.1:0", tmp_path / "referee")
+    address = f"127.0.0.1:{croupier.port}"
+    referee = Referee(address, croupier.admin_token)
+    entrants, clients = {}, []
+    for name in BOTS:
+        bot_id, token = await referee.register_bot(name)
+        entrants[name] = Entrant(name, bot_id, capacity=4)
+        clients.append(Client(RandomBot, address, [token], name=name, max_matches=4))
+    tasks = [asyncio.create_task(client.run()) for client in clients]
+    while any(status.streams == 0 for status in (await referee.bots()).values()):
+        await asyncio.sleep(0.02)
+    yield referee, entrants
+    for client in clients:
+        client.stop()
+    await asyncio.gather(*tasks)
+    await referee.close()
+    await croupier.stop(grace=None)
+
+
+async def test_every_match_is_played_once_and_the_tournament_finishes(
+    tmp_path: Path, entrants: tuple[Referee, dict[str, Entrant]]
+) -> None:
+    referee, bots = entrants
+    with Store(tmp_path / "r.db") as store:
+        tournament = store.open_tournament("t", "fp", {}, again=False)
+        display = Quiet()
+        assert await Runner(config(), store, referee, bots, display).run(tournament) is True
+        records = store.matches(tournament.id).values()
+        finished = store.finished(tournament.id)
+        assert store.tournaments()[0].finished
+    # 3 pairs x 2 deals x 2 rotations
+    assert display.finished == len(finished) == 12
+    assert {record.status for record in records} == {"done"}
+    assert all(record.attempts == 1 and record.journal for record in records)
+    assert all(sorted(r.place for r in match.results) in ([1, 2], [1, 1]) for match in finished)
+
+
+async def test_a_match_in_progress_when_a_run_stopped_is_played_again_from_the_start(
+    tmp_path: Path, entrants: tuple[Referee, dict[str, Entrant]]
+) -> None:
+    referee, bots = entrants
+    with Store(tmp_path / "r.db") as store:
+        tournament = store.open_tournament("t", "fp", {}, again=False)
+        store.schedule(tournament.id, (m for d in config().schedule() for m in d.matches))
+        first = min(store.matches(tournament.id).values(), key=lambda record: record.id)
+        store.mark_started(first.id, "a-match-the-referee-never-saw", None)
+        assert await Runner(config(), store, referee, bots, Quiet()).run(tournament) is True
+        again = store.matches(tournament.id)[first.key]
+        (match,) = [m for m in store.finished(tournament.id) if m.record.id == first.id]
+    assert (again.status, again.attempts) == ("done", 2)
+    assert again.referee_match_id != "a-match-the-referee-never-saw"
+    assert [r.bot for r in match.results] == list(first.seats)
+
+
+async def test_a_stop_request_lets_the_matches_in_progress_finish_and_starts_no_more(
+    tmp_path: Path, entrants: tuple[Referee, dict[str, Entrant]]
+) -> None:
+    referee, bots = entrants
+
+    class StopAtFirst(Quiet):
+        def match_done(self, game: str, places: Places, replayed: bool = False) -> None:
+            super().match_done(game, places, replayed)
+            runner.request_stop()
+
+    with Store(tmp_path / "r.db") as store:
+        tournament = store.open_tournament("t", "fp", {}, again=False)
+        runner = Runner(config(concurrency=2), store, referee, bots, StopAtFirst())
+        assert await runner.run(tournament) is False
+        statuses = [record.status for record in store.matches(tournament.id).values()]
+        assert not store.tournaments()[0].finished
+        # the next run plays the rest
+        display = Quiet()
+        assert await Runner(config(), store, referee, bots, display).run(tournament) is True
+    # concurrency 2 = one duplicate set at a time: its two rotations finish, nothing else starts
+    assert sorted(statuses) == ["done"] * 2 + ["scheduled"] * 10
+    assert display.finished == 10
+
+
+async def test_a_bot_too_small_for_a_duplicate_set_is_refused_before_any_match(
+    tmp_path: Path, entrants: tuple[Referee, dict[str, Entrant]]
+) -> None:
+    referee, bots = entrants
+    bots["bob"] = Entrant("bob", bots["bob"].bot_id, capacity=1)
+    with Store(tmp_path / "r.db") as store:
+        tournament = store.open_tournament("t", "fp", {}, again=False)
+        with pytest.raises(ScheduleError, match="bot bob plays at most 1 match"):
+            await Runner(config(), store, referee, bots, Quiet()).run(tournament)
+        assert {record.status for record in store.matches(tournament.id).values()} == {"scheduled"}
