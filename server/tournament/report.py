@@ -16,7 +16,7 @@ def crosstable(game: str, matches: Sequence[FinishedMatch]) -> Table:
     bots = tally.bots
     table = Table(
         title=f"{game}: crosstable",
-        caption="row's points / results against each column",
+        caption="row's points / results vs column",
     )
     table.add_column("bot")
     for bot in bots:

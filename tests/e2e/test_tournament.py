@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import signal
 import sqlite3
@@ -9,6 +10,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 CLOCK = """
 [clock]
@@ -71,8 +73,8 @@ def tournament(tmp_path: Path, text: str) -> list[str]:
     ]  # fmt: skip
 
 
-def rows(tmp_path: Path, query: str) -> list[tuple[object, ...]]:
-    with sqlite3.connect(tmp_path / "data" / "results.db") as db:
+def rows(tmp_path: Path, query: str) -> list[tuple[Any, ...]]:
+    with contextlib.closing(sqlite3.connect(tmp_path / "data" / "results.db")) as db:
         return db.execute(query).fetchall()
 
 
@@ -93,7 +95,7 @@ def test_a_crashing_bot_and_a_late_bot_do_not_stop_the_tournament(tmp_path: Path
     assert late == [(2, 1, "timeouts", 1)] * 9
     # every deal: each bot in each seat once, and every rotation started before any of them finished
     seating = rows(tmp_path, "SELECT round, grp, deal, seats, started_at, finished_at FROM matches")
-    sets: dict[tuple[object, ...], list[tuple[object, ...]]] = {}
+    sets: dict[tuple[Any, ...], list[tuple[Any, ...]]] = {}
     for round_number, group, deal, seats, started, finished in seating:
         sets.setdefault((round_number, group, deal), []).append((json.loads(str(seats)), started, finished))
     assert len(sets) == 4
@@ -102,7 +104,7 @@ def test_a_crashing_bot_and_a_late_bot_do_not_stop_the_tournament(tmp_path: Path
         assert {(bot, seat) for seats, _, _ in matches for seat, bot in enumerate(seats)} == {
             (bot, seat) for bot in bots for seat in range(3)
         }
-        assert max(started for _, started, _ in matches) < min(finished for _, _, finished in matches)  # type: ignore[type-var]
+        assert max(started for _, started, _ in matches) < min(finished for _, _, finished in matches)
     out = run.stdout
     assert "bots restarted after exiting: crasher" in out
     assert "chinese_ten: crosstable" in out and "chinese_ten: ratings over every tournament" in out
@@ -119,15 +121,7 @@ def test_a_killed_tournament_resumes_without_losing_or_repeating_a_match(tmp_pat
     command = tournament(tmp_path, STEADY)
     first = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
-        done: list[tuple[object, ...]] = []
-        while not done or done[0][0] < 2:  # type: ignore[operator]
-            assert first.poll() is None, "the tournament ended before it could be killed"
-            time.sleep(0.05)
-            if (tmp_path / "data" / "results.db").exists():
-                try:
-                    done = rows(tmp_path, "SELECT count(*) FROM matches WHERE status = 'done'")
-                except sqlite3.OperationalError:
-                    done = []  # the schema is being created
+        wait_for_done(tmp_path, first, 2)
         first.send_signal(signal.SIGKILL)
     finally:
         first.wait(30)
@@ -148,6 +142,36 @@ def test_a_killed_tournament_resumes_without_losing_or_repeating_a_match(tmp_pat
     assert again.returncode == 0
     assert "tournament steady (run 1) already finished" in again.stdout
     assert rows(tmp_path, "SELECT count(*) FROM results") == [(36,)]
+
+
+def wait_for_done(
+    tmp_path: Path, process: subprocess.Popen[str] | subprocess.Popen[bytes], count: int
+) -> None:
+    """Until ``count`` matches are done (the process must still be running)."""
+    database = tmp_path / "data" / "results.db"
+    while True:
+        assert process.poll() is None, "the tournament ended too soon"
+        time.sleep(0.05)
+        if database.exists():
+            try:
+                if rows(tmp_path, "SELECT count(*) FROM matches WHERE status = 'done'")[0][0] >= count:
+                    return
+            except sqlite3.OperationalError:
+                pass  # the schema is being created
+
+
+def test_ctrl_c_finishes_the_matches_in_progress_and_stops(tmp_path: Path) -> None:
+    runner = subprocess.Popen(
+        tournament(tmp_path, STEADY), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    wait_for_done(tmp_path, runner, 2)
+    runner.send_signal(signal.SIGINT)
+    out, _ = runner.communicate(timeout=120)
+    assert runner.returncode == 130
+    assert "stopping once the matches in progress finish (Ctrl-C again to stop now)" in out
+    assert out.rstrip().endswith("stopped early; run the same command again to play the rest")
+    statuses = dict(rows(tmp_path, "SELECT status, count(*) FROM matches GROUP BY status"))
+    assert "started" not in statuses and statuses["scheduled"] > 0 and statuses["done"] >= 2
 
 
 def test_a_bad_file_is_refused_before_anything_starts(tmp_path: Path) -> None:
