@@ -14,6 +14,7 @@ from collections.abc import Sequence
 # name -> (module with `add_arguments(parser)` and `run(args) -> int`, one-line help)
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "serve": ("server.cli", "run a referee: bots, spectators and admins connect to it over gRPC"),
+    "bot": ("clients.bot_cli", "play on a referee: a bundled bot (random, heuristic) or your own Bot class"),
     "replay": ("server.replay", "re-run matches from their journals and check they reproduce their results"),
     "tournament": ("server.tournament.cli", "run or resume a duplicate round-robin tournament (TOML file)"),
     "ratings": ("server.tournament.ratings_cli", "print every game's Elo ratings from the results database"),

@@ -1,0 +1,58 @@
+"""Pair Battle: lay every set the hand holds, richest first, as fast as possible.
+
+``plan`` lists the disjoint sets the hand can lay one after the other: a
+triplet rather than a doublet of three (a doublet would strand the third
+card: nobody could lay a single of that rank before a third was laid), a
+triplet then the single of four, a single once its rank has three on the
+table. In real time the bot answers with the first set and sends the rest at
+once, without waiting for a request per play: each stays legal, since only
+the bot's own plays change its hand and the count laid of a rank only grows.
+In lockstep it lays the first each tick and never passes while it can play.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from itertools import groupby
+from typing import Any
+
+from engine.cards import Card, Rank
+from engine.games.pair_battle import PairBattleAction, PairBattleView, Pass, Play, Timing, card_points
+
+
+def plan(view: PairBattleView) -> list[Play]:
+    """Every set the viewer's hand can lay in turn, the most points first."""
+    hand = view.hands[view.seat] if view.seat is not None else None
+    laid = Counter(card.rank for cards in view.laid for card in cards)
+    groups: list[list[Play]] = []
+    for rank, same in groupby(sorted(hand or (), key=_rank), key=_rank):
+        cards = tuple(same)
+        if len(cards) >= 3:
+            sets = [cards[:3], cards[3:]] if len(cards) == 4 else [cards]
+        elif len(cards) == 2 or laid[rank] >= 3:
+            sets = [cards]
+        else:
+            continue
+        groups.append([Play(s) for s in sets])
+    groups.sort(key=lambda plays: sum(points(p.cards) for p in plays), reverse=True)
+    return [play for plays in groups for play in plays]
+
+
+def _rank(card: Card) -> Rank:
+    return card.rank
+
+
+def points(cards: tuple[Card, ...]) -> int:
+    return sum(card_points(c) for c in cards)
+
+
+def choose(view: PairBattleView, legal: list[PairBattleAction], options: Any = None) -> int:
+    plays = plan(view)
+    if plays and plays[0] in legal:
+        return legal.index(plays[0])
+    return next((i for i, a in enumerate(legal) if not isinstance(a, Pass)), 0)
+
+
+def follow_ups(view: PairBattleView) -> list[Play]:
+    """The sets to send right after ``choose``'s answer (real time only: lockstep takes one per tick)."""
+    return plan(view)[1:] if view.timing is Timing.REALTIME else []
