@@ -47,7 +47,7 @@ $(STUBS): $(INSTALLED) $(PROTOS)
 	  $(PY) -m grpc_tools.protoc -Iproto \
 	    --plugin=protoc-gen-mypy=$(VENV)/bin/protoc-gen-mypy \
 	    --plugin=protoc-gen-mypy_grpc=$(VENV)/bin/protoc-gen-mypy_grpc \
-	    --python_out=gen --grpc_python_out=gen --mypy_out=gen --mypy_grpc_out=gen \
+	    --python_out=gen --grpc_python_out=gen --mypy_out=quiet:gen --mypy_grpc_out=quiet:gen \
 	    $(PROTOS); fi
 	touch $@
 
