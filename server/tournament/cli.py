@@ -102,7 +102,7 @@ def run(args: argparse.Namespace) -> int:
                 f"tournament {tournament.name} (run {tournament.run}) already finished; "
                 "its tables follow (--again plays it again with new deals)",
             )
-            report(console, config, store, tournament, args.samples, [])
+            report(console, config, store, tournament, args.samples, [], bool(args.server))
             return 0
         return asyncio.run(_play(args, console, config, store, tournament))
 
@@ -139,7 +139,7 @@ async def _play(
         return fail(
             "interrupted; what finished is saved: run the same command again to go on", EXIT_INTERRUPTED
         )
-    report(console, config, store, tournament, args.samples, launched)
+    report(console, config, store, tournament, args.samples, launched, bool(args.server))
     if not complete:
         say(console, "stopped early; run the same command again to play the rest")
         return EXIT_INTERRUPTED
@@ -164,7 +164,8 @@ async def _referee(args: argparse.Namespace) -> AsyncIterator[tuple[str, str]]:
     with (log_dir / "referee.log").open("a", encoding="utf-8") as log_file:
         logs.configure(json=True)
         structlog.configure(logger_factory=structlog.PrintLoggerFactory(log_file))
-        croupier = await create_server("127.0.0.1:0", args.data)
+        # its own folder: a referee run by `croupier serve` on DATA never shares its journals
+        croupier = await create_server("127.0.0.1:0", args.data / "referee")
         try:
             yield f"127.0.0.1:{croupier.port}", croupier.admin_token
         finally:
@@ -264,6 +265,7 @@ def report(
     tournament: Tournament,
     samples: int,
     launched: Sequence[BotProcess],
+    remote: bool,
 ) -> None:
     """The tables a tournament ends with; the ratings last, where the eye lands."""
     from server.tournament.ratings import rate
@@ -282,8 +284,10 @@ def report(
     journals = [match.record.journal for match in finished if match.record.journal]
     if journals:
         folder = os.path.commonpath(journals) if len(journals) > 1 else os.path.dirname(journals[0])
+        machine = " on the referee's machine" if remote else ""
         say(
-            console, f"journals: {len(journals)} in {folder} (each match's path: {store.path}, table matches)"
+            console,
+            f"journals: {len(journals)} in {folder}{machine} (each match's: {store.path}, table matches)",
         )
     for game in config.games:
         table = rate(store.duplicate_sets(game.game), samples=samples)

@@ -114,7 +114,7 @@ def test_a_crashing_bot_and_a_late_bot_do_not_stop_the_tournament(tmp_path: Path
         if line.startswith("│ late")
     }
     assert incidents["late"] == ["9", "18", "0", "9"]
-    assert "journals: 12 in " in out
+    assert f"journals: 12 in {tmp_path / 'data' / 'referee' / 'matches'} (" in out
 
 
 def test_a_killed_tournament_resumes_without_losing_or_repeating_a_match(tmp_path: Path) -> None:
