@@ -1,0 +1,194 @@
+"""The raw ceiling: a bare grpc.aio bidirectional-stream ping-pong with decision-sized messages.
+
+Usage: python -m bench.grpc_ceiling [--streams 1,64,512] [--seconds S] [--runs N]
+
+Each stream sends a bot's Move (the real message, index 0) and waits for a
+real DecisionRequest-sized ServerMessage back, over and over: one round trip
+per decision, with no rules, no views and no journal. The server runs in its
+own process (``--serve``), like the referee in bench/referee_throughput.py,
+whose figures are read as a fraction of these.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import statistics
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from typing import Any
+
+import grpc
+from croupier.v1 import bots_pb2
+
+from bench.harness import Latencies, Server, cpu_seconds, machine, python, spread
+from engine.games import get_game
+from engine.rng import Rng
+from server import convert
+
+METHOD = "/croupier.bench.Ceiling/PingPong"
+SAMPLE_GAME = "chinese_ten"
+
+
+def decision_sample(game: str = SAMPLE_GAME, players: int = 2, seed: int = 1) -> bots_pb2.ServerMessage:
+    """A real DecisionRequest of median size over one match of ``game`` (first legal action each time)."""
+    spec = get_game(game)
+    codec = convert.codec(game)
+    state = spec.new_game(spec.options({"players": players}), Rng(seed))
+    requests = []
+    decision_id = 1 << 32
+    while not state.is_over():
+        seat = min(state.to_act())
+        legal = state.legal_actions(seat)
+        decision_id += 1
+        requests.append(
+            bots_pb2.ServerMessage(
+                decision=bots_pb2.DecisionRequest(
+                    match_id="20250101-000000-abcdef",
+                    seat=seat,
+                    decision_id=decision_id,
+                    view=codec.view(state.view(seat)),
+                    legal_actions=[codec.action(a) for a in legal],
+                    deadline_ms=5000,
+                    time_bank_ms=30000,
+                )
+            )
+        )
+        state.apply(seat, legal[0])
+    requests.sort(key=lambda m: m.ByteSize())
+    return requests[len(requests) // 2]
+
+
+def move_sample() -> bots_pb2.BotMessage:
+    return bots_pb2.BotMessage(
+        move=bots_pb2.Move(match_id="20250101-000000-abcdef", decision_id=(1 << 32) + 1, index=0)
+    )
+
+
+# --- the server ---------------------------------------------------------------------------------
+
+
+async def serve(address: str) -> None:
+    reply = decision_sample()
+
+    async def ping_pong(
+        requests: AsyncIterator[bots_pb2.BotMessage], context: Any
+    ) -> AsyncIterator[bots_pb2.ServerMessage]:
+        async for _ in requests:
+            yield reply
+
+    handler = grpc.stream_stream_rpc_method_handler(
+        ping_pong, bots_pb2.BotMessage.FromString, bots_pb2.ServerMessage.SerializeToString
+    )
+    server = grpc.aio.server()
+    service, method = METHOD.strip("/").split("/")
+    server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(service, {method: handler}),))
+    port = server.add_insecure_port(address)
+    await server.start()
+    print(f"ceiling: serving on 127.0.0.1:{port}", flush=True)
+    await server.wait_for_termination()
+
+
+# --- the load ------------------------------------------------------------------------------------
+
+
+@dataclass
+class Figures:
+    streams: int
+    round_trips: int
+    seconds: float
+    latencies: Latencies
+    server_cpu: float
+
+    @property
+    def per_second(self) -> float:
+        return self.round_trips / self.seconds
+
+    @property
+    def server_cpu_us(self) -> float:
+        """Server CPU microseconds per round trip."""
+        return self.server_cpu / self.round_trips * 1e6
+
+
+async def load(port: int, streams: int, seconds: float, server_pid: int, warmup: float = 0.5) -> Figures:
+    """``streams`` concurrent ping-pong streams for ``seconds`` (after ``warmup``); bounded in time."""
+    async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
+        call_factory = channel.stream_stream(
+            METHOD, bots_pb2.BotMessage.SerializeToString, bots_pb2.ServerMessage.FromString
+        )
+        move = move_sample()
+        loop = asyncio.get_running_loop()
+        start = loop.time()
+        measure_from = start + warmup
+        stop_at = measure_from + seconds
+        counts = [0] * streams
+        latencies = [Latencies() for _ in range(streams)]
+
+        async def one(index: int) -> None:
+            call = call_factory()
+            lat = latencies[index]
+            while (sent := loop.time()) < stop_at:
+                await call.write(move)
+                await call.read()
+                if sent >= measure_from:
+                    lat.add(loop.time() - sent)
+                    counts[index] += 1
+            await call.done_writing()
+            call.cancel()
+
+        await asyncio.sleep(0)
+        cpu_before = 0.0
+
+        async def mark_cpu() -> None:
+            nonlocal cpu_before
+            await asyncio.sleep(max(0.0, measure_from - loop.time()))
+            cpu_before = cpu_seconds(server_pid)
+
+        await asyncio.gather(mark_cpu(), *(one(i) for i in range(streams)))
+        cpu = cpu_seconds(server_pid) - cpu_before
+        merged = Latencies()
+        for lat in latencies:
+            merged.extend(lat)
+        return Figures(streams, sum(counts), seconds, merged, cpu)
+
+
+def row(figures: Figures) -> str:
+    lat = figures.latencies
+    return (
+        f"{figures.streams:>7} {figures.per_second:>12,.0f} {lat.percentile(50):>9,.0f} "
+        f"{lat.percentile(99):>9,.0f} {figures.server_cpu_us:>11,.1f}"
+    )
+
+
+HEADER = f"{'streams':>7} {'round trips/s':>12} {'p50 µs':>9} {'p99 µs':>9} {'server µs/rt':>11}"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--streams", default="1,64,512", help="comma-separated concurrency levels")
+    parser.add_argument("--seconds", type=float, default=3.0, help="measured time per level (default 3)")
+    parser.add_argument("--runs", type=int, default=3, help="runs per level (default 3)")
+    parser.add_argument("--serve", metavar="ADDRESS", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.serve:
+        asyncio.run(serve(args.serve))
+        return
+    levels = [int(x) for x in args.streams.split(",")]
+    reply, move = decision_sample(), move_sample()
+    print(machine())
+    print(f"ping {move.ByteSize()} B (a Move), pong {reply.ByteSize()} B (a median {SAMPLE_GAME} decision)")
+    print(HEADER)
+    with Server(python("-m", "bench.grpc_ceiling", "--serve", "127.0.0.1:0")) as server:
+        for streams in levels:
+            runs = [
+                asyncio.run(load(server.port, streams, args.seconds, server.pid)) for _ in range(args.runs)
+            ]
+            for figures in runs:
+                print(row(figures))
+            if len(runs) > 1:
+                rates = [f.per_second for f in runs]
+                print(f"{'':>7} median {spread(rates)} round trips/s, stdev {statistics.pstdev(rates):,.0f}")
+
+
+if __name__ == "__main__":
+    main()
