@@ -287,14 +287,15 @@ def _bootstrap(
         return []
     index = {bot: i for i, bot in enumerate(bots)}
     pair_index: dict[tuple[int, int], int] = {}
-    per_set: list[list[tuple[int, float]]] = []  # (pair number, points of the lower index)
+    per_set: list[list[tuple[int, float, int]]] = []  # (pair number, points of the lower index, results)
     for matches in duplicate_sets:
-        contributions = []
+        summed: dict[int, tuple[float, int]] = {}  # a set's rotations repeat its pairs: add them up once
         for places in matches:
             for a, b, share in pairwise_results(places):
-                key = (index[a], index[b])
-                contributions.append((pair_index.setdefault(key, len(pair_index)), share))
-        per_set.append(contributions)
+                pair = pair_index.setdefault((index[a], index[b]), len(pair_index))
+                points_so_far, results = summed.get(pair, (0.0, 0))
+                summed[pair] = (points_so_far + share, results + 1)
+        per_set.append([(pair, w, n) for pair, (w, n) in summed.items()])
     pair_list = sorted(pair_index, key=pair_index.__getitem__)
     rng = random.Random(seed)
     draws: list[dict[str, float]] = []
@@ -302,9 +303,9 @@ def _bootstrap(
         points = [0.0] * len(pair_list)
         games = [0.0] * len(pair_list)
         for _ in range(len(per_set)):
-            for pair, w in per_set[rng.randrange(len(per_set))]:
+            for pair, w, n in per_set[rng.randrange(len(per_set))]:
                 points[pair] += w
-                games[pair] += 1
+                games[pair] += n
         present = sorted({p for k, (i, j) in enumerate(pair_list) if games[k] for p in (i, j)})
         local = {player: k for k, player in enumerate(present)}
         pairs = [(local[i], local[j], points[k], games[k]) for k, (i, j) in enumerate(pair_list) if games[k]]
