@@ -7,7 +7,9 @@ triplet then the single of four, a single once its rank has three on the
 table. In real time the bot answers with the first set and sends the rest at
 once, without waiting for a request per play: each stays legal, since only
 the bot's own plays change its hand and the count laid of a rank only grows.
-In lockstep it lays the first each tick and never passes while it can play.
+In lockstep it lays the first each tick, and passes only while it leads on
+points: should every other player pass in the same tick, the standoff ends
+the game there, and the plays it keeps are not lost otherwise.
 """
 
 from __future__ import annotations
@@ -47,10 +49,20 @@ def points(cards: tuple[Card, ...]) -> int:
 
 
 def choose(view: PairBattleView, legal: list[PairBattleAction], options: Any = None) -> int:
+    if view.timing is Timing.LOCKSTEP and Pass() in legal and leading(view):
+        return legal.index(Pass())  # every player passing ends the game now, while we lead
     plays = plan(view)
     if plays and plays[0] in legal:
         return legal.index(plays[0])
     return next((i for i, a in enumerate(legal) if not isinstance(a, Pass)), 0)
+
+
+def leading(view: PairBattleView) -> bool:
+    """Strictly ahead on points (a standoff ends the game; finishers would still rank first)."""
+    if view.seat is None or view.finishers:
+        return False
+    mine = view.scores[view.seat]
+    return all(mine > score for seat, score in enumerate(view.scores) if seat != view.seat)
 
 
 def follow_ups(view: PairBattleView) -> list[Play]:
