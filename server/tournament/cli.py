@@ -96,6 +96,11 @@ def run(args: argparse.Namespace) -> int:
             )
         except StoreError as exc:
             return fail(str(exc), 2)
+        if not tournament.finished:
+            try:
+                store.lock_for_running()
+            except StoreError as exc:
+                return fail(str(exc), 2)
         if tournament.finished:
             say(
                 console,

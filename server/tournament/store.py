@@ -12,13 +12,15 @@ makes them from its event loop.
 
 from __future__ import annotations
 
+import fcntl
 import json
+import os
 import sqlite3
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 from server.tournament.ratings import Places
 from server.tournament.schedule import MatchKey, ScheduledMatch
@@ -125,6 +127,7 @@ class Store:
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._lock: TextIO | None = None
         self._db = sqlite3.connect(self.path, isolation_level=None)  # transactions are explicit
         self._db.execute("PRAGMA journal_mode = WAL")
         # WAL with NORMAL: a commit survives a crash of the process (not of the machine); commits stay fast
@@ -135,6 +138,25 @@ class Store:
 
     def close(self) -> None:
         self._db.close()
+        if self._lock is not None:
+            self._lock.close()  # closing the file releases the lock
+
+    def lock_for_running(self) -> None:
+        """Claim the database for one runner at a time (two would play the same matches twice
+        over, only one result counting); readers such as ``croupier ratings`` are not held up.
+        The lock goes with the process, however it ends."""
+        lock = (self.path.parent / f"{self.path.name}.lock").open("a+")
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            lock.seek(0)
+            holder = lock.read().strip() or "another process"
+            lock.close()
+            raise StoreError(f"{self.path} is in use by another tournament runner ({holder})") from None
+        lock.truncate(0)
+        lock.write(f"pid {os.getpid()}\n")
+        lock.flush()
+        self._lock = lock
 
     def __enter__(self) -> Store:
         return self

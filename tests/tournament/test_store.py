@@ -120,3 +120,14 @@ def test_duplicate_sets_group_the_rotations_of_a_deal_across_tournaments(tmp_pat
     assert len(sets) == 2 * 3
     assert all(len(matches) == 2 for matches in sets)
     assert {"a": 1, "b": 2} in sets[0] and {"b": 1, "a": 2} in sets[0]
+
+
+def test_one_runner_at_a_time(tmp_path: Path) -> None:
+    with Store(tmp_path / "r.db") as first:
+        first.lock_for_running()
+        with Store(tmp_path / "r.db") as second:
+            with pytest.raises(StoreError, match=r"in use by another tournament runner \(pid \d+\)"):
+                second.lock_for_running()
+            assert second.games() == []  # reading is never held up
+    with Store(tmp_path / "r.db") as third:
+        third.lock_for_running()  # the first one's lock went with it
