@@ -1,0 +1,85 @@
+"""The Node.js bot (clients/node/bot.js, built only from the .proto files) plays a whole match of every
+game against Python bots on a real referee. Skipped, saying so, only where Node.js or npm is missing."""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+from croupier.v1 import admin_pb2, match_pb2
+
+from clients.bots import HeuristicBot, RandomBot
+from clients.sdk import Client
+from server.app import Croupier
+from tests.clients.test_sdk import SHORT
+from tests.server.botclient import WAIT, Admin
+
+NODE_DIR = Path(__file__).resolve().parents[2] / "clients" / "node"
+
+
+@pytest.fixture(scope="module")
+def node() -> str:
+    """The node executable, with the bot's packages installed (``npm ci``, as ``make node`` does)."""
+    node, npm = shutil.which("node"), shutil.which("npm")
+    if node is None or npm is None:
+        pytest.skip(f"Node.js not found: {'node' if node is None else 'npm'} is not on PATH")
+    if not (NODE_DIR / "node_modules" / "@grpc" / "grpc-js").is_dir():
+        subprocess.run(
+            [npm, "ci", "--no-audit", "--no-fund", "--loglevel=error"], cwd=NODE_DIR, check=True, timeout=600
+        )
+    return node
+
+
+async def test_the_node_bot_plays_a_full_match_of_every_game_against_python_bots(
+    node: str, referee: Croupier, admin: Admin
+) -> None:
+    address = f"127.0.0.1:{referee.port}"
+    matches: list[admin_pb2.CreateMatchResponse] = []
+    for game, options in SHORT.items():
+        seats = [admin_pb2.SeatSpec(name="node")] + [
+            admin_pb2.SeatSpec(name=f"python{i}") for i in range(1, options["players"])
+        ]
+        matches.append(await admin.create(game, seats, options, seed=21))
+    tokens = [arg for m in matches for arg in ("--token", m.seat_tokens[0])]
+    process = await asyncio.create_subprocess_exec(
+        node, "bot.js", "--server", address, *tokens, "--matches", str(len(matches)),
+        cwd=NODE_DIR, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
+    )  # fmt: skip
+    pythons = [
+        Client(HeuristicBot if seat % 2 else RandomBot, address, [token], stop_after=1)
+        for m in matches
+        for seat, token in enumerate(m.seat_tokens[1:], start=1)
+    ]
+    try:
+        await asyncio.wait_for(asyncio.gather(*(c.run() for c in pythons)), WAIT)
+        output, _ = await asyncio.wait_for(process.communicate(), WAIT)
+    finally:
+        if process.returncode is None:
+            process.kill()
+    log = output.decode()
+    assert process.returncode == 0, log
+    assert "stopped after 4 match(es)" in log
+    for created in matches:
+        info = await admin.wait(created.match.match_id)
+        assert info.status == match_pb2.MATCH_STATUS_FINISHED
+        node_seat = info.result.seats[0]
+        assert (node_seat.name, node_seat.forfeited, node_seat.timeouts, node_seat.refusals) == (
+            "node",
+            "",
+            0,
+            0,
+        )
+        assert f"match {created.match.match_id} over: place {node_seat.place}" in log
+
+
+async def test_the_node_bot_says_why_the_referee_refused_it(node: str, referee: Croupier) -> None:
+    result = await asyncio.to_thread(
+        subprocess.run,
+        [node, "bot.js", "--server", f"127.0.0.1:{referee.port}", "--token", "nonsense"],
+        cwd=NODE_DIR, capture_output=True, text=True, timeout=WAIT,
+    )  # fmt: skip
+    assert result.returncode == 2
+    assert "UNAUTHENTICATED" in result.stderr and "unknown token" in result.stderr
