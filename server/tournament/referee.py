@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Sequence
+import asyncio
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
@@ -16,6 +17,10 @@ from server.tournament.store import SeatResult
 
 TOKEN_METADATA = "croupier-token"
 T = TypeVar("T")
+RECONNECT_SECONDS = 120.0
+"""How long calls made while matches are played wait for a referee that went away (a restart
+resumes its matches from their journals), before the tournament stops."""
+RECONNECT_PAUSE = 0.5
 
 
 class RefereeError(Exception):
@@ -79,14 +84,20 @@ class Referee:
             seed=seed,
             clocks=match_pb2.Clocks(**game.clock.as_dict()),
         )
-        reply = await self._call("CreateMatch", self._stub.CreateMatch(request, metadata=self._metadata))
+        # Retried when the referee is down: if it died after creating the match, the first one is an
+        # orphan the bots play out unrecorded; the store records the match id of the one that answered.
+        reply = await self._patient_call(
+            "CreateMatch", lambda: self._stub.CreateMatch(request, metadata=self._metadata)
+        )
         return reply.match
 
     async def get_match(self, match_id: str) -> match_pb2.MatchInfo | None:
         """The match, or None if this referee does not know it."""
         request = admin_pb2.GetMatchRequest(match_id=match_id)
         try:
-            return await self._call("GetMatch", self._stub.GetMatch(request, metadata=self._metadata))
+            return await self._patient_call(
+                "GetMatch", lambda: self._stub.GetMatch(request, metadata=self._metadata)
+            )
         except RefereeError as exc:
             if exc.code == grpc.StatusCode.NOT_FOUND:
                 return None
@@ -94,7 +105,21 @@ class Referee:
 
     async def wait_match(self, match_id: str) -> match_pb2.MatchInfo:
         request = admin_pb2.GetMatchRequest(match_id=match_id)
-        return await self._call("WaitMatch", self._stub.WaitMatch(request, metadata=self._metadata))
+        return await self._patient_call(
+            "WaitMatch", lambda: self._stub.WaitMatch(request, metadata=self._metadata)
+        )
+
+    async def _patient_call(self, method: str, make_call: Callable[[], Awaitable[T]]) -> T:
+        """``make_call()``, made again while the referee is unreachable, for up to RECONNECT_SECONDS."""
+        loop = asyncio.get_running_loop()
+        give_up = loop.time() + RECONNECT_SECONDS
+        while True:
+            try:
+                return await self._call(method, make_call())
+            except RefereeError as exc:
+                if exc.code != grpc.StatusCode.UNAVAILABLE or loop.time() >= give_up:
+                    raise
+            await asyncio.sleep(RECONNECT_PAUSE)
 
     async def _call(self, method: str, call: Awaitable[T]) -> T:
         try:
