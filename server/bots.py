@@ -71,12 +71,14 @@ class BotService:
                 if kind == "move":
                     move = message.move
                     match = self.referee.matches.get(move.match_id)
-                    if match is None:
-                        session.send(
-                            _error(grpc.StatusCode.NOT_FOUND, f"no match {move.match_id!r}", move.match_id)
-                        )
-                    else:
+                    if match is not None:
                         match.move(session, move)
+                    elif move.match_id in self.referee.past:
+                        over = f"match {move.match_id} is over"
+                        session.send(_error(grpc.StatusCode.FAILED_PRECONDITION, over, move.match_id))
+                    else:
+                        unknown = f"no match {move.match_id!r}"
+                        session.send(_error(grpc.StatusCode.NOT_FOUND, unknown, move.match_id))
                 elif kind == "hello":
                     session.send(_error(grpc.StatusCode.INVALID_ARGUMENT, "hello again? say hello once"))
                 else:

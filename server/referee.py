@@ -63,8 +63,9 @@ class Referee:
         self.clocks = clocks
         self.metrics = metrics
         self.matches: dict[str, Match] = {}
-        """Matches of this run (waiting, running, finished); finished ones of earlier runs are in ``past``."""
+        """Unfinished matches, each with its actor."""
         self.past: dict[str, match_pb2.MatchInfo] = {}
+        """Finished matches, as listed (their records are in their journals)."""
         self.bots: dict[str, Bot] = {}
         self.bot_tokens: dict[str, Bot] = {}
         self.seat_tokens: dict[str, tuple[str, int]] = {}
@@ -257,6 +258,9 @@ class Referee:
         self._seat_bots()
 
     def _finished(self, match: Match) -> None:
+        """A match ended: its seats and tokens go, and only its summary stays in memory."""
+        self.past[match.id] = match.info()
+        del self.matches[match.id]
         for index, player in enumerate(match.players):
             self.seat_tokens.pop(player.token_sha256, None)
             session = self.holders.pop((match.id, index), None)
