@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import math
+import random
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from server.tournament.ratings import RunningElo, Tally, fit_elo, pairwise_results, rate
 
@@ -122,3 +125,42 @@ def test_running_elo_moves_the_winner_up_by_what_the_loser_loses() -> None:
     running = RunningElo(k=16)
     running.add({"a": 1, "b": 2, "c": 3})
     assert running.elo == pytest.approx({"a": 1508, "b": 1500, "c": 1492})
+
+
+rankings = st.lists(
+    st.permutations(["a", "b", "c", "d"]).flatmap(
+        lambda order: st.integers(2, 4).map(
+            lambda n: {bot: place for place, bot in enumerate(order[:n], start=1)}
+        )
+    ),
+    min_size=1,
+    max_size=30,
+)
+
+
+@given(rankings, st.randoms(use_true_random=False))
+def test_ratings_do_not_depend_on_the_order_of_the_matches(
+    matches: list[dict[str, int]], rng: random.Random
+) -> None:
+    shuffled = list(matches)
+    rng.shuffle(shuffled)
+    first, second = fit_elo(Tally(matches)), fit_elo(Tally(shuffled))
+    assert first.keys() == second.keys()
+    assert all(first[bot] == pytest.approx(second[bot], abs=1e-6) for bot in first)
+
+
+@given(rankings)
+def test_the_fit_meets_every_bots_likelihood_equation(matches: list[dict[str, int]]) -> None:
+    # at the maximum, each bot's points (virtual draws included) equal the points the ratings expect
+    tally = Tally(matches)
+    elo = fit_elo(tally, prior=1.0)  # one virtual draw per pair: half a point of it to each side
+    for bot in elo:
+        observed = expected = 0.0
+        for (a, b), n in tally.games.items():
+            if bot not in (a, b):
+                continue
+            other = b if bot == a else a
+            points = tally.points[a, b] if bot == a else n - tally.points[a, b]
+            observed += points + 0.5
+            expected += (n + 1) / (1 + 10 ** ((elo[other] - elo[bot]) / 400))
+        assert observed == pytest.approx(expected, abs=1e-6)
