@@ -126,7 +126,7 @@ class SeatState:
     bank: float
     holder: Session | None = None
     gone_since: float | None = None
-    """Referee time the seat lost its bot (running matches only)."""
+    """Referee time the seat lost its bot (running matches only; never for a forfeited seat)."""
     forfeited: str = ""
     timeouts: int = 0
     refusals: int = 0
@@ -269,7 +269,8 @@ class Match:
         if match.status == Status.MATCH_STATUS_RUNNING:
             match._origin = asyncio.get_running_loop().time() - last_at
             for seat in match.seats:
-                seat.gone_since = last_at  # nobody is connected yet: the grace starts now
+                if not seat.forfeited:
+                    seat.gone_since = last_at  # nobody is connected yet: the grace starts now
             match._dirty = True
         metrics.active_matches.labels(spec.name).inc()
         return match

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import re
 import signal
@@ -64,6 +65,9 @@ async def test_a_killed_referee_resumes_its_matches_and_bots_finish_them(tmp_pat
                 await bots[seat].move(match_id=match_id, decision_id=decision.decision_id, index=0)
                 await bots[seat].expect("action_result")
             pending = (await bots[2].expect("decision")).decision
+            waiting = await admin.create("platinum_fish", 2, seed=6)  # one seat held: not started
+            lonely = Bot(channel, waiting.seat_tokens[0])
+            await lonely.hello()
             first.kill()
     finally:
         if first.process.poll() is None:
@@ -90,6 +94,12 @@ async def test_a_killed_referee_resumes_its_matches_and_bots_finish_them(tmp_pat
             await bots[2].move(match_id=match_id, decision_id=decision.decision_id, index=0)
             ended = await asyncio.gather(*(bot.play(first_legal) for bot in bots))
             info = await admin.wait(match_id)
+            assert (await admin.get(waiting.match.match_id)).status == match_pb2.MATCH_STATUS_WAITING
+            pair = [Bot(channel, token) for token in waiting.seat_tokens]
+            for bot in pair:
+                await bot.hello()
+            await asyncio.gather(*(bot.play(first_legal) for bot in pair))
+            assert (await admin.wait(waiting.match.match_id)).status == match_pb2.MATCH_STATUS_FINISHED
         assert second.stop() == 0
     finally:
         if second.process.poll() is None:
@@ -102,3 +112,9 @@ async def test_a_killed_referee_resumes_its_matches_and_bots_finish_them(tmp_pat
     assert [s.score for s in info.result.seats] == list(state.outcome().scores)
     assert [r["t"] for r in records].count("resume") == 1
     assert not secret.exists()
+    # one JSON log line per finished match (stderr is no terminal here)
+    logged = [
+        json.loads(line) for line in (tmp_path / "referee.log").read_text().splitlines() if line[:1] == "{"
+    ]
+    finished = [entry["match_id"] for entry in logged if entry["event"] == "match finished"]
+    assert sorted(finished) == sorted([match_id, waiting.match.match_id])
