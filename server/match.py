@@ -176,7 +176,7 @@ class Match:
         self.created_ms = created_ms
         self.journal_path = journal_path
         self.secret_path = journal_path.with_suffix(".secret")
-        self.metrics = metrics
+        self.metrics = metrics.game(spec.name)
         self.on_released = on_released
         self.on_finished = on_finished
         self.state: GameState[Any, Any] = spec.new_game(options, Rng(seed))
@@ -222,7 +222,7 @@ class Match:
             }
         )
         self._journal.sync()
-        self.metrics.active_matches.labels(self.spec.name).inc()
+        self.metrics.active_matches.inc()
 
     @classmethod
     def resume(
@@ -272,7 +272,7 @@ class Match:
                 if not seat.forfeited:
                     seat.gone_since = last_at  # nobody is connected yet: the grace starts now
             match._dirty = True
-        metrics.active_matches.labels(spec.name).inc()
+        match.metrics.active_matches.inc()
         return match
 
     def _account(self, record: Record) -> None:
@@ -477,8 +477,8 @@ class Match:
             events,
         )
         session.send(self._result(index, move.decision_id, Result.ACCEPTED, action, think=think))
-        self.metrics.decisions.labels(self.spec.name).inc()
-        self.metrics.decision_seconds.labels(self.spec.name).observe(think)
+        self.metrics.decisions.inc()
+        self.metrics.decision_seconds.observe(think)
 
     def _read_action(self, move: bots_pb2.Move, decision: Decision | None) -> Action:
         choice = move.WhichOneof("choice")
@@ -513,7 +513,7 @@ class Match:
         attempt = str(action) if action is not None else _describe(move)
         self._record({"t": "refuse", "at": now, "seat": index, "reason": reason, "action": attempt}, events)
         session.send(self._result(index, move.decision_id, Result.REFUSED, action, reason=reason))
-        self.metrics.refused.labels(self.spec.name).inc()
+        self.metrics.refused.inc()
 
     # --- time ---------------------------------------------------------------------------------
 
@@ -564,7 +564,7 @@ class Match:
         )
         if seat.holder is not None:
             seat.holder.send(self._result(index, decision_id, Result.TIMED_OUT, action))
-        self.metrics.timeouts.labels(self.spec.name).inc()
+        self.metrics.timeouts.inc()
         if seat.timeouts >= self.clocks.max_timeouts:
             self._forfeit(index, "timeouts", now)
 
@@ -701,8 +701,8 @@ class Match:
         for subscription in self.subscribers:
             subscription.frames.put_nowait(None)
         self.subscribers = []
-        self.metrics.active_matches.labels(self.spec.name).dec()
-        self.metrics.finished.labels(self.spec.name).inc()
+        self.metrics.active_matches.dec()
+        self.metrics.finished.inc()
         self.log.info(
             "match finished",
             players=[p.name for p in self.players],

@@ -3,9 +3,22 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass
 from wsgiref.simple_server import WSGIServer
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, start_http_server
+
+
+@dataclass(frozen=True)
+class GameMetrics:
+    """One game's series, looked up once (a label lookup takes a lock: not on every decision)."""
+
+    active_matches: Gauge
+    decisions: Counter
+    decision_seconds: Histogram
+    timeouts: Counter
+    refused: Counter
+    finished: Counter
 
 
 class Metrics:
@@ -40,16 +53,22 @@ class Metrics:
             "croupier_matches_finished", "Matches finished", ["game"], registry=self.registry
         )
         self._http: WSGIServer | None = None
+        self._games: dict[str, GameMetrics] = {}
         for game in games:  # every series exists from the start, at zero
-            for metric in (
-                self.active_matches,
-                self.decisions,
-                self.decision_seconds,
-                self.timeouts,
-                self.refused,
-            ):
-                metric.labels(game)
-            self.finished.labels(game)
+            self.game(game)
+
+    def game(self, game: str) -> GameMetrics:
+        found = self._games.get(game)
+        if found is None:
+            found = self._games[game] = GameMetrics(
+                active_matches=self.active_matches.labels(game),
+                decisions=self.decisions.labels(game),
+                decision_seconds=self.decision_seconds.labels(game),
+                timeouts=self.timeouts.labels(game),
+                refused=self.refused.labels(game),
+                finished=self.finished.labels(game),
+            )
+        return found
 
     def serve(self, host: str, port: int) -> int:
         """Serve /metrics over HTTP in a daemon thread; returns the bound port (port 0 picks one)."""
