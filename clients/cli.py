@@ -15,7 +15,14 @@ from collections.abc import Sequence
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "serve": ("server.cli", "run a referee: bots, spectators and admins connect to it over gRPC"),
     "bot": ("clients.bot_cli", "play on a referee: a bundled bot (random, heuristic) or your own Bot class"),
-    "replay": ("server.replay", "re-run matches from their journals and check they reproduce their results"),
+    "watch": (
+        "clients.spectator.watch",
+        "watch a live match: the table, hands, scores, clock and last events",
+    ),
+    "replay": (
+        "clients.spectator.replay",
+        "step through a finished match, every hand shown (--check: verify journals)",
+    ),
     "tournament": ("server.tournament.cli", "run or resume a duplicate round-robin tournament (TOML file)"),
     "ratings": ("server.tournament.ratings_cli", "print every game's Elo ratings from the results database"),
 }

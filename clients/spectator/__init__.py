@@ -1,0 +1,1 @@
+"""The spectator: `croupier watch` (live matches) and `croupier replay` (finished ones, step by step)."""

@@ -1,0 +1,168 @@
+"""Where scenes come from: a referee's frames (live or a finished match's record) or a journal file.
+
+Frames are decoded into engine views by ``server.convert``, the one
+conversion module, so the drawing code sees the same objects as a bot does.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from croupier.v1 import match_pb2, spectator_pb2
+
+from clients.spectator.render import EVENT_LINES, Header, Scene
+from engine.games import get_game
+from server import convert
+
+STATUS = {
+    match_pb2.MATCH_STATUS_WAITING: "waiting",
+    match_pb2.MATCH_STATUS_RUNNING: "running",
+    match_pb2.MATCH_STATUS_FINISHED: "finished",
+}
+
+Kind = spectator_pb2.Step.Kind
+
+
+def header_of(info: match_pb2.MatchInfo, note: str = "") -> Header:
+    result = None
+    if info.status == match_pb2.MATCH_STATUS_FINISHED and info.result.seats:
+        result = tuple((s.place, s.score) for s in sorted(info.result.seats, key=lambda s: s.seat))
+    return Header(
+        match_id=info.match_id,
+        game=info.game,
+        title=get_game(info.game).title,
+        players=tuple(p.name for p in sorted(info.players, key=lambda p: p.seat)),
+        status=STATUS.get(info.status, "unknown"),
+        result=result,
+        note=note,
+    )
+
+
+def step_text(step: spectator_pb2.Step, codec: convert.GameCodec) -> str:
+    """What caused a frame, in words (the action only where the frame carries it)."""
+    seat = f"seat {step.seat}" if step.HasField("seat") else "a seat"
+    action = str(codec.action_from_proto(step.action)) if step.HasField("action") else ""
+    kind = step.kind
+    if kind == Kind.START:
+        return "the match starts"
+    if kind == Kind.ACTION:
+        return f"{seat} plays {action}" if action else f"{seat} acts"
+    if kind == Kind.TIMEOUT:
+        return f"{seat}'s clock ran out" + (f": the referee played {action}" if action else "")
+    if kind == Kind.FALLBACK:
+        return f"the referee plays for {seat}" + (f": {action}" if action else "")
+    if kind == Kind.REFUSAL:
+        return f"{seat} was refused" + (f": {step.reason}" if step.reason else "")
+    if kind == Kind.CLOCK:
+        return "time moves on"
+    if kind == Kind.FORFEIT:
+        return f"{seat} is forfeited ({step.reason})"
+    if kind == Kind.END:
+        return "the match ends"
+    if kind == Kind.SNAPSHOT:
+        return "joined here"
+    return "a change"
+
+
+class Scenes:
+    """Turns one match's frames into scenes, keeping the event log between them."""
+
+    def __init__(self, game: str) -> None:
+        self.codec = convert.codec(game)
+        self.log: list[str] = []
+
+    def scene(self, frame: spectator_pb2.MatchFrame) -> Scene:
+        events = tuple(e.text for e in frame.events)
+        scene = Scene(
+            seq=frame.seq,
+            time_ms=frame.time_ms,
+            step=step_text(frame.step, self.codec),
+            events=events,
+            view=self.codec.view_from_proto(frame.view),
+            events_before=tuple(self.log[-EVENT_LINES:]),
+        )
+        self.log.extend(events)
+        return scene
+
+    def all(self, frames: Iterable[spectator_pb2.MatchFrame]) -> list[Scene]:
+        return [self.scene(frame) for frame in frames]
+
+
+@dataclass
+class Replay:
+    """A finished (or stopped) match, every hand shown, ready to step through."""
+
+    header: Header
+    scenes: list[Scene]
+
+
+def from_record(record: spectator_pb2.MatchRecord) -> Replay:
+    """A referee's record of a match (GetRecord): re-run there from its journal."""
+    scenes = Scenes(record.info.game).all(record.frames)
+    return Replay(header_of(record.info, note="re-run by the referee from its journal"), scenes)
+
+
+def from_journal(path: Path, seed: int | None = None) -> Replay:
+    """Re-run a journal here with the engine (server/journal.py: the same re-run as ``--check``) and say
+    whether it reproduces the recorded result."""
+    from server.journal import ReplayMismatch, read_private, read_records, replay_journal
+    from server.match import final_places, replay_frames
+
+    records = read_records(path)
+    if not records or records[0].get("t") != "match":
+        raise ValueError(f"{path} is not a match journal (no header)")
+    head, end = records[0], (records[-1] if records[-1]["t"] == "end" else None)
+    secret = path.with_suffix(".secret")
+    if end is not None:
+        seed = end["seed"]
+    elif seed is None and secret.exists():
+        seed = read_private(secret)["seed"]
+    if seed is None:
+        raise ValueError(f"{path}: the match has not ended, so its seed is not in the journal: give --seed")
+    try:
+        replay_journal(path, seed)
+        note = (
+            "✓ the engine's re-run reproduces the recorded result"
+            if end
+            else "✓ re-run: the match has not ended"
+        )
+    except ReplayMismatch as exc:
+        note = f"✗ {exc}"
+    spec = get_game(head["game"])
+    frames: Iterator[spectator_pb2.MatchFrame] = replay_frames(
+        spec, spec.options(head["options"]), seed, records, reveal=True
+    )
+    scenes = Scenes(head["game"])
+    collected: list[Scene] = []
+    try:
+        for frame in frames:
+            collected.append(scenes.scene(frame))
+    except ValueError as exc:  # a record the engine refuses: show what did replay
+        note = f"✗ stops at step {len(collected)}: {exc}"
+    result = None
+    if end is not None:
+        places = final_places(end["engine_places"], [bool(f) for f in end["forfeited"]])
+        result = tuple(zip(places, end["scores"], strict=True))
+    header = Header(
+        match_id=head["match_id"],
+        game=head["game"],
+        title=spec.title,
+        players=tuple(p["name"] for p in head["players"]),
+        status="finished" if end else "unfinished",
+        result=result,
+        note=note,
+    )
+    return Replay(header, collected)
+
+
+def describe(info: match_pb2.MatchInfo) -> dict[str, Any]:
+    """One line of the match list, as plain values."""
+    return {
+        "id": info.match_id,
+        "game": info.game,
+        "players": ", ".join(p.name for p in sorted(info.players, key=lambda p: p.seat)),
+        "status": STATUS.get(info.status, "unknown"),
+    }

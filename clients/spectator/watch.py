@@ -1,0 +1,191 @@
+"""``croupier watch``: list the live matches of a referee, attach to one and draw it as it changes.
+
+A spectator sees what the referee shows anyone: public facts, hands as card
+backs, until the match is over; with the admin token, every hand.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # imported in run(): `croupier --help` stays quick
+    from croupier.v1 import match_pb2
+    from croupier.v1.spectator_pb2_grpc import SpectatorServiceAsyncStub as Stub
+    from rich.console import Console
+
+Metadata = tuple[tuple[str, str], ...]
+
+POLL_SECONDS = 1.0
+"""How often --follow looks for the next match."""
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("match", nargs="?", help="the match id (default: choose among the live matches)")
+    parser.add_argument(
+        "--server",
+        default=os.environ.get("CROUPIER_SERVER", "127.0.0.1:50051"),
+        help="the referee, HOST:PORT (default: $CROUPIER_SERVER, else %(default)s)",
+    )
+    parser.add_argument(
+        "--admin-token",
+        default=os.environ.get("CROUPIER_ADMIN_TOKEN"),
+        help="see every hand while the match runs (default: $CROUPIER_ADMIN_TOKEN)",
+    )
+    parser.add_argument("--list", action="store_true", help="list the live matches and exit")
+    parser.add_argument("--game", help="only matches of this game (chinese_ten, pair_battle, ...)")
+    parser.add_argument(
+        "--from-start", action="store_true", help="replay the match from its start, then go live"
+    )
+    parser.add_argument("--follow", action="store_true", help="when the match ends, watch the next one")
+    parser.add_argument("--tls-ca", type=Path, help="PEM root certificate: connect with TLS")
+
+
+def run(args: argparse.Namespace) -> int:
+    import asyncio
+
+    from rich.console import Console
+
+    console = Console()
+    try:
+        return asyncio.run(_watch(args, console))
+    except KeyboardInterrupt:
+        return 0
+
+
+async def _watch(args: argparse.Namespace, console: Console) -> int:
+    import grpc
+    from croupier.v1 import spectator_pb2_grpc
+
+    credentials = grpc.ssl_channel_credentials(args.tls_ca.read_bytes()) if args.tls_ca else None
+    channel = (
+        grpc.aio.secure_channel(args.server, credentials)
+        if credentials
+        else grpc.aio.insecure_channel(args.server)
+    )
+    metadata = (("croupier-token", args.admin_token),) if args.admin_token else ()
+    async with channel:
+        stub: Stub = spectator_pb2_grpc.SpectatorServiceStub(channel)
+        try:
+            return await _session(args, console, stub, metadata)
+        except grpc.aio.AioRpcError as exc:
+            console.print(f"croupier watch: {args.server}: {exc.code().name}: {exc.details()}")
+            return 1
+
+
+async def _session(args: argparse.Namespace, console: Console, stub: Stub, metadata: Metadata) -> int:
+    import asyncio
+
+    watched: set[str] = set()
+    match_id = args.match
+    while True:
+        if match_id is None:
+            live = await _live_matches(stub, args.game)
+            live = [m for m in live if m.match_id not in watched]
+            if args.list:
+                _print_list(console, live, args.server)
+                return 0
+            if not live:
+                if not args.follow:
+                    console.print(f"no live matches on {args.server}")
+                    return 0
+                await asyncio.sleep(POLL_SECONDS)
+                continue
+            match_id = _choose(console, live, args.server) if not watched else live[0].match_id
+            if match_id is None:
+                return 0
+        await _attach(console, stub, metadata, match_id, args.from_start)
+        watched.add(match_id)
+        if not args.follow:
+            return 0
+        match_id = None
+
+
+async def _live_matches(stub: Stub, game: str | None) -> list[match_pb2.MatchInfo]:
+    from croupier.v1 import match_pb2, spectator_pb2
+
+    found: list[match_pb2.MatchInfo] = []
+    for status in (match_pb2.MATCH_STATUS_RUNNING, match_pb2.MATCH_STATUS_WAITING):
+        request = spectator_pb2.ListMatchesRequest(status=status, game=game or "")
+        response = await stub.ListMatches(request)
+        found.extend(response.matches)
+    return found
+
+
+def _print_list(console: Console, matches: list[match_pb2.MatchInfo], server: str) -> None:
+    from rich.table import Table
+
+    from clients.spectator.feed import describe
+
+    if not matches:
+        console.print(f"no live matches on {server}")
+        return
+    table = Table(title=f"live matches on {server}", title_justify="left")
+    for column in ("#", "match", "game", "players", "status"):
+        table.add_column(column)
+    for number, info in enumerate(matches, start=1):
+        row = describe(info)
+        table.add_row(str(number), row["id"], row["game"], row["players"], row["status"])
+    console.print(table)
+
+
+def _choose(console: Console, matches: list[match_pb2.MatchInfo], server: str) -> str | None:
+    """The only match, or the one picked by number on a terminal (the first otherwise)."""
+    if len(matches) == 1 or not sys.stdin.isatty():
+        return matches[0].match_id
+    _print_list(console, matches, server)
+    while True:
+        answer = console.input(f"watch which? [1-{len(matches)}, Enter: 1, q: quit] ").strip().lower()
+        if answer in ("q", "quit"):
+            return None
+        if not answer:
+            return matches[0].match_id
+        if answer.isdigit() and 1 <= int(answer) <= len(matches):
+            return matches[int(answer) - 1].match_id
+        console.print(f"type a number from 1 to {len(matches)}")
+
+
+async def _attach(console: Console, stub: Stub, metadata: Metadata, match_id: str, from_start: bool) -> None:
+    """Draw one match until its stream ends (the match is over)."""
+    import time
+
+    from croupier.v1 import spectator_pb2
+    from rich.console import RenderableType
+    from rich.live import Live
+
+    from clients.spectator.feed import Scenes, header_of
+    from clients.spectator.render import Header, Scene, render
+
+    note = "admin: every hand shown" if metadata else "spectator: hands stay hidden until the end"
+    header: Header | None = None
+    scenes: Scenes | None = None
+    scene: Scene | None = None
+    received = time.monotonic()
+
+    def screen() -> RenderableType:
+        if header is None or scene is None:
+            return f"waiting for match {match_id} ..."
+        running = header.status == "running"
+        now = scene.time_ms + (int((time.monotonic() - received) * 1000) if running else 0)
+        return render(header, scene, clock_ms=now, footer="Ctrl-C: stop watching")
+
+    request = spectator_pb2.WatchMatchRequest(match_id=match_id, from_start=from_start)
+    with Live(
+        get_renderable=screen, console=console, refresh_per_second=4, screen=console.is_terminal
+    ) as live:
+        async for frame in stub.WatchMatch(request, metadata=metadata):
+            if frame.HasField("info"):
+                header = header_of(frame.info, note)
+                if scenes is None:
+                    scenes = Scenes(frame.info.game)
+            if scenes is None:
+                continue
+            scene = scenes.scene(frame)
+            received = time.monotonic()
+            live.refresh()
+    if header is not None and scene is not None:
+        console.print(render(header, scene))
+        console.print(f"match {match_id} is {header.status}")
