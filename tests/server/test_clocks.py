@@ -75,7 +75,7 @@ async def test_a_forfeited_seat_in_a_real_time_race_is_played_on_to_the_end(
     channel: grpc.aio.Channel, admin: Admin
 ) -> None:
     created = await admin.create(
-        "pair_battle", 2, {"countdown_tick": 0.0}, decision_ms=50, bank_ms=0, grace_ms=50
+        "pair_battle", 2, {"countdown_tick": 0.0}, decision_ms=200, bank_ms=10_000, grace_ms=50
     )
     racer, quitter = Bot(channel, created.seat_tokens[0]), Bot(channel, created.seat_tokens[1])
     await racer.hello()
