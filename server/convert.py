@@ -35,7 +35,7 @@ from google.protobuf.message import Message
 from google.protobuf.message_factory import GetMessageClass
 
 from engine.cards import STANDARD_DECK, Card, Suit
-from engine.core import Action, Event, GameSpec, InvalidOptions, MalformedInput, options_to_dict
+from engine.core import Action, Event, GameSpec, InvalidOptions, MalformedInput
 from engine.games import GAMES, get_game
 from engine.rng import Rng
 
@@ -436,7 +436,6 @@ class GameCodec:
         view_desc = _oneof_message(games_pb2.View, game)
         self._encode_view, self._decode_view = compiler.message(self.view_type, view_desc, f"{game} view")
         options_desc = _oneof_message(games_pb2.GameOptions, game)
-        self._options_class = GetMessageClass(options_desc)
         self._encode_options, _ = compiler.message(spec.options_type, options_desc, f"{game} options")
         self._option_fields = [
             (name, compiler.field(hint, options_desc.fields_by_name[name], f"options.{name}")[1])
@@ -503,9 +502,6 @@ class GameCodec:
         if players is not None:
             values.setdefault("players", players)
         return self.spec.options(values)
-
-    def options_dict(self, options: Any) -> dict[str, Any]:
-        return options_to_dict(options)
 
 
 class _OneofTable:

@@ -23,7 +23,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
-import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,7 +31,7 @@ from typing import Any
 import structlog
 from croupier.v1 import bots_pb2, games_pb2, match_pb2, spectator_pb2
 
-from engine.core import Action, Event, GameSpec, GameState, IllegalAction, MalformedInput
+from engine.core import Action, Event, GameSpec, GameState, IllegalAction, MalformedInput, options_to_dict
 from engine.rng import Rng
 from server import convert
 from server.errors import FailedPrecondition, InvalidArgument, PermissionDenied, ServiceError, status_of
@@ -214,7 +213,7 @@ class Match:
                 "version": 1,
                 "match_id": self.id,
                 "game": self.spec.name,
-                "options": self.codec.options_dict(self.options),
+                "options": options_to_dict(self.options),
                 "players": [{"name": p.name, "bot_id": p.bot_id} for p in self.players],
                 "clocks": dataclasses.asdict(self.clocks),
                 "seed_sha256": self.seed_sha256,
@@ -742,12 +741,8 @@ class Match:
 
     def frame(self, seq: int, record: Record, events: list[Event], admin: bool) -> spectator_pb2.MatchFrame:
         """One change as a spectator may see it (hands and actions only for an admin or once over)."""
-        return build_frame(
-            self.codec, self.id, seq, record, events, self.state, admin, self.info_if_edge(record)
-        )
-
-    def info_if_edge(self, record: Record) -> match_pb2.MatchInfo | None:
-        return self.info() if record["t"] in ("start", "end") else None
+        info = self.info() if record["t"] in ("start", "end") else None
+        return build_frame(self.codec, self.id, seq, record, events, self.state, admin, info)
 
     def subscribe(self, admin: bool, from_start: bool) -> tuple[Subscription, list[Record]]:
         """A live feed starting now, and the records before it (all of them if ``from_start``).
@@ -1001,7 +996,3 @@ def _error(code: int, message: str, match_id: str = "", decision_id: int = 0) ->
             decision_id=decision_id,
         )
     )
-
-
-def now_ms() -> int:
-    return int(time.time() * 1000)
