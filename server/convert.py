@@ -455,7 +455,7 @@ class GameCodec:
         return self._decode_view(self._game_part(pb, "view"))
 
     def action(self, action: Action) -> games_pb2.Action:
-        """Cached: a game has few distinct actions and legal lists repeat them."""
+        """Cached (a game has few distinct actions and legal lists repeat them): shared, never mutate it."""
         pb = self._action_cache.get(action)
         if pb is None:
             if len(self._action_cache) > 100_000:
