@@ -234,3 +234,15 @@ async def test_admin_calls_need_the_admin_token_and_valid_requests(
         async for _ in watch(b"\x0a\xff"):
             pass
     assert undecodable_stream.value.code() == Status.INVALID_ARGUMENT
+
+
+async def test_a_move_for_a_finished_match_is_told_the_match_is_over(
+    channel: grpc.aio.Channel, admin: Admin
+) -> None:
+    created = await admin.create("platinum_fish", 2)
+    both = Bot(channel, *created.seat_tokens)
+    await both.hello()
+    [ended] = await both.play()
+    await both.move(match_id=ended.match_id, seat=0, text="draw")
+    error = (await both.expect("error")).error
+    assert (error.code, error.message) == (Code.FAILED_PRECONDITION, f"match {ended.match_id} is over")
