@@ -29,7 +29,7 @@ class AdminService:
         self, request: admin_pb2.CreateMatchRequest, context: Context
     ) -> admin_pb2.CreateMatchResponse:
         self.referee.check_admin(tokens_of(context))
-        match, tokens = self.referee.create_match(request)
+        match, tokens = await self.referee.create_match(request)
         return admin_pb2.CreateMatchResponse(match=match.info(), seat_tokens=tokens)
 
     async def GetMatch(self, request: admin_pb2.GetMatchRequest, context: Context) -> match_pb2.MatchInfo:

@@ -681,10 +681,11 @@ class Match:
                 "forfeited": [s.forfeited for s in self.seats],
             }
         )
-        assert self._journal is not None
-        self._journal.sync()
-        self._journal.close()
-        self.secret_path.unlink(missing_ok=True)
+        # The end record is in the OS's hands already; make it durable off the event loop, and only
+        # then drop the seed file a resume would need.
+        journal, secret = self._journal, self.secret_path
+        assert journal is not None
+        asyncio.get_running_loop().run_in_executor(None, _close_for_good, journal, secret)
         view = self.codec.view(self.state.full_view())
         events = [self.codec.event(e) for e in self._events]
         self._events = []
@@ -971,6 +972,12 @@ def replay_frames(
         events = apply_record(spec, state, record)
         edge = info() if info is not None and record["t"] in ("start", "end") else None
         yield build_frame(codec, match_id, seq, record, events, state, reveal, edge)
+
+
+def _close_for_good(journal: JournalWriter, secret: Path) -> None:
+    journal.sync()
+    journal.close()
+    secret.unlink(missing_ok=True)
 
 
 def _ms(seconds: float) -> int:

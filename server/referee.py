@@ -14,6 +14,7 @@ Files under the data directory: ``matches/<id>.jsonl`` (journals),
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import json
 import secrets
@@ -176,7 +177,7 @@ class Referee:
 
     # --- matches ------------------------------------------------------------------------------------
 
-    def create_match(self, request: admin_pb2.CreateMatchRequest) -> tuple[Match, list[str]]:
+    async def create_match(self, request: admin_pb2.CreateMatchRequest) -> tuple[Match, list[str]]:
         game = convert.game_of_options(request.options)
         spec = get_game(game)
         seats = list(request.seats)
@@ -214,7 +215,7 @@ class Referee:
             on_released=self._released,
             on_finished=self._finished,
         )
-        match.create()
+        await asyncio.to_thread(match.create)  # two fsyncs: not on the event loop every match shares
         self.matches[match.id] = match
         for index, player in enumerate(players):
             self.seat_tokens[player.token_sha256] = (match.id, index)
