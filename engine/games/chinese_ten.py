@@ -72,7 +72,7 @@ def card_points(card: Card, scoring: Scoring) -> int:
     return int(card.rank) if card.rank <= Rank.NINE else 10
 
 
-def pile_points(cards: list[Card], scoring: Scoring) -> int:
+def pile_points(cards: list[Card] | tuple[Card, ...], scoring: Scoring) -> int:
     return sum(card_points(card, scoring) for card in cards)
 
 
@@ -260,6 +260,8 @@ class ChineseTenState(GameState[ChineseTenAction, ChineseTenView]):
     table: list[Card] = field(default_factory=list)
     stock: list[Card] = field(default_factory=list)
     piles: list[list[Card]] = field(default_factory=list)
+    points: list[int] = field(default_factory=list)
+    """Each pile's points this deal, kept as cards are captured (views show them every decision)."""
     totals: list[int] = field(default_factory=list)
     deal_results: list[tuple[int, ...]] = field(default_factory=list)
     turn: Seat = 1
@@ -292,6 +294,7 @@ class ChineseTenState(GameState[ChineseTenAction, ChineseTenView]):
         self.table = deck[n * size : n * size + LAYOUT_SIZE]
         self.stock = deck[n * size + LAYOUT_SIZE :]
         self.piles = [[] for _ in range(n)]
+        self.points = [0] * n
         self.turn = (self.dealer + 1) % n
         self.turned = None
         self.layout_set_rank = None
@@ -301,6 +304,7 @@ class ChineseTenState(GameState[ChineseTenAction, ChineseTenView]):
             if len(same) == 4:
                 self.table = []
                 self.piles[self.dealer].extend(same)
+                self.points[self.dealer] += pile_points(same, self.options.scoring)
                 events.append(LayoutCaptured(self.dealer, tuple(same)))
             elif len(same) == 3:
                 self.layout_set_rank = rank
@@ -377,6 +381,7 @@ class ChineseTenState(GameState[ChineseTenAction, ChineseTenView]):
             self.layout_set_rank = None
         self.piles[seat].append(card)
         self.piles[seat].extend(taken)
+        self.points[seat] += pile_points((card, *taken), self.options.scoring)
         return Captured(seat, card, taken)
 
     def _lay(self, card: Card) -> Event:
@@ -400,7 +405,7 @@ class ChineseTenState(GameState[ChineseTenAction, ChineseTenView]):
         if self.stock or any(self.hands):
             self.turn = (self.turn + 1) % n
             return []
-        points = tuple(pile_points(pile, self.options.scoring) for pile in self.piles)
+        points = tuple(self.points)
         self.deal_results.append(points)
         self.totals = [t + p for t, p in zip(self.totals, points, strict=True)]
         events: list[Event] = [DealScored(self.deal, points, tuple(self.totals))]
@@ -442,7 +447,7 @@ class ChineseTenState(GameState[ChineseTenAction, ChineseTenView]):
             stock_size=len(self.stock),
             turned=self.turned,
             captured=tuple(tuple(p) for p in self.piles),
-            deal_points=tuple(pile_points(p, scoring) for p in self.piles),
+            deal_points=tuple(self.points),
             totals=tuple(self.totals),
             stock=stock,
         )

@@ -38,6 +38,9 @@ def _chinese_ten(state: Any) -> None:
     per_deal = 240 if state.options.scoring is Scoring.CHINESE_TEN else 218
     for deal, points in enumerate(state.deal_results, 1):
         assert sum(points) == per_deal, f"deal {deal} scored {points}, not {per_deal} in all"
+    if not state.over:
+        kept = [sum(card_points(c, state.options.scoring) for c in pile) for pile in state.piles]
+        assert state.points == kept, f"kept pile points {state.points} != recounted {kept}"
     if not state.over:  # every point of the deal is somewhere: piles, table, hands, stock
         cards = [*state.table, *state.stock, *(c for h in state.hands for c in h)]
         cards += [c for p in state.piles for c in p] + ([state.turned] if state.turned else [])

@@ -44,6 +44,7 @@ def table_state(
         table=cards(table),
         stock=cards(stock),
         piles=[[] for _ in hands],
+        points=[0] * len(hands),
         totals=[0] * len(hands),
         turn=turn,
     )
