@@ -1,5 +1,7 @@
 # syntax=docker/dockerfile:1
-# The referee image: stubs generated at build time, a slim non-root runtime, gRPC health check.
+# The croupier image: the referee (default command), and the tournament runner, bundled bots and
+# spectator (`croupier tournament|bot|watch ...`). Stubs generated at build time, a slim non-root
+# runtime, a health check through gRPC health. deploy/ runs it (compose, Kubernetes).
 
 FROM python:3.11-slim AS build
 WORKDIR /src
@@ -8,7 +10,7 @@ RUN python -m venv /opt/croupier
 COPY pyproject.toml README.md ./
 COPY engine/ engine/
 COPY server/ server/
-COPY clients/__init__.py clients/cli.py clients/
+COPY clients/ clients/
 COPY proto/ proto/
 RUN /opt/croupier/bin/pip install . \
  && mkdir -p /opt/croupier/gen/croupier/v1 \
@@ -24,8 +26,8 @@ COPY --from=build /opt/croupier /opt/croupier
 ENV PATH=/opt/croupier/bin:$PATH PYTHONUNBUFFERED=1
 USER 10001
 WORKDIR /data
-EXPOSE 50051 9090
+EXPOSE 50051 9464
 HEALTHCHECK --interval=10s --timeout=5s --start-period=5s \
   CMD ["python", "-c", "import sys, grpc; from grpc_health.v1 import health_pb2 as h, health_pb2_grpc as g; ch = grpc.insecure_channel('127.0.0.1:50051'); sys.exit(g.HealthStub(ch).Check(h.HealthCheckRequest(), timeout=3).status != 1)"]
 ENTRYPOINT ["croupier"]
-CMD ["serve", "--address", "0.0.0.0:50051", "--data", "/data"]
+CMD ["serve", "--address", "0.0.0.0:50051", "--data", "/data", "--metrics-address", "0.0.0.0:9464"]
