@@ -27,6 +27,9 @@ from engine.rng import Rng
 from server import convert
 
 METHOD = "/croupier.bench.Ceiling/PingPong"
+SHAPED = "/croupier.bench.Ceiling/Shaped"
+"""Each ping answered with the three messages a referee sends per decision in a two-player game:
+the mover's ActionResult and ViewUpdate, and the next seat's DecisionRequest (here on one stream)."""
 SAMPLE_GAME = "chinese_ten"
 
 
@@ -68,8 +71,33 @@ def move_sample() -> bots_pb2.BotMessage:
 # --- the server ---------------------------------------------------------------------------------
 
 
+def shaped_replies() -> list[bots_pb2.ServerMessage]:
+    """An ActionResult, a ViewUpdate and a DecisionRequest, sized like the real ones."""
+    decision = decision_sample()
+    result = bots_pb2.ServerMessage(
+        action_result=bots_pb2.ActionResult(
+            match_id=decision.decision.match_id,
+            seat=1,
+            decision_id=decision.decision.decision_id,
+            status=bots_pb2.ActionResult.ACCEPTED,
+            action=decision.decision.legal_actions[0],
+            think_ms=1,
+        )
+    )
+    view = bots_pb2.ServerMessage(
+        view_update=bots_pb2.ViewUpdate(
+            match_id=decision.decision.match_id,
+            seat=1,
+            view=decision.decision.view,
+            events=decision.decision.events,
+        )
+    )
+    return [result, view, decision]
+
+
 async def serve(address: str) -> None:
     reply = decision_sample()
+    shaped = shaped_replies()
 
     async def ping_pong(
         requests: AsyncIterator[bots_pb2.BotMessage], context: Any
@@ -77,12 +105,22 @@ async def serve(address: str) -> None:
         async for _ in requests:
             yield reply
 
-    handler = grpc.stream_stream_rpc_method_handler(
-        ping_pong, bots_pb2.BotMessage.FromString, bots_pb2.ServerMessage.SerializeToString
-    )
+    async def shaped_pong(
+        requests: AsyncIterator[bots_pb2.BotMessage], context: Any
+    ) -> AsyncIterator[bots_pb2.ServerMessage]:
+        async for _ in requests:
+            for message in shaped:
+                yield message
+
+    handlers = {
+        name.rsplit("/", 1)[1]: grpc.stream_stream_rpc_method_handler(
+            behaviour, bots_pb2.BotMessage.FromString, bots_pb2.ServerMessage.SerializeToString
+        )
+        for name, behaviour in ((METHOD, ping_pong), (SHAPED, shaped_pong))
+    }
     server = grpc.aio.server()
-    service, method = METHOD.strip("/").split("/")
-    server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(service, {method: handler}),))
+    service = METHOD.strip("/").split("/")[0]
+    server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(service, handlers),))
     port = server.add_insecure_port(address)
     await server.start()
     print(f"ceiling: serving on 127.0.0.1:{port}", flush=True)
@@ -110,11 +148,17 @@ class Figures:
         return self.server_cpu / self.round_trips * 1e6
 
 
-async def load(port: int, streams: int, seconds: float, server_pid: int, warmup: float = 0.5) -> Figures:
-    """``streams`` concurrent ping-pong streams for ``seconds`` (after ``warmup``); bounded in time."""
+async def load(
+    port: int, streams: int, seconds: float, server_pid: int, warmup: float = 0.5, shaped: bool = False
+) -> Figures:
+    """``streams`` concurrent ping-pong streams for ``seconds`` (after ``warmup``); bounded in time.
+    ``shaped``: each ping is answered with a decision's three messages (see SHAPED)."""
+    replies = 3 if shaped else 1
     async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
         call_factory = channel.stream_stream(
-            METHOD, bots_pb2.BotMessage.SerializeToString, bots_pb2.ServerMessage.FromString
+            SHAPED if shaped else METHOD,
+            bots_pb2.BotMessage.SerializeToString,
+            bots_pb2.ServerMessage.FromString,
         )
         move = move_sample()
         loop = asyncio.get_running_loop()
@@ -129,7 +173,8 @@ async def load(port: int, streams: int, seconds: float, server_pid: int, warmup:
             lat = latencies[index]
             while (sent := loop.time()) < stop_at:
                 await call.write(move)
-                await call.read()
+                for _ in range(replies):
+                    await call.read()
                 if sent >= measure_from:
                     lat.add(loop.time() - sent)
                     counts[index] += 1
@@ -173,6 +218,10 @@ def main() -> None:
     if args.serve:
         asyncio.run(serve(args.serve))
         return
+    asyncio.run(run(args))
+
+
+async def run(args: argparse.Namespace) -> None:
     levels = [int(x) for x in args.streams.split(",")]
     reply, move = decision_sample(), move_sample()
     print(machine())
@@ -180,9 +229,7 @@ def main() -> None:
     print(HEADER)
     with Server(python("-m", "bench.grpc_ceiling", "--serve", "127.0.0.1:0")) as server:
         for streams in levels:
-            runs = [
-                asyncio.run(load(server.port, streams, args.seconds, server.pid)) for _ in range(args.runs)
-            ]
+            runs = [await load(server.port, streams, args.seconds, server.pid) for _ in range(args.runs)]
             for figures in runs:
                 print(row(figures))
             if len(runs) > 1:

@@ -17,6 +17,7 @@ import sys
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import IO
 
 import grpc
 from google.protobuf.internal import api_implementation
@@ -84,9 +85,12 @@ def rss_bytes(pid: int) -> int:
 class Server:
     """A server subprocess that prints ``serving on HOST:PORT`` once it listens; stopped on exit."""
 
-    def __init__(self, argv: Sequence[str], env: dict[str, str] | None = None) -> None:
+    def __init__(
+        self, argv: Sequence[str], env: dict[str, str] | None = None, stderr: IO[str] | None = None
+    ) -> None:
         self.argv = list(argv)
         self.env = env
+        self.stderr = stderr
         self.process: subprocess.Popen[str] | None = None
         self.port = 0
 
@@ -99,7 +103,7 @@ class Server:
         self.process = subprocess.Popen(
             self.argv,
             stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
+            stderr=self.stderr if self.stderr is not None else subprocess.DEVNULL,
             text=True,
             env=self.env,
         )
