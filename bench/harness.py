@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import platform
 import re
+import signal
 import statistics
 import subprocess
 import sys
@@ -102,6 +103,7 @@ class Server:
     def __enter__(self) -> Server:
         self.process = subprocess.Popen(
             self.argv,
+            preexec_fn=_die_with_parent,
             stdout=subprocess.PIPE,
             stderr=self.stderr if self.stderr is not None else subprocess.DEVNULL,
             text=True,
@@ -127,6 +129,16 @@ class Server:
         except subprocess.TimeoutExpired:
             self.process.kill()
             self.process.wait()
+
+
+def _die_with_parent() -> None:
+    """In the child: ask Linux to SIGTERM it when this process dies, however it dies (no stray servers)."""
+    try:
+        import ctypes
+
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+    except OSError:
+        pass
 
 
 def python(*args: str) -> list[str]:

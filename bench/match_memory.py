@@ -2,15 +2,17 @@
 
 Usage: python -m bench.match_memory [--game chinese_ten] [--steps 500,1000,2000,4000] [--limit 20000]
 
-A referee runs in its own process. Two bots, one stream each (as a tournament
-connects them), join with room for every match; matches are created in steps
+A referee runs in its own process. Two bots join with room for every match
+(a stream plays at most 1000 at once, so each opens as many as it needs); matches are created in steps
 and start at once (every seat held), then wait on a long decision clock, as
 matches do while bots think. After each step the referee's resident memory is
 read: the slope is the memory a live match costs (engine state, journal file,
 seat records, its actor task and queue, the messages sent so far).
 
 ``--limit`` goes on creating matches until the referee refuses one or the
-limit is reached, and says what stopped it (memory, open files, ...).
+limit is reached, and says what stopped it (memory, open files, ...). Last,
+the referee is stopped (SIGTERM) and started again on its data: how long each
+takes with that many live matches (the restart resumes every one).
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import argparse
 import asyncio
 import resource
 import tempfile
+import time
 from pathlib import Path
 
 import grpc
@@ -26,6 +29,7 @@ from croupier.v1 import admin_pb2, admin_pb2_grpc, bots_pb2, bots_pb2_grpc
 
 from bench.harness import Server, machine, rss_bytes
 from bench.referee_throughput import ADMIN_TOKEN, TOKEN, create_request, referee_argv
+from server.bots import MAX_MATCHES_PER_STREAM
 
 ADMIN = [(TOKEN, ADMIN_TOKEN)]
 
@@ -42,18 +46,17 @@ class Seats:
         self.readers: list[asyncio.Task[None]] = []
 
     async def connect(self, capacity: int) -> None:
+        """Each bot opens enough streams for ``capacity`` matches (a stream plays at most 1000)."""
+        streams = -(-capacity // MAX_MATCHES_PER_STREAM)
+        hello = bots_pb2.Hello(protocol_version=1, name="thinker", max_matches=MAX_MATCHES_PER_STREAM)
         for i in range(self.players):
-            reply = await self.admin.RegisterBot(
-                admin_pb2.RegisterBotRequest(name=f"thinker-{i}"), metadata=ADMIN
-            )
+            request = admin_pb2.RegisterBotRequest(name=f"thinker-{i}")
+            reply = await self.admin.RegisterBot(request, metadata=ADMIN)
             self.bot_ids.append(reply.bot_id)
-            call = self.bots.Play(metadata=[(TOKEN, reply.token)])
-            await call.write(
-                bots_pb2.BotMessage(
-                    hello=bots_pb2.Hello(protocol_version=1, name="thinker", max_matches=capacity)
-                )
-            )
-            self.readers.append(asyncio.create_task(self._read(call, count=i == 0)))
+            for _ in range(streams):
+                call = self.bots.Play(metadata=[(TOKEN, reply.token)])
+                await call.write(bots_pb2.BotMessage(hello=hello))
+                self.readers.append(asyncio.create_task(self._read(call, count=i == 0)))
 
     async def _read(self, call: grpc.aio.StreamStreamCall, count: bool) -> None:  # type: ignore[type-arg]
         while (message := await call.read()) is not grpc.aio.EOF:
@@ -117,11 +120,15 @@ def main() -> None:
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     print(machine())
     print(f"{args.game}, {args.players} players, default options; open files limit {soft} (hard {hard})")
-    with (
-        tempfile.TemporaryDirectory(prefix="croupier-memory-") as data,
-        Server(referee_argv(Path(data))) as ref,
-    ):
-        asyncio.run(run(ref.port, ref.pid, args.game, args.players, steps, args.limit))
+    with tempfile.TemporaryDirectory(prefix="croupier-memory-") as data:
+        referee = Server(referee_argv(Path(data)))
+        with referee:
+            asyncio.run(run(referee.port, referee.pid, args.game, args.players, steps, args.limit))
+            stopping = time.monotonic()
+        print(f"graceful stop (SIGTERM) with every match live: {time.monotonic() - stopping:.1f} s")
+        starting = time.monotonic()
+        with Server(referee_argv(Path(data))):  # listening means every journal was resumed
+            print(f"restart, resuming every match from its journal: {time.monotonic() - starting:.1f} s")
 
 
 if __name__ == "__main__":

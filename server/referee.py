@@ -74,6 +74,11 @@ class Referee:
         """Streams joined with each bot's token."""
         self.holders: dict[tuple[str, int], Session] = {}
         """Which stream holds each seat of the unfinished matches (mirrored in ``Session.seats``)."""
+        self.unseated: dict[str, Match] = {}
+        """Unfinished matches that may have an invited seat without a stream: the only ones
+        ``_seat_bots`` looks at (a referee may hold thousands of matches)."""
+        self._order: dict[str, int] = {}
+        """Each unfinished match's rank by creation (or resumption): oldest are seated first."""
 
     # --- start and stop ---------------------------------------------------------------------
 
@@ -98,7 +103,7 @@ class Referee:
             self.past[header["match_id"]] = info_from_journal(header, last, path)
             return
         match = Match.resume(path, self.metrics, self._released, self._finished)
-        self.matches[match.id] = match
+        self._add(match)
         for seat, player in enumerate(match.players):
             self.seat_tokens[player.token_sha256] = (match.id, seat)
         match.start_actor()
@@ -216,13 +221,18 @@ class Referee:
             on_finished=self._finished,
         )
         await asyncio.to_thread(match.create)  # two fsyncs: not on the event loop every match shares
-        self.matches[match.id] = match
+        self._add(match)
         for index, player in enumerate(players):
             self.seat_tokens[player.token_sha256] = (match.id, index)
         match.start_actor()
         log.info("match created", match_id=match.id, game=game, players=[p.name for p in players])
         self._seat_bots()
         return match, tokens
+
+    def _add(self, match: Match) -> None:
+        self.matches[match.id] = match
+        self._order[match.id] = len(self._order)
+        self.unseated[match.id] = match
 
     def find(self, match_id: str) -> Match:
         match = self.matches.get(match_id)
@@ -255,18 +265,20 @@ class Referee:
         """A match let a seat go (forfeited): its stream no longer holds it."""
         session = self.holders.pop((match.id, index), None)
         if session is not None:
-            session.seats.discard((match, index))
+            session.release(match, index)
         self._seat_bots()
 
     def _finished(self, match: Match) -> None:
         """A match ended: its seats and tokens go, and only its summary stays in memory."""
         self.past[match.id] = match.info()
         del self.matches[match.id]
+        del self._order[match.id]
+        self.unseated.pop(match.id, None)
         for index, player in enumerate(match.players):
             self.seat_tokens.pop(player.token_sha256, None)
             session = self.holders.pop((match.id, index), None)
             if session is not None:
-                session.seats.discard((match, index))
+                session.release(match, index)
         self._seat_bots()
 
     # --- streams -----------------------------------------------------------------------------------
@@ -288,26 +300,26 @@ class Referee:
         for match, index in session.seats:
             if self.holders.get((match.id, index)) is session:
                 del self.holders[(match.id, index)]
+                if match.players[index].bot_id:
+                    self.unseated[match.id] = match
             match.detach(session, index)
-        session.seats.clear()
+        session.release_all()
         self._seat_bots()
 
     def _hand_over(self, match: Match, index: int, session: Session) -> None:
         """Give a seat to a stream, taking it from any stream that held it."""
         old = self.holders.get((match.id, index))
         if old is not None:
-            old.seats.discard((match, index))
+            old.release(match, index)
         self.holders[(match.id, index)] = session
-        session.seats.add((match, index))
+        session.hold(match, index)
         match.attach(session, index)
 
     def _seat_bots(self) -> None:
         """Give streams of invited bots their seats: orphaned seats of running matches to any stream
         of their bot, then waiting matches, oldest first, each whole when every bot it invites has
         a stream with room for one more match."""
-        for match in self.matches.values():
-            if match.status == match_pb2.MATCH_STATUS_FINISHED:
-                continue
+        for match in sorted(self.unseated.values(), key=lambda m: self._order[m.id]):
             needed = [
                 (index, player.bot_id)
                 for index, player in enumerate(match.players)
@@ -316,6 +328,7 @@ class Referee:
                 and (match.id, index) not in self.holders
             ]
             if not needed:
+                del self.unseated[match.id]
                 continue
             if match.status == match_pb2.MATCH_STATUS_RUNNING:
                 for index, bot_id in needed:
@@ -332,6 +345,7 @@ class Referee:
             else:
                 for index, bot_id in needed:
                     self._hand_over(match, index, chosen[bot_id])
+                del self.unseated[match.id]
 
 
 def info_from_journal(header: dict[str, Any], end: dict[str, Any], path: Path) -> match_pb2.MatchInfo:

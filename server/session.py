@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+from collections import Counter
 from typing import TYPE_CHECKING
 
 from croupier.v1 import bots_pb2
@@ -17,8 +18,8 @@ _ids = itertools.count(1)
 class Session:
     """A bot's stream. Matches and the referee post messages; the stream's writer sends them in order.
 
-    ``seats`` is kept by the referee (capacity, clean-up on disconnect); each
-    match keeps its own record of which session holds which of its seats.
+    ``seats`` is kept by the referee through ``hold`` and ``release`` (capacity, clean-up on
+    disconnect); each match keeps its own record of which session holds which of its seats.
     """
 
     def __init__(self, name: str, bot_id: str | None, capacity: int) -> None:
@@ -27,6 +28,9 @@ class Session:
         self.bot_id = bot_id
         self.capacity = capacity
         self.seats: set[tuple[Match, int]] = set()
+        self._invited: Counter[Match] = Counter()
+        """Seats held per match the stream plays for its bot token (kept as seats come and go: the
+        referee asks for the count on every seating, with thousands of matches)."""
         self.outbox: asyncio.Queue[bots_pb2.ServerMessage | None] = asyncio.Queue()
         self.closed = False
 
@@ -40,9 +44,27 @@ class Session:
             self.closed = True
             self.outbox.put_nowait(None)
 
+    def hold(self, match: Match, seat: int) -> None:
+        if (match, seat) not in self.seats:
+            self.seats.add((match, seat))
+            if match.players[seat].bot_id:
+                self._invited[match] += 1
+
+    def release(self, match: Match, seat: int) -> None:
+        if (match, seat) in self.seats:
+            self.seats.discard((match, seat))
+            if match.players[seat].bot_id:
+                self._invited[match] -= 1
+                if not self._invited[match]:
+                    del self._invited[match]
+
+    def release_all(self) -> None:
+        self.seats.clear()
+        self._invited.clear()
+
     def invited_matches(self) -> int:
         """Matches this stream plays for its bot token: what ``capacity`` limits."""
-        return len({match for match, seat in self.seats if match.players[seat].bot_id})
+        return len(self._invited)
 
     def __repr__(self) -> str:
         return f"Session({self.id}, {self.name!r}, bot={self.bot_id})"
