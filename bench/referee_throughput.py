@@ -241,11 +241,13 @@ async def measure(
         return Figures(matches, window, server_cpu, client_cpu / seconds, rss)
 
 
-async def run_referee(game: str, players: int, matches: int, layout: str, seconds: float) -> Figures:
+async def run_referee(
+    game: str, players: int, matches: int, layout: str, seconds: float, *serve_flags: str
+) -> Figures:
     """A fresh referee (empty data directory) measured under N matches."""
     with (
         tempfile.TemporaryDirectory(prefix="croupier-bench-") as data,
-        Server(referee_argv(Path(data))) as ref,
+        Server(referee_argv(Path(data), *serve_flags)) as ref,
     ):
         return await measure(ref.port, ref.pid, game, players, matches, layout, seconds)
 
@@ -262,6 +264,11 @@ def arguments() -> argparse.Namespace:
     parser.add_argument("--game", default="chinese_ten", help="the game played (default chinese_ten)")
     parser.add_argument("--players", type=int, default=2)
     parser.add_argument("--layout", choices=("seats", "bots"), default="seats")
+    parser.add_argument(
+        "--event-loop",
+        choices=("uvloop", "asyncio"),
+        help="the referee's event loop (default: its own default)",
+    )
     return parser.parse_args()
 
 
@@ -289,7 +296,10 @@ async def run(args: argparse.Namespace) -> None:
                 shaped = await grpc_ceiling.load(
                     ceiling_server.port, matches, args.seconds, ceiling_server.pid, shaped=True
                 )
-                referee = await run_referee(args.game, args.players, matches, args.layout, args.seconds)
+                flags = ["--event-loop", args.event_loop] if args.event_loop else []
+                referee = await run_referee(
+                    args.game, args.players, matches, args.layout, args.seconds, *flags
+                )
                 fraction = referee.per_second / ceiling.per_second
                 fractions.append(fraction)
                 shaped_fractions.append(referee.per_second / shaped.per_second)

@@ -1,0 +1,168 @@
+"""The referee's work per decision, stage by stage, without gRPC: what each part of the hot path costs.
+
+Usage: python -m bench.hot_path [--game NAME] [--matches N]
+
+Plays whole two-player matches with the first legal action and, at every
+decision, does and times what the referee does for it, with the referee's
+own building blocks (the engine, server.convert, the journal writer, the
+messages of server.match):
+  decode the bot's Move (protobuf), read the action, apply it (engine),
+  journal the record (JSON line, written and flushed), build the ActionResult,
+  list the next seat's legal actions, build both seats' views (engine), convert
+  them and the events (server.convert), build the DecisionRequest and the
+  ViewUpdate, and serialize the three messages.
+bench/referee_throughput.py measures the whole referee's CPU per decision
+under load; what it adds to this sum is gRPC, asyncio and the glue between.
+"""
+
+from __future__ import annotations
+
+import argparse
+import tempfile
+import time
+from collections import defaultdict
+from pathlib import Path
+
+from croupier.v1 import bots_pb2
+
+from bench.harness import machine
+from engine.games import GAMES, get_game
+from engine.rng import Rng
+from server import convert
+from server.journal import JournalWriter
+
+STAGES = (
+    "decode Move",
+    "engine: apply",
+    "journal: write + flush",
+    "build ActionResult",
+    "engine: legal_actions",
+    "engine: 2 views",
+    "convert: 2 views",
+    "convert: events",
+    "convert: legal actions",
+    "build DecisionRequest + ViewUpdate",
+    "serialize 3 messages",
+)
+
+
+def measure(game: str, matches: int, journal: JournalWriter) -> tuple[dict[str, float], int]:
+    spec = get_game(game)
+    codec = convert.codec(game)
+    totals: dict[str, int] = defaultdict(int)
+    decisions = 0
+    clock = time.perf_counter_ns
+    match_id = "20250101-000000-abcdef"
+    for seed in range(matches):
+        state = spec.new_game(spec.options({"players": 2}), Rng(seed))
+        now = 0.0
+        legal: list[object] = []
+        decision_id = 1 << 32
+        while not state.is_over():
+            to_act = state.to_act()
+            if not to_act:  # a countdown or window: time passes (Pair Battle)
+                wake = state.wake_at()
+                assert wake is not None
+                now = wake
+                state.advance(now)
+                continue
+            seat = min(to_act)
+            legal = state.legal_actions(seat)
+            wire = bots_pb2.BotMessage(
+                move=bots_pb2.Move(match_id=match_id, decision_id=decision_id, index=0)
+            ).SerializeToString()
+            now += 0.001
+
+            t0 = clock()
+            move = bots_pb2.BotMessage.FromString(wire).move
+            t1 = clock()
+            action = legal[move.index]
+            events = state.apply(seat, action, now)
+            t2 = clock()
+            journal.write(
+                {
+                    "t": "act",
+                    "at": now,
+                    "seat": seat,
+                    "action": str(action),
+                    "d": decision_id,
+                    "think": 0.0012,
+                    "bank": 30.0,
+                }
+            )
+            t3 = clock()
+            result = bots_pb2.ServerMessage(
+                action_result=bots_pb2.ActionResult(
+                    match_id=match_id,
+                    seat=seat,
+                    decision_id=decision_id,
+                    status=bots_pb2.ActionResult.ACCEPTED,
+                    action=codec.action(action),
+                    think_ms=1,
+                )
+            )
+            t4 = clock()
+            if state.is_over():
+                break
+            following = min(state.to_act() or {seat})
+            legal = state.legal_actions(following)
+            t5 = clock()
+            views = state.view(following), state.view(seat)
+            t6 = clock()
+            decision_view, update_view = codec.view(views[0]), codec.view(views[1])
+            t7 = clock()
+            event_pbs = [codec.event(e) for e in events]
+            t8 = clock()
+            action_pbs = [codec.action(a) for a in legal]
+            t9 = clock()
+            decision_id += 1
+            request = bots_pb2.ServerMessage(
+                decision=bots_pb2.DecisionRequest(
+                    match_id=match_id,
+                    seat=following,
+                    decision_id=decision_id,
+                    view=decision_view,
+                    legal_actions=action_pbs,
+                    deadline_ms=5000,
+                    time_bank_ms=30000,
+                    events=event_pbs,
+                )
+            )
+            update = bots_pb2.ServerMessage(
+                view_update=bots_pb2.ViewUpdate(
+                    match_id=match_id, seat=seat, view=update_view, events=event_pbs
+                )
+            )
+            t10 = clock()
+            for message in (result, request, update):
+                message.SerializeToString()
+            t11 = clock()
+
+            marks = (t0, t1, t2, t3, t4, t5, t6, t7, t8, t9, t10, t11)
+            for stage, start, end in zip(STAGES, marks[:-1], marks[1:], strict=True):
+                totals[stage] += end - start
+            decisions += 1
+    return {stage: totals[stage] / decisions / 1000 for stage in STAGES}, decisions
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--game", choices=sorted(GAMES), help="one game (default: every game)")
+    parser.add_argument("--matches", type=int, default=20, help="matches per game (default 20)")
+    args = parser.parse_args()
+    games = [args.game] if args.game else sorted(GAMES)
+    print(machine())
+    print("µs per decision, two players, default options, first legal action each time")
+    with tempfile.TemporaryDirectory(prefix="croupier-hot-path-") as tmp:
+        journal = JournalWriter(Path(tmp) / "journal.jsonl")
+        results = {game: measure(game, args.matches, journal) for game in games}
+        journal.close()
+    print(f"{'stage':<36}" + "".join(f"{game:>15}" for game in games))
+    for stage in STAGES:
+        print(f"{stage:<36}" + "".join(f"{results[game][0][stage]:>15.1f}" for game in games))
+    print(f"{'total':<36}" + "".join(f"{sum(results[game][0].values()):>15.1f}" for game in games))
+    print(f"{'decisions timed':<36}" + "".join(f"{results[game][1]:>15,}" for game in games))
+
+
+if __name__ == "__main__":
+    main()
