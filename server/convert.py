@@ -413,6 +413,10 @@ def _oneof_message(container: type[Message], game: str) -> Any:
     return message
 
 
+CACHE_LIMIT = 100_000
+"""Encoded actions or events kept per game before a cache starts afresh."""
+
+
 class GameCodec:
     """Every conversion of one game's objects, compiled once."""
 
@@ -458,7 +462,7 @@ class GameCodec:
         """Cached (a game has few distinct actions and legal lists repeat them): shared, never mutate it."""
         pb = self._action_cache.get(action)
         if pb is None:
-            if len(self._action_cache) > 100_000:
+            if len(self._action_cache) >= CACHE_LIMIT:
                 self._action_cache.clear()
             pb = games_pb2.Action(**{self.spec.name: self._encode_action(action)})
             self._action_cache[action] = pb
@@ -536,10 +540,18 @@ class _OneofTable:
         message_class = GetMessageClass(self.descriptor)
         parts: dict[type, tuple[str, Encode]] = {}
         decoders: dict[str, Decode] = {}
+        cache: dict[Any, Any] = {}
 
         def encode(obj: Any) -> Any:
-            name, enc = parts[type(obj)]
-            return message_class(**{name: enc(obj)})
+            """Cached by value (actions and events are frozen, and views repeat the same recent
+            events decision after decision): shared messages, never mutate one."""
+            message = cache.get(obj)
+            if message is None:
+                if len(cache) >= CACHE_LIMIT:
+                    cache.clear()
+                name, enc = parts[type(obj)]
+                message = cache[obj] = message_class(**{name: enc(obj)})
+            return message
 
         def decode(msg: Any) -> Any:
             name = msg.WhichOneof(self.descriptor.oneofs[0].name)

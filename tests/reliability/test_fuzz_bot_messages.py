@@ -115,7 +115,8 @@ class Table:
                 result = message.action_result
                 open_now = self.decisions.get(seat)
                 settled = result.status in (bots_pb2.ActionResult.ACCEPTED, bots_pb2.ActionResult.TIMED_OUT)
-                if settled and open_now and open_now.decision_id == result.decision_id:
+                # an action sent without a request (decision_id 0) settles the open decision too
+                if settled and open_now and result.decision_id in (0, open_now.decision_id):
                     del self.decisions[seat]
             elif kind == "match_ended":
                 self.ended.set()
