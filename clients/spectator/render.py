@@ -111,6 +111,8 @@ def render(header: Header, scene: Scene, *, clock_ms: int | None = None, footer:
     """The screen: header, the game's table, the seats, the last events, the result once over."""
     table, seats = GAMES[header.game](scene.view, header)
     parts: list[RenderableType] = [table, seats, events_panel(scene)]
+    if header.note:
+        parts.insert(0, Text(header.note, style="bold red" if header.note.startswith("✗") else "dim"))
     if header.result is not None:
         parts.append(result_panel(header))
     if footer:
@@ -122,8 +124,7 @@ def render(header: Header, scene: Scene, *, clock_ms: int | None = None, footer:
         (header.status, "bold green" if header.status == "running" else "bold"),
         f" · clock {elapsed}",
     )
-    subtitle = header.note or None
-    return Panel(Group(*parts), title=title, subtitle=subtitle, border_style="cyan")
+    return Panel(Group(*parts), title=title, border_style="cyan")
 
 
 def events_panel(scene: Scene) -> Panel:
