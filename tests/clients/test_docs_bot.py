@@ -1,0 +1,50 @@
+"""The random bot of docs/bots.md, exactly as printed there, plays a whole match on a real referee."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+import sys
+from pathlib import Path
+
+from croupier.v1 import match_pb2
+
+from clients.bots import HeuristicBot
+from clients.sdk import Client
+from server.app import Croupier
+from tests.server.botclient import WAIT, Admin
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def documented_bot() -> str:
+    text = (REPO / "docs" / "bots.md").read_text(encoding="utf-8")
+    section = text.split("### A complete random bot", 1)[1]
+    found = re.search(r"```python\n(.*?)```", section, re.DOTALL)
+    assert found, "docs/bots.md shows the random bot in a python block"
+    return found.group(1)
+
+
+def test_the_documented_random_bot_fits_in_about_fifteen_lines() -> None:
+    assert len(documented_bot().strip().splitlines()) <= 15
+
+
+async def test_the_documented_random_bot_plays_a_match(
+    referee: Croupier, admin: Admin, tmp_path: Path
+) -> None:
+    script = tmp_path / "mybot.py"
+    script.write_text(documented_bot(), encoding="utf-8")
+    created = await admin.create("platinum_fish", 2, {}, seed=3)
+    address = f"127.0.0.1:{referee.port}"
+    bot = await asyncio.create_subprocess_exec(
+        sys.executable, str(script), "--server", address, "--token", created.seat_tokens[0], "--matches", "1",
+        env={**os.environ, "PYTHONPATH": str(REPO)}, stderr=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+    other = Client(HeuristicBot, address, [created.seat_tokens[1]], stop_after=1)
+    await asyncio.wait_for(other.run(), WAIT)
+    _, log = await asyncio.wait_for(bot.communicate(), WAIT)
+    assert bot.returncode == 0, log.decode()
+    info = await admin.wait(created.match.match_id)
+    assert info.status == match_pb2.MATCH_STATUS_FINISHED
+    assert info.result.seats[0].timeouts == 0 and not info.result.seats[0].forfeited
