@@ -344,7 +344,13 @@ class Client:
             bank_ms=started.time_bank_ms,
             resumed=started.resumed,
         )
-        seat = _Seat(match, self.factory(match))
+        try:
+            seat = _Seat(match, self.factory(match))
+        except Exception:
+            log.exception(
+                "match %s: cannot make a bot for %s; the referee's clock will play", match.id, match.game
+            )
+            return
         seat.bot._send = lambda action: self._play(seat, action)
         self.seats[key] = seat
         log.info(

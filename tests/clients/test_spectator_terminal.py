@@ -201,3 +201,19 @@ async def test_replay_asks_the_referee_for_a_match_it_has_no_journal_of(
     assert "re-run by the referee" in shown.stdout and "result" in shown.stdout
     missing = await asyncio.to_thread(replay, "no-such-match", "--data", "/nonexistent")
     assert missing.returncode == 1 and "give --server" in missing.stdout
+
+
+async def test_watch_without_a_match_id_asks_which_live_match_to_watch(
+    referee: Croupier, admin: Admin, terminals: list[Terminal]
+) -> None:
+    first = await admin.create("spoil_five", 3, {"deals": 1}, seed=1)
+    second = await admin.create("chinese_ten", 3, {"target": 50}, seed=2)
+    terminal = Terminal(croupier("watch", "--server", f"127.0.0.1:{referee.port}"))
+    terminals.append(terminal)
+    listed = await wait_for(terminal, lambda s: "watch which?" in s, "the question")
+    assert first.match.match_id in listed and second.match.match_id in listed
+    terminal.keys("2", "Enter")
+    await wait_for(terminal, lambda s: "Chinese Ten" in s and second.match.match_id in s, "the chosen match")
+    await asyncio.wait_for(await play(referee, second, RandomBot), WAIT)
+    final = await wait_for(terminal, lambda s: "[exited with 0]" in s, "the end")
+    assert f"match {second.match.match_id} is finished" in final
