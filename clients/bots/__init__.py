@@ -7,7 +7,9 @@ Each game module exposes ``choose(view, legal, options) -> int`` (an index into
 from __future__ import annotations
 
 import importlib
+import os
 import random
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -56,6 +58,8 @@ def strategy(name: str, seed: int | None = None) -> BotFactory:
     module_name, colon, attribute = name.partition(":")
     if not colon:
         raise ValueError(f"unknown strategy {name!r}: use random, heuristic or package.module:BotClass")
+    if os.getcwd() not in sys.path:
+        sys.path.insert(0, os.getcwd())  # a bot module beside you, as `python -m` would find it
     factory: BotFactory = getattr(importlib.import_module(module_name), attribute)
     return factory
 

@@ -8,6 +8,7 @@ import re
 import sys
 from pathlib import Path
 
+import pytest
 from croupier.v1 import match_pb2
 
 from clients.bots import HeuristicBot
@@ -48,3 +49,25 @@ async def test_the_documented_random_bot_plays_a_match(
     info = await admin.wait(created.match.match_id)
     assert info.status == match_pb2.MATCH_STATUS_FINISHED
     assert info.result.seats[0].timeouts == 0 and not info.result.seats[0].forfeited
+
+
+async def test_croupier_bot_runs_the_documented_bot_class_from_the_current_directory(
+    referee: Croupier, admin: Admin, tmp_path: Path
+) -> None:
+    console_script = Path(sys.executable).parent / "croupier"
+    if not console_script.exists():
+        pytest.skip(f"no croupier command beside {sys.executable} (install the package: make)")
+    (tmp_path / "mybot.py").write_text(documented_bot(), encoding="utf-8")
+    created = await admin.create("chinese_ten", 2, {"target": 50}, seed=3)
+    address = f"127.0.0.1:{referee.port}"
+    bot = await asyncio.create_subprocess_exec(
+        str(console_script), "bot", "--strategy", "mybot:RandomBot", "--server", address,
+        "--token", created.seat_tokens[0], "--matches", "1",
+        cwd=tmp_path, stderr=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+    other = Client(HeuristicBot, address, [created.seat_tokens[1]], stop_after=1)
+    await asyncio.wait_for(other.run(), WAIT)
+    _, log = await asyncio.wait_for(bot.communicate(), WAIT)
+    assert bot.returncode == 0, log.decode()
+    info = await admin.wait(created.match.match_id)
+    assert info.status == match_pb2.MATCH_STATUS_FINISHED and info.result.seats[0].timeouts == 0
