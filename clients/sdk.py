@@ -187,7 +187,7 @@ class Client:
         self.stop_after = stop_after
         self.credentials = credentials
         self.finished = 0
-        """Matches seen to their end."""
+        """Matches seen to their end, or to this bot's forfeit in them."""
         self.seats: dict[tuple[str, int], _Seat] = {}
         self._stop = asyncio.Event()
         self._outbox: asyncio.Queue[bots_pb2.BotMessage] | None = None
@@ -320,6 +320,8 @@ class Client:
             log.warning(
                 "match %s: seat %d was forfeited (%s)", forfeited.match_id, forfeited.seat, forfeited.reason
             )
+            if self.seats.pop((forfeited.match_id, forfeited.seat), None) is not None:
+                self.finished += 1  # the referee plays the seat on; no MatchEnded comes to us
         elif kind == "error":
             error = message.error
             code = bots_pb2.Error.Code.Name(error.code)

@@ -252,3 +252,20 @@ def test_an_unknown_strategy_is_named_in_the_error() -> None:
     )
     assert result.returncode == 2
     assert "unknown strategy 'clever'" in result.stdout + result.stderr
+
+
+async def test_a_bot_whose_seat_is_forfeited_is_done_with_that_match(referee: Croupier, admin: Admin) -> None:
+    class Late(Bot):
+        async def choose(self, view: Any, legal: list[Any]) -> int:
+            await asyncio.sleep(0.5)  # past the 100 ms decision time, with no bank
+            return 0
+
+    created = await admin.create(
+        "chinese_ten", 2, {"target": 50}, seed=4, decision_ms=100, bank_ms=0, max_timeouts=1
+    )
+    address = f"127.0.0.1:{referee.port}"
+    late = Client(Late, address, [created.seat_tokens[1]], stop_after=1)
+    other = Client(RandomBot, address, [created.seat_tokens[0]], stop_after=1)
+    assert await play([late, other]) == [0, 0]
+    info = await admin.wait(created.match.match_id)
+    assert info.result.seats[1].forfeited == "timeouts" and late.finished == 1 and not late.seats
