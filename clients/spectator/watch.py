@@ -173,8 +173,13 @@ async def _attach(console: Console, stub: Stub, metadata: Metadata, match_id: st
         return render(header, scene, clock_ms=now, footer="Ctrl-C: stop watching")
 
     request = spectator_pb2.WatchMatchRequest(match_id=match_id, from_start=from_start)
+    # transient: where the output is no terminal, only the final screen (printed below) is written
     with Live(
-        get_renderable=screen, console=console, refresh_per_second=4, screen=console.is_terminal
+        get_renderable=screen,
+        console=console,
+        refresh_per_second=4,
+        screen=console.is_terminal,
+        transient=True,
     ) as live:
         async for frame in stub.WatchMatch(request, metadata=metadata):
             if frame.HasField("info"):

@@ -217,3 +217,15 @@ async def test_watch_without_a_match_id_asks_which_live_match_to_watch(
     await asyncio.wait_for(await play(referee, second, RandomBot), WAIT)
     final = await wait_for(terminal, lambda s: "[exited with 0]" in s, "the end")
     assert f"match {second.match.match_id} is finished" in final
+
+
+async def test_watch_of_a_finished_match_prints_its_end_once_where_there_is_no_terminal(
+    referee: Croupier, journal: Path
+) -> None:
+    result = await asyncio.to_thread(
+        subprocess.run,
+        croupier("watch", journal.stem, "--server", f"127.0.0.1:{referee.port}"),
+        cwd=REPO, capture_output=True, text=True, timeout=WAIT,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.count("─ result ─") == 1 and f"match {journal.stem} is finished" in result.stdout
