@@ -92,11 +92,16 @@ A = TypeVar("A", bound=Action)
 class GameState(ABC, Generic[A, V]):
     """One match of one game, from the first deal to the final outcome.
 
+    ``opening`` holds the public events ``new_game`` made (cuts, antes, the first
+    deal): the referee sends them first, to bots and spectators alike.
+
     Time: turn-based games ignore ``now``. A game with a clock (Pair Battle)
     reads time only from the ``now`` it is given (seconds of referee time
     since the match started) and says with ``wake_at`` when it next needs
     ``advance`` to be called even if nobody acts.
     """
+
+    opening: tuple[Event, ...] = ()
 
     @abstractmethod
     def to_act(self) -> frozenset[Seat]:

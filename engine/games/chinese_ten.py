@@ -269,6 +269,8 @@ class ChineseTenState(GameState[ChineseTenAction, ChineseTenView]):
     layout_set_rank: Rank | None = None
     """Rank of the layout's three of a kind, whose fourth card captures all three."""
     over: bool = False
+    opening: tuple[Event, ...] = ()
+    """The first deal's events, made by ``new_game``."""
 
     @property
     def players(self) -> int:
@@ -466,7 +468,7 @@ class ChineseTenState(GameState[ChineseTenAction, ChineseTenView]):
 
 def new_game(options: Options, rng: Rng) -> ChineseTenState:
     state = ChineseTenState(options, rng, totals=[0] * options.players)
-    state.start_deal()
+    state.opening = tuple(state.start_deal())
     return state
 
 

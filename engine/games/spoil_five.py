@@ -479,7 +479,7 @@ class SpoilFiveState(GameState[SpoilFiveAction, SpoilFiveView]):
     won: list[int] = field(default_factory=list)
     jinxer: Seat | None = None
     last_deal: DealResult | None = None
-    opening_events: list[Event] = field(default_factory=list)
+    opening: tuple[Event, ...] = ()
     """The public events of ``new_game`` (cut, antes, first deal), for the referee to send."""
 
     def __deepcopy__(self, memo: dict[int, object]) -> SpoilFiveState:
@@ -496,7 +496,6 @@ class SpoilFiveState(GameState[SpoilFiveAction, SpoilFiveView]):
         twin.trick = self.trick[:]
         twin.tricks = self.tricks[:]
         twin.won = self.won[:]
-        twin.opening_events = self.opening_events[:]
         return twin
 
     @property
@@ -888,7 +887,7 @@ def new_game(options: Options, rng: Rng) -> SpoilFiveState:
     state = SpoilFiveState(options, rng, banks=[options.bank] * options.players, dealer=dealer)
     events += state.pay_antes(range(options.players))
     events += state.start_deal()
-    state.opening_events = events
+    state.opening = tuple(events)
     return state
 
 

@@ -142,6 +142,7 @@ class Playout:
 
     def __post_init__(self) -> None:
         self.state = self.spec.new_game(self.options, Rng(self.seed))
+        self.events = list(self.state.opening)
 
     def let_time_pass(self) -> None:
         """Advance the clock; jump to the game's next wake-up when nobody can act."""
@@ -183,7 +184,7 @@ class Playout:
 def replay(spec: GameSpec[Any], options: Any, seed: int, timeline: list[Step]) -> tuple[State, list[Event]]:
     """Rebuild a match from its seed and timeline; returns the state and every event."""
     state = spec.new_game(options, Rng(seed))
-    events: list[Event] = []
+    events: list[Event] = list(state.opening)
     for entry in timeline:
         if isinstance(entry, float):
             events.extend(state.advance(entry))

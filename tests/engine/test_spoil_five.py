@@ -99,8 +99,8 @@ def test_lowest_cut_card_deals_first_and_ties_cut_again() -> None:
     ties = 0
     for seed in range(60):
         state = new_game(Options(players=10), Rng(seed))
-        cuts = [e for e in state.opening_events if isinstance(e, Cut)]
-        chosen = [e for e in state.opening_events if isinstance(e, DealerChosen)]
+        cuts = [e for e in state.opening if isinstance(e, Cut)]
+        chosen = [e for e in state.opening if isinstance(e, DealerChosen)]
         assert chosen == [DealerChosen(state.dealer)]
         contenders, start = list(range(10)), 0
         while True:
@@ -118,7 +118,7 @@ def test_lowest_cut_card_deals_first_and_ties_cut_again() -> None:
 
 def test_every_player_antes_before_the_first_deal() -> None:
     state = new_game(Options(players=4, bank=10, ante=2), Rng(3))
-    assert AntesPaid((0, 1, 2, 3), 2, 8) in state.opening_events
+    assert AntesPaid((0, 1, 2, 3), 2, 8) in state.opening
     assert state.banks == [8, 8, 8, 8] and state.pool == 8
 
 
