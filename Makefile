@@ -21,7 +21,7 @@ test: $(INSTALLED) $(STUBS) node
 
 lint: $(INSTALLED) $(STUBS)
 	$(VENV)/bin/ruff check .
-	$(VENV)/bin/mypy --strict engine server
+	$(VENV)/bin/mypy --strict engine server clients
 	@if [ -f Dockerfile ]; then $(VENV)/bin/hadolint Dockerfile; fi
 
 serve: $(INSTALLED) $(STUBS)

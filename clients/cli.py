@@ -35,9 +35,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for name, (module_name, help_text) in SUBCOMMANDS.items():
-        sub = commands.add_parser(name, help=help_text, description=help_text)
+        module = importlib.import_module(module_name)
+        # The module's docstring explains the subcommand at length; the list shows the one line.
+        sub = commands.add_parser(
+            name,
+            help=help_text,
+            description=(module.__doc__ or help_text).replace("``", ""),
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+        )
         sub.set_defaults(module=module_name)
-        importlib.import_module(module_name).add_arguments(sub)
+        module.add_arguments(sub)
     args = parser.parse_args(argv)
     code: int = importlib.import_module(args.module).run(args)
     return code

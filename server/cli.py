@@ -1,4 +1,11 @@
-"""``croupier serve``: run a referee until SIGINT or SIGTERM."""
+"""``croupier serve``: run a referee until SIGINT or SIGTERM.
+
+Bots, spectators and admins connect over gRPC at --address (default
+127.0.0.1:50051; port 0 picks a free port and prints it). Every match's
+journal lives under --data (default ./croupier-data): a referee restarted on
+the same directory resumes every unfinished match, and its bots reconnect.
+Health checking and server reflection are on; metrics on --metrics-address.
+"""
 
 from __future__ import annotations
 
@@ -31,11 +38,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--tls-key", type=Path, help="PEM private key of --tls-cert")
     parser.add_argument("--tls-client-ca", type=Path, help="PEM CA: require client certificates it signed")
     clocks = parser.add_argument_group("default clocks of new matches (CreateMatch may set its own)")
-    clocks.add_argument("--decision-ms", type=int, default=5000, help="time per decision")
-    clocks.add_argument("--bank-ms", type=int, default=30000, help="each seat's time bank per match")
-    clocks.add_argument("--max-timeouts", type=int, default=3, help="timeouts before a seat is forfeited")
+    clocks.add_argument("--decision-ms", type=int, default=5000, help="time per decision (default 5000)")
     clocks.add_argument(
-        "--grace-ms", type=int, default=10000, help="reconnect grace before a seat is forfeited"
+        "--bank-ms", type=int, default=30000, help="each seat's time bank per match (default 30000)"
+    )
+    clocks.add_argument(
+        "--max-timeouts", type=int, default=3, help="timeouts before a seat is forfeited (default 3)"
+    )
+    clocks.add_argument(
+        "--grace-ms",
+        type=int,
+        default=10000,
+        help="reconnect grace before a seat is forfeited (default 10000)",
     )
 
 
