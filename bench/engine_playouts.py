@@ -3,7 +3,9 @@
 Usage: python -m bench.engine_playouts [--seconds S] [--game NAME]
 Each game plays whole matches with its default options and random legal
 choices (the same loop as the conformance harness, without its checks).
-Games with clocks get 20 ms of referee time between actions.
+Games with clocks get 20 ms of referee time between actions. Games of several
+deals (Chinese Ten, Spoil Five) number them in ``state.deal``: their deals/s is
+printed too.
 """
 
 from __future__ import annotations
@@ -19,8 +21,8 @@ from engine.rng import Rng
 CLOCK_STEP = 0.02
 
 
-def play_one(name: str, seed: int) -> int:
-    """Play one random match; return the number of actions it took."""
+def play_one(name: str, seed: int) -> tuple[int, int]:
+    """Play one random match; return the actions it took and its deals (1 for one-deal games)."""
     spec = GAMES[name]
     state = spec.new_game(spec.options(), Rng(seed))
     chooser = random.Random(seed)
@@ -35,7 +37,7 @@ def play_one(name: str, seed: int) -> int:
         seat = chooser.choice(sorted(state.to_act()))
         state.apply(seat, chooser.choice(state.legal_actions(seat)), now)
         actions += 1
-    return actions
+    return actions, getattr(state, "deal", 1)
 
 
 def main() -> None:
@@ -44,14 +46,19 @@ def main() -> None:
     parser.add_argument("--game", choices=sorted(GAMES), help="one game only")
     args = parser.parse_args()
     print(f"python {platform.python_version()} on {platform.machine()}, one core, default options")
-    print(f"{'game':<15} {'matches/s':>10} {'actions/s':>10} {'actions/match':>14}")
+    print(f"{'game':<15} {'matches/s':>10} {'deals/s':>10} {'actions/s':>10} {'actions/match':>14}")
     for name in [args.game] if args.game else sorted(GAMES):
-        matches = actions = 0
+        matches = actions = deals = 0
         start = time.perf_counter()
         while (elapsed := time.perf_counter() - start) < args.seconds:
-            actions += play_one(name, matches)
+            match_actions, match_deals = play_one(name, matches)
+            actions += match_actions
+            deals += match_deals
             matches += 1
-        print(f"{name:<15} {matches / elapsed:>10.1f} {actions / elapsed:>10.0f} {actions / matches:>14.1f}")
+        print(
+            f"{name:<15} {matches / elapsed:>10.1f} {deals / elapsed:>10.1f}"
+            f" {actions / elapsed:>10.0f} {actions / matches:>14.1f}"
+        )
 
 
 if __name__ == "__main__":
