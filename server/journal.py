@@ -7,7 +7,7 @@ its referee time ``at`` (seconds since the match started); the last line,
 text form, so replaying is the same for every game: ``apply_record``.
 
 Record kinds (``t``):
-  match    the header                      start    play begins (at 0)
+  match    the header                      start    play begins (at 0); its events are the game's opening
   act      a bot's accepted action         timeout  a clock ran out: the referee played ``action``
   auto     the referee played a forfeited seat
   refuse   a refused action (the game's penalty, if any, is re-applied from it)
@@ -121,6 +121,8 @@ def apply_record(spec: GameSpec[Any], state: GameState[Any, Any], record: Record
         return state.penalize(record["seat"], record["reason"], record["at"])
     if kind == "clock":
         return state.advance(record["at"])
+    if kind == "start":
+        return list(state.opening)  # made by new_game: told at the start, like any other change
     return []
 
 
