@@ -261,7 +261,9 @@ class Match:
             match._account(record)
             last_at = record.get("at", last_at)
         match.records = records
-        match._epoch = 1 + sum(1 for r in records if r["t"] == "resume")
+        # Run n of a match (the first is 1) numbers its decisions from n << 32: this resume record is
+        # not written yet, so it counts as one more.
+        match._epoch = 2 + sum(1 for r in records if r["t"] == "resume")
         match._next_decision = match._epoch << 32
         match._journal = JournalWriter(journal_path)
         match._record({"t": "resume", "at": last_at})
@@ -375,7 +377,9 @@ class Match:
     def _start(self) -> None:
         self._origin = asyncio.get_running_loop().time()
         self.status = Status.MATCH_STATUS_RUNNING
-        self._record({"t": "start", "at": 0.0})
+        # The opening events (cuts, antes, the first deal) reach spectators in the start frame and
+        # the bots in their first ViewUpdate or DecisionRequest, once: a resume does not repeat them.
+        self._record({"t": "start", "at": 0.0}, list(self.state.opening))
         self.log.info("match started", players=[p.name for p in self.players])
         for index, seat in enumerate(self.seats):
             if seat.holder is not None:

@@ -65,6 +65,7 @@ async def test_a_killed_referee_resumes_its_matches_and_bots_finish_them(tmp_pat
                 await bots[seat].move(match_id=match_id, decision_id=decision.decision_id, index=0)
                 await bots[seat].expect("action_result")
             pending = (await bots[2].expect("decision")).decision
+            before = {d.decision_id for bot in bots for d in bot.of_kind("decision")}
             waiting = await admin.create("platinum_fish", 2, seed=6)  # one seat held: not started
             lonely = Bot(channel, waiting.seat_tokens[0])
             await lonely.hello()
@@ -93,6 +94,8 @@ async def test_a_killed_referee_resumes_its_matches_and_bots_finish_them(tmp_pat
             assert (decision.view, decision.legal_actions) == (pending.view, pending.legal_actions)
             await bots[2].move(match_id=match_id, decision_id=decision.decision_id, index=0)
             ended = await asyncio.gather(*(bot.play(first_legal) for bot in bots))
+            after = {d.decision_id for bot in bots for d in bot.of_kind("decision")}
+            assert after and not after & before, "a decision id of the first run was issued again"
             info = await admin.wait(match_id)
             assert (await admin.get(waiting.match.match_id)).status == match_pb2.MATCH_STATUS_WAITING
             pair = [Bot(channel, token) for token in waiting.seat_tokens]
