@@ -46,6 +46,10 @@ class FailedPrecondition(ServiceError):
     code = grpc.StatusCode.FAILED_PRECONDITION
 
 
+class ResourceExhausted(ServiceError):
+    code = grpc.StatusCode.RESOURCE_EXHAUSTED
+
+
 def status_of(exc: BaseException) -> grpc.StatusCode | None:
     """The status for an error a caller can act on; None for a bug."""
     if isinstance(exc, ServiceError):

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import errno
 import json
 import secrets
 import time
@@ -28,7 +29,14 @@ from croupier.v1 import admin_pb2, match_pb2
 
 from engine.games import get_game
 from server import convert
-from server.errors import Context, InvalidArgument, NotFound, PermissionDenied, Unauthenticated
+from server.errors import (
+    Context,
+    InvalidArgument,
+    NotFound,
+    PermissionDenied,
+    ResourceExhausted,
+    Unauthenticated,
+)
 from server.journal import header_and_last, token_sha256
 from server.match import Clocks, Match, Player
 from server.metrics import Metrics
@@ -37,6 +45,8 @@ from server.session import Session
 log = structlog.get_logger("croupier.referee")
 
 MAX_SEATS = 16
+OUT_OF_ROOM = frozenset({errno.EMFILE, errno.ENFILE, errno.ENOSPC, errno.EDQUOT})
+"""File errors that mean the referee is full, not broken: CreateMatch says RESOURCE_EXHAUSTED."""
 MAX_NAME = 100
 
 
@@ -99,7 +109,7 @@ class Referee:
 
     def _load_match(self, path: Path) -> None:
         header, last = header_and_last(path)
-        if last["t"] == "end":
+        if last["t"] in ("end", "cancel"):
             self.past[header["match_id"]] = info_from_journal(header, last, path)
             return
         match = Match.resume(path, self.metrics, self._released, self._finished)
@@ -220,7 +230,18 @@ class Referee:
             on_released=self._released,
             on_finished=self._finished,
         )
-        await asyncio.to_thread(match.create)  # two fsyncs: not on the event loop every match shares
+        try:
+            await asyncio.to_thread(match.create)  # two fsyncs: not on the event loop every match shares
+        except OSError as exc:
+            await match.stop_actor()  # closes what was opened
+            for path in (match.journal_path, match.secret_path):
+                path.unlink(missing_ok=True)
+            if exc.errno not in OUT_OF_ROOM:
+                raise
+            raise ResourceExhausted(
+                f"cannot create match files ({exc.strerror}) with {len(self.matches)} matches live: "
+                "raise the referee's open-files limit or free disk space, or use another referee"
+            ) from None
         self._add(match)
         for index, player in enumerate(players):
             self.seat_tokens[player.token_sha256] = (match.id, index)
@@ -255,6 +276,16 @@ class Referee:
             (i for i in infos if (not status or i.status == status) and (not game or i.game == game)),
             key=lambda i: (i.created_unix_ms, i.match_id),
         )
+
+    async def cancel_match(self, match_id: str, reason: str) -> match_pb2.MatchInfo:
+        """End a waiting or running match without a result; a finished or cancelled one is left as
+        it is. Returns the match as it then is."""
+        reason = _check_name(reason, "reason")
+        match = self.matches.get(match_id)
+        if match is not None:
+            match.cancel(reason)
+            await match.done.wait()  # a match finishing first keeps its result
+        return self.info(match_id)
 
     def journal_path(self, match_id: str) -> Path:
         if match_id not in self.matches and match_id not in self.past:
@@ -349,43 +380,48 @@ class Referee:
 
 
 def info_from_journal(header: dict[str, Any], end: dict[str, Any], path: Path) -> match_pb2.MatchInfo:
-    """A finished match of an earlier run, as listed: from its journal's first and last records."""
+    """A finished or cancelled match of an earlier run, as listed: from its journal's first and last
+    records (``end`` or ``cancel``)."""
     spec = get_game(header["game"])
     codec = convert.codec(spec.name)
     clocks = Clocks(**header["clocks"])
-    places = end["places"]
-    result = match_pb2.MatchResult(
-        seats=[
-            match_pb2.SeatResult(
-                seat=i,
-                name=p["name"],
-                bot_id=p["bot_id"],
-                place=places[i],
-                score=end["scores"][i],
-                timeouts=end["timeouts"][i],
-                refusals=end["refusals"][i],
-                forfeited=end["forfeited"][i],
-            )
-            for i, p in enumerate(header["players"])
-        ],
-        winners=[i for i, place in enumerate(places) if place == 1],
-        duration_ms=max(0, round(end["at"] * 1000)),
-        journal=str(path),
-    )
+    cancelled = end["t"] == "cancel"
+    result = None
+    if not cancelled:
+        places = end["places"]
+        result = match_pb2.MatchResult(
+            seats=[
+                match_pb2.SeatResult(
+                    seat=i,
+                    name=p["name"],
+                    bot_id=p["bot_id"],
+                    place=places[i],
+                    score=end["scores"][i],
+                    timeouts=end["timeouts"][i],
+                    refusals=end["refusals"][i],
+                    forfeited=end["forfeited"][i],
+                )
+                for i, p in enumerate(header["players"])
+            ],
+            winners=[i for i, place in enumerate(places) if place == 1],
+            duration_ms=max(0, round(end["at"] * 1000)),
+            journal=str(path),
+        )
     return match_pb2.MatchInfo(
         match_id=header["match_id"],
         game=spec.name,
         options=codec.options(spec.options(header["options"])),
         players=[
-            match_pb2.Player(seat=i, name=p["name"], bot_id=p["bot_id"], forfeited=result.seats[i].forfeited)
+            match_pb2.Player(seat=i, name=p["name"], bot_id=p["bot_id"], forfeited=end["forfeited"][i])
             for i, p in enumerate(header["players"])
         ],
         clocks=clocks.to_proto(),
-        status=match_pb2.MATCH_STATUS_FINISHED,
+        status=match_pb2.MATCH_STATUS_CANCELLED if cancelled else match_pb2.MATCH_STATUS_FINISHED,
         seed_sha256=header["seed_sha256"],
-        seed=end["seed"],
+        seed=None if cancelled else end["seed"],
         result=result,
         created_unix_ms=header["created_ms"],
+        cancel_reason=end["reason"] if cancelled else "",
     )
 
 
