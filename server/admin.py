@@ -43,3 +43,9 @@ class AdminService:
             return self.referee.info(request.match_id)
         await match.done.wait()
         return match.info()
+
+    async def CancelMatch(
+        self, request: admin_pb2.CancelMatchRequest, context: Context
+    ) -> match_pb2.MatchInfo:
+        self.referee.check_admin(tokens_of(context))
+        return await self.referee.cancel_match(request.match_id, request.reason)

@@ -14,6 +14,8 @@ Record kinds (``t``):
   clock    time passed (the game's countdowns and windows: ``advance``)
   forfeit  a seat was forfeited            resume   a restarted referee took the match up again
   end      the result and the seed
+  cancel   the admin called the match off (``reason``): the last record, no result, the seed
+           kept secret (a tournament may deal it again) in the seed file, which stays
 
 Durability: every record is written and flushed to the OS before anyone is
 told of it, so a referee killed with SIGKILL loses nothing the bots saw; the

@@ -55,6 +55,9 @@ Status = match_pb2.MatchStatus
 Result = bots_pb2.ActionResult
 Kind = spectator_pb2.Step.Kind
 
+EDGES = ("start", "end", "cancel")
+"""Records whose frame carries the MatchInfo."""
+
 STEP_KINDS = {
     "start": Kind.START,
     "act": Kind.ACTION,
@@ -64,6 +67,7 @@ STEP_KINDS = {
     "clock": Kind.CLOCK,
     "forfeit": Kind.FORFEIT,
     "end": Kind.END,
+    "cancel": Kind.CANCEL,
 }
 
 
@@ -184,7 +188,9 @@ class Match:
         self.records: list[Record] = []
         """Every journal record, in memory: what spectators replay from."""
         self.result: match_pb2.MatchResult | None = None
+        self.cancel_reason = ""
         self.done = asyncio.Event()
+        """Set when the match is over: finished or cancelled."""
         self.inbox: asyncio.Queue[Callable[[], None]] = asyncio.Queue()
         self.subscribers: list[Subscription] = []
         self.log = structlog.get_logger("croupier.match").bind(match_id=match_id, game=spec.name)
@@ -316,7 +322,7 @@ class Match:
         structlog.contextvars.bind_contextvars(match_id=self.id)
         if self._dirty:
             self._settle()
-        while self.status != Status.MATCH_STATUS_FINISHED:
+        while not self.done.is_set():
             job = await self.inbox.get()
             try:
                 job()
@@ -399,7 +405,7 @@ class Match:
                 raise FailedPrecondition(
                     f"match {self.id} has not started: it waits for every seat to be held"
                 )
-            if self.status == Status.MATCH_STATUS_FINISHED:
+            if self.done.is_set():
                 raise FailedPrecondition(f"match {self.id} is over")
             seat = self.seats[index]
             if seat.forfeited:
@@ -687,9 +693,7 @@ class Match:
         )
         # The end record is in the OS's hands already; make it durable off the event loop, and only
         # then drop the seed file a resume would need.
-        journal, secret = self._journal, self.secret_path
-        assert journal is not None
-        asyncio.get_running_loop().run_in_executor(None, _close_for_good, journal, secret)
+        self._close(self.secret_path)
         view = self.codec.view(self.state.full_view())
         events = [self.codec.event(e) for e in self._events]
         self._events = []
@@ -698,14 +702,16 @@ class Match:
                 seat.holder.send(
                     bots_pb2.ServerMessage(
                         match_ended=bots_pb2.MatchEnded(
-                            match_id=self.id, seat=index, result=self.result, view=view, events=events
+                            match_id=self.id,
+                            seat=index,
+                            result=self.result,
+                            view=view,
+                            events=events,
+                            status=self.status,
                         )
                     )
                 )
-        for subscription in self.subscribers:
-            subscription.frames.put_nowait(None)
-        self.subscribers = []
-        self.metrics.active_matches.dec()
+        self._end_feeds()
         self.metrics.finished.inc()
         self.log.info(
             "match finished",
@@ -720,6 +726,54 @@ class Match:
         )
         self.done.set()
         self.on_finished(self)
+
+    def cancel(self, reason: str) -> None:
+        self.post(lambda: self._cancel(reason))
+
+    def _cancel(self, reason: str) -> None:
+        """End the match without a result. Nothing hidden is revealed, not even the seed: a
+        tournament may deal the same seed again (the seed file stays, for the admin)."""
+        if self.done.is_set():
+            return
+        at = self.now() if self.status == Status.MATCH_STATUS_RUNNING else 0.0
+        self.status = Status.MATCH_STATUS_CANCELLED
+        self.cancel_reason = reason
+        self._cancel_timer()
+        self._record(
+            {"t": "cancel", "at": at, "reason": reason, "forfeited": [s.forfeited for s in self.seats]}
+        )
+        self._close(None)
+        events = [self.codec.event(e) for e in self._events]
+        self._events = []
+        for index, seat in enumerate(self.seats):
+            if seat.holder is not None:
+                seat.holder.send(
+                    bots_pb2.ServerMessage(
+                        match_ended=bots_pb2.MatchEnded(
+                            match_id=self.id,
+                            seat=index,
+                            view=self.codec.view(self.state.view(index)),
+                            events=events,
+                            status=self.status,
+                            reason=reason,
+                        )
+                    )
+                )
+        self._end_feeds()
+        self.log.info("match cancelled", reason=reason, seconds=round(at, 3), journal=str(self.journal_path))
+        self.done.set()
+        self.on_finished(self)
+
+    def _close(self, secret: Path | None) -> None:
+        """Make the journal durable and close it off the event loop, then delete ``secret`` if given."""
+        assert self._journal is not None
+        asyncio.get_running_loop().run_in_executor(None, _close_for_good, self._journal, secret)
+
+    def _end_feeds(self) -> None:
+        for subscription in self.subscribers:
+            subscription.frames.put_nowait(None)
+        self.subscribers = []
+        self.metrics.active_matches.dec()
 
     # --- the journal and the spectators --------------------------------------------------------
 
@@ -746,7 +800,7 @@ class Match:
 
     def frame(self, seq: int, record: Record, events: list[Event], admin: bool) -> spectator_pb2.MatchFrame:
         """One change as a spectator may see it (hands and actions only for an admin or once over)."""
-        info = self.info() if record["t"] in ("start", "end") else None
+        info = self.info() if record["t"] in EDGES else None
         return build_frame(self.codec, self.id, seq, record, events, self.state, admin, info)
 
     def subscribe(self, admin: bool, from_start: bool) -> tuple[Subscription, list[Record]]:
@@ -770,7 +824,7 @@ class Match:
                     info=self.info(),
                 )
             )
-        if self.status == Status.MATCH_STATUS_FINISHED:
+        if self.done.is_set():
             subscription.frames.put_nowait(None)
         else:
             self.subscribers.append(subscription)
@@ -800,6 +854,7 @@ class Match:
             seed=self._seed if finished else None,
             result=self.result,
             created_unix_ms=self.created_ms,
+            cancel_reason=self.cancel_reason,
         )
 
     def players_proto(self) -> list[match_pb2.Player]:
@@ -935,7 +990,7 @@ def build_frame(
     reveal = reveal or state.is_over()
     kind = record["t"]
     step = spectator_pb2.Step(kind=STEP_KINDS[kind], seat=record.get("seat"))
-    if kind == "forfeit":
+    if kind in ("forfeit", "cancel"):
         step.reason = record["reason"]
     elif reveal:
         if kind in ACTION_RECORDS:
@@ -974,14 +1029,15 @@ def replay_frames(
         if record["t"] in ("match", "resume"):
             continue
         events = apply_record(spec, state, record)
-        edge = info() if info is not None and record["t"] in ("start", "end") else None
+        edge = info() if info is not None and record["t"] in EDGES else None
         yield build_frame(codec, match_id, seq, record, events, state, reveal, edge)
 
 
-def _close_for_good(journal: JournalWriter, secret: Path) -> None:
+def _close_for_good(journal: JournalWriter, secret: Path | None) -> None:
     journal.sync()
     journal.close()
-    secret.unlink(missing_ok=True)
+    if secret is not None:
+        secret.unlink(missing_ok=True)
 
 
 def _ms(seconds: float) -> int:

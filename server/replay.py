@@ -28,7 +28,10 @@ def run(args: argparse.Namespace) -> int:
             print(f"{path}: FAILED: {exc}")
             failures += 1
             continue
-        if records[-1]["t"] == "end":
+        if records[-1]["t"] == "cancel":
+            reason = records[-1]["reason"]
+            print(f"{path}: ok: {len(records)} records replay; the match was cancelled: {reason}")
+        elif records[-1]["t"] == "end":
             scores = ", ".join(map(str, state.outcome().scores))
             print(f"{path}: ok: {len(records)} records reproduce the result (scores {scores})")
         else:

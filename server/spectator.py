@@ -10,11 +10,11 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
-from croupier.v1 import match_pb2, spectator_pb2
+from croupier.v1 import spectator_pb2
 
 from engine.games import get_game
 from server.errors import Context, FailedPrecondition
-from server.journal import read_records
+from server.journal import read_private, read_records
 from server.match import replay_frames
 from server.referee import Referee, tokens_of
 
@@ -35,8 +35,8 @@ class SpectatorService:
     ) -> AsyncIterator[spectator_pb2.MatchFrame]:
         admin = self.referee.is_admin(tokens_of(context))
         match = self.referee.matches.get(request.match_id)
-        if match is None or match.status == match_pb2.MATCH_STATUS_FINISHED:
-            for frame in self._finished_frames(request.match_id):
+        if match is None or match.done.is_set():
+            for frame in self._past_frames(request.match_id, admin):
                 yield frame
             return
         subscription, backlog = match.subscribe(admin, request.from_start)
@@ -51,22 +51,28 @@ class SpectatorService:
     async def GetRecord(
         self, request: spectator_pb2.GetRecordRequest, context: Context
     ) -> spectator_pb2.MatchRecord:
+        admin = self.referee.is_admin(tokens_of(context))
         match = self.referee.matches.get(request.match_id)
-        if match is not None and match.status != match_pb2.MATCH_STATUS_FINISHED:
-            if not self.referee.is_admin(tokens_of(context)):
+        if match is not None and not match.done.is_set():
+            if not admin:
                 raise FailedPrecondition(f"match {request.match_id} is not over: watch it instead")
             return spectator_pb2.MatchRecord(
                 info=match.info(), frames=list(match.replay_frames(list(match.records), admin=True))
             )
         return spectator_pb2.MatchRecord(
-            info=self.referee.info(request.match_id), frames=list(self._finished_frames(request.match_id))
+            info=self.referee.info(request.match_id), frames=list(self._past_frames(request.match_id, admin))
         )
 
-    def _finished_frames(self, match_id: str) -> Iterator[spectator_pb2.MatchFrame]:
-        """A finished match's whole record, hands included, from its journal."""
+    def _past_frames(self, match_id: str, admin: bool) -> Iterator[spectator_pb2.MatchFrame]:
+        """A match's whole record from its journal: hands included once it finished; a cancelled
+        match's hands only to the admin (its seed is not revealed: it may be dealt again)."""
         path: Path = self.referee.journal_path(match_id)
         info = self.referee.info(match_id)
         records = read_records(path)
         header, end = records[0], records[-1]
         spec = get_game(header["game"])
-        return replay_frames(spec, spec.options(header["options"]), end["seed"], records, True, lambda: info)
+        if end["t"] == "cancel":
+            seed, reveal = read_private(path.with_suffix(".secret"))["seed"], admin
+        else:
+            seed, reveal = end["seed"], True
+        return replay_frames(spec, spec.options(header["options"]), seed, records, reveal, lambda: info)

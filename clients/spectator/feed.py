@@ -21,6 +21,7 @@ STATUS = {
     match_pb2.MATCH_STATUS_WAITING: "waiting",
     match_pb2.MATCH_STATUS_RUNNING: "running",
     match_pb2.MATCH_STATUS_FINISHED: "finished",
+    match_pb2.MATCH_STATUS_CANCELLED: "cancelled",
 }
 
 Kind = spectator_pb2.Step.Kind
@@ -64,6 +65,8 @@ def step_text(step: spectator_pb2.Step, codec: convert.GameCodec) -> str:
         return "the match ends"
     if kind == Kind.SNAPSHOT:
         return "joined here"
+    if kind == Kind.CANCEL:
+        return f"the match is cancelled: {step.reason}"
     return "a change"
 
 
