@@ -109,7 +109,7 @@ class Referee:
 
     def _load_match(self, path: Path) -> None:
         header, last = header_and_last(path)
-        if last["t"] == "end":
+        if last["t"] in ("end", "cancel"):
             self.past[header["match_id"]] = info_from_journal(header, last, path)
             return
         match = Match.resume(path, self.metrics, self._released, self._finished)
@@ -277,6 +277,16 @@ class Referee:
             key=lambda i: (i.created_unix_ms, i.match_id),
         )
 
+    async def cancel_match(self, match_id: str, reason: str) -> match_pb2.MatchInfo:
+        """End a waiting or running match without a result; a finished or cancelled one is left as
+        it is. Returns the match as it then is."""
+        reason = _check_name(reason, "reason")
+        match = self.matches.get(match_id)
+        if match is not None:
+            match.cancel(reason)
+            await match.done.wait()  # a match finishing first keeps its result
+        return self.info(match_id)
+
     def journal_path(self, match_id: str) -> Path:
         if match_id not in self.matches and match_id not in self.past:
             raise NotFound(f"no match {match_id!r}")
@@ -370,43 +380,48 @@ class Referee:
 
 
 def info_from_journal(header: dict[str, Any], end: dict[str, Any], path: Path) -> match_pb2.MatchInfo:
-    """A finished match of an earlier run, as listed: from its journal's first and last records."""
+    """A finished or cancelled match of an earlier run, as listed: from its journal's first and last
+    records (``end`` or ``cancel``)."""
     spec = get_game(header["game"])
     codec = convert.codec(spec.name)
     clocks = Clocks(**header["clocks"])
-    places = end["places"]
-    result = match_pb2.MatchResult(
-        seats=[
-            match_pb2.SeatResult(
-                seat=i,
-                name=p["name"],
-                bot_id=p["bot_id"],
-                place=places[i],
-                score=end["scores"][i],
-                timeouts=end["timeouts"][i],
-                refusals=end["refusals"][i],
-                forfeited=end["forfeited"][i],
-            )
-            for i, p in enumerate(header["players"])
-        ],
-        winners=[i for i, place in enumerate(places) if place == 1],
-        duration_ms=max(0, round(end["at"] * 1000)),
-        journal=str(path),
-    )
+    cancelled = end["t"] == "cancel"
+    result = None
+    if not cancelled:
+        places = end["places"]
+        result = match_pb2.MatchResult(
+            seats=[
+                match_pb2.SeatResult(
+                    seat=i,
+                    name=p["name"],
+                    bot_id=p["bot_id"],
+                    place=places[i],
+                    score=end["scores"][i],
+                    timeouts=end["timeouts"][i],
+                    refusals=end["refusals"][i],
+                    forfeited=end["forfeited"][i],
+                )
+                for i, p in enumerate(header["players"])
+            ],
+            winners=[i for i, place in enumerate(places) if place == 1],
+            duration_ms=max(0, round(end["at"] * 1000)),
+            journal=str(path),
+        )
     return match_pb2.MatchInfo(
         match_id=header["match_id"],
         game=spec.name,
         options=codec.options(spec.options(header["options"])),
         players=[
-            match_pb2.Player(seat=i, name=p["name"], bot_id=p["bot_id"], forfeited=result.seats[i].forfeited)
+            match_pb2.Player(seat=i, name=p["name"], bot_id=p["bot_id"], forfeited=end["forfeited"][i])
             for i, p in enumerate(header["players"])
         ],
         clocks=clocks.to_proto(),
-        status=match_pb2.MATCH_STATUS_FINISHED,
+        status=match_pb2.MATCH_STATUS_CANCELLED if cancelled else match_pb2.MATCH_STATUS_FINISHED,
         seed_sha256=header["seed_sha256"],
-        seed=end["seed"],
+        seed=None if cancelled else end["seed"],
         result=result,
         created_unix_ms=header["created_ms"],
+        cancel_reason=end["reason"] if cancelled else "",
     )
 
 
