@@ -103,6 +103,18 @@ class Referee:
                 return None
             raise
 
+    async def cancel_match(self, match_id: str, reason: str) -> match_pb2.MatchInfo | None:
+        """Call the match off (a finished one keeps its result); None if this referee does not know it."""
+        request = admin_pb2.CancelMatchRequest(match_id=match_id, reason=reason)
+        try:
+            return await self._patient_call(
+                "CancelMatch", lambda: self._stub.CancelMatch(request, metadata=self._metadata)
+            )
+        except RefereeError as exc:
+            if exc.code == grpc.StatusCode.NOT_FOUND:
+                return None
+            raise
+
     async def wait_match(self, match_id: str) -> match_pb2.MatchInfo:
         request = admin_pb2.GetMatchRequest(match_id=match_id)
         return await self._patient_call(

@@ -9,7 +9,8 @@ stopped at any point loses nothing: the next run plays what is not done.
 
 A match that was in progress when an earlier run stopped is played again from
 the start (same seed, same seats): its bots were stopped with that run, so
-whatever the referee made of it is not a result.
+whatever the referee made of it is not a result. The referee is told to cancel
+the abandoned match first, so it does not wait for its seats forever.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from server.tournament.store import FinishedMatch, MatchRecord, Store, Tournamen
 
 CHECK_SECONDS = 5.0
 """How often the runner looks at the bots while no match finishes."""
+ABANDONED = "abandoned by a stopped tournament run: the next run plays it again from the start"
 GONE_SECONDS = 60.0
 """How long a launched bot may stay disconnected before the tournament stops."""
 
@@ -75,6 +77,9 @@ class Runner:
         schedule = self.config.schedule(tournament.run)
         self.store.schedule(tournament.id, (match for duplicate in schedule for match in duplicate.matches))
         records = self.store.matches(tournament.id)
+        for record in records.values():
+            if record.status == "started" and record.referee_match_id:
+                await self.referee.cancel_match(record.referee_match_id, ABANDONED)
         for earlier in self.store.finished(tournament.id):
             self.display.match_done(earlier.record.key.game, earlier.places, replayed=True)
         todo = [

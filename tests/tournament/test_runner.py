@@ -7,6 +7,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
+from croupier.v1 import match_pb2
 
 from clients.bots import RandomBot
 from clients.sdk import Client
@@ -15,7 +16,7 @@ from server.tournament.config import TournamentConfig, parse
 from server.tournament.display import PlainDisplay
 from server.tournament.ratings import Places
 from server.tournament.referee import Referee
-from server.tournament.runner import Entrant, Runner, ScheduleError
+from server.tournament.runner import ABANDONED, Entrant, Runner, ScheduleError
 from server.tournament.store import Store
 
 BOTS = ("ann", "bob", "cat")
@@ -104,6 +105,25 @@ async def test_a_match_in_progress_when_a_run_stopped_is_played_again_from_the_s
     assert (again.status, again.attempts) == ("done", 2)
     assert again.referee_match_id != "a-match-the-referee-never-saw"
     assert [r.bot for r in match.results] == list(first.seats)
+
+
+async def test_a_resumed_run_cancels_the_match_its_stopped_run_left_on_the_referee(
+    tmp_path: Path, entrants: tuple[Referee, dict[str, Entrant]]
+) -> None:
+    referee, bots = entrants
+    with Store(tmp_path / "r.db") as store:
+        tournament = store.open_tournament("t", "fp", {}, again=False)
+        store.schedule(tournament.id, (m for d in config().schedule() for m in d.matches))
+        first = min(store.matches(tournament.id).values(), key=lambda record: record.id)
+        # left waiting on the referee: seats no connected bot is invited to
+        abandoned = await referee.create_match(
+            config().games[0], first.seed, [("gone", ""), ("gone too", "")]
+        )
+        store.mark_started(first.id, abandoned.match_id, None)
+        assert await Runner(config(), store, referee, bots, Quiet()).run(tournament) is True
+    info = await referee.get_match(abandoned.match_id)
+    assert info is not None
+    assert (info.status, info.cancel_reason) == (match_pb2.MATCH_STATUS_CANCELLED, ABANDONED)
 
 
 async def test_a_stop_request_lets_the_matches_in_progress_finish_and_starts_no_more(
