@@ -22,6 +22,8 @@ if TYPE_CHECKING:  # imported in run(): `croupier --help` stays quick
     from clients.spectator.feed import Replay
 
 DEFAULT_DATA = Path("croupier-data")
+RECORD_BYTES = 256 * 1024 * 1024
+"""The largest match record accepted from a referee (gRPC's default is 4 MB)."""
 KEYS = "→/n/space next · ←/p back · ↓/↑ 10 steps · Home/g first · End/G last · q quit"
 
 
@@ -126,8 +128,13 @@ def _from_server(args: argparse.Namespace, match_id: str) -> Replay:
     from clients.spectator.feed import from_record
 
     credentials = grpc.ssl_channel_credentials(args.tls_ca.read_bytes()) if args.tls_ca else None
+    # GetRecord is one message: a normal match is under 150 kB, but every refused move is a frame
+    # (~8000 of a flooding bot pass gRPC's 4 MB default in Platinum Fish: bench/record_size.py).
+    options = [("grpc.max_receive_message_length", RECORD_BYTES)]
     channel = (
-        grpc.secure_channel(args.server, credentials) if credentials else grpc.insecure_channel(args.server)
+        grpc.secure_channel(args.server, credentials, options=options)
+        if credentials
+        else grpc.insecure_channel(args.server, options=options)
     )
     metadata = (("croupier-token", args.admin_token),) if args.admin_token else ()
     with channel:

@@ -1,0 +1,59 @@
+"""croupier replay --server fetches a record over gRPC's 4 MB default: a flooding bot's refused
+moves are a frame each, and nothing caps them."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+from pathlib import Path
+
+import grpc
+import pytest
+from croupier.v1 import spectator_pb2
+
+from clients.spectator import replay
+from server.app import Croupier
+from tests.server.botclient import ADMIN, ADMIN_TOKEN, Admin, Bot
+
+REFUSALS = 16_000
+"""Enough refused moves at the start of a Platinum Fish match for a record over 4 MB (~290 bytes a
+frame there; bench/record_size.py measures whole matches)."""
+
+
+async def test_a_record_over_grpcs_default_limit_is_fetched_whole(
+    referee: Croupier, channel: grpc.aio.Channel, admin: Admin, capsys: pytest.CaptureFixture[str]
+) -> None:
+    created = await admin.create("platinum_fish", 2)
+    match_id = created.match.match_id
+    bots = [Bot(channel, token) for token in created.seat_tokens]
+    for bot in bots:
+        await bot.hello()
+    flooder = bots[0]
+    for _ in range(REFUSALS):
+        await flooder.move(match_id=match_id, text="nonsense")
+    refused = 0
+    while refused < REFUSALS:
+        if (await flooder.expect("action_result")).action_result.reason:
+            refused += 1
+
+    request = spectator_pb2.GetRecordRequest(match_id=match_id)
+    with pytest.raises(grpc.aio.AioRpcError) as too_big:
+        await admin.spectator.GetRecord(request, metadata=ADMIN)  # this channel keeps the default
+    assert too_big.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+
+    args = argparse.Namespace(
+        sources=[match_id],
+        check=False,
+        seed=None,
+        data=Path("/nonexistent"),
+        server=f"127.0.0.1:{referee.port}",
+        admin_token=ADMIN_TOKEN,
+        at=-1,
+        tls_ca=None,
+    )
+    capsys.readouterr()
+    assert await asyncio.to_thread(replay.run, args) == 0
+    shown = capsys.readouterr().out
+    assert "croupier replay:" not in shown and shown.strip()
+    for bot in bots:
+        await bot.close()
