@@ -1,0 +1,77 @@
+"""The shipped deployment files ask only for what the commands accept: every command line in the
+Dockerfile, deploy/compose.yaml and deploy/k8s/ parses with the croupier CLI, and the tournament
+files they play load."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from clients.cli import SUBCOMMANDS
+from server.tournament.config import load
+
+ROOT = Path(__file__).resolve().parents[2]
+DEPLOY = [ROOT / "deploy" / "compose.yaml", *sorted((ROOT / "deploy" / "k8s").glob("*.yaml"))]
+
+
+def parse(argv: list[str]) -> argparse.Namespace:
+    """``croupier ARGV`` parsed as the CLI would (nothing run)."""
+    name, *rest = argv
+    module_name, _ = SUBCOMMANDS[name]
+    parser = argparse.ArgumentParser(prog=f"croupier {name}", exit_on_error=False)
+    importlib.import_module(module_name).add_arguments(parser)
+    return parser.parse_args(rest)
+
+
+def yaml_command_lists(text: str) -> list[list[str]]:
+    """Each ``command:`` or ``args:`` block of a YAML file: its ``- item`` lines, unquoted."""
+    lists = []
+    lines = text.splitlines()
+    for i, line in enumerate(lines):
+        if re.fullmatch(r"\s*(command|args):\s*", line):
+            indent = len(line) - len(line.lstrip())
+            items = []
+            for item in lines[i + 1 :]:
+                stripped = item.strip()
+                if not stripped.startswith("- ") or len(item) - len(item.lstrip()) < indent:
+                    break
+                items.append(stripped[2:].split("  #")[0].strip().strip('"'))
+            lists.append(items)
+    return lists
+
+
+def test_the_images_default_command_is_a_valid_serve() -> None:
+    cmd = next(line for line in (ROOT / "Dockerfile").read_text().splitlines() if line.startswith("CMD "))
+    args = parse(json.loads(cmd.removeprefix("CMD ")))
+    assert (args.address, str(args.data), args.metrics_address) == ("0.0.0.0:50051", "/data", "0.0.0.0:9464")
+
+
+@pytest.mark.parametrize("path", DEPLOY, ids=lambda p: p.name)
+def test_every_command_in_the_deployment_files_parses(path: Path) -> None:
+    commands = yaml_command_lists(path.read_text())
+    if path.name in ("kustomization.yaml",):
+        assert commands == []
+        return
+    assert commands, f"no command found in {path}"
+    for argv in commands:
+        substituted = [re.sub(r"\$\{(\w+)[^}]*\}|\$\((\w+)\)", "x", arg) for arg in argv]
+        args = parse(substituted)
+        assert args is not None
+
+
+def test_the_tournament_files_deploy_plays_load_and_their_bot_commands_parse(tmp_path: Path) -> None:
+    block = (ROOT / "deploy" / "k8s" / "tournament.yaml").read_text().split("tournament.toml: |\n", 1)[1]
+    toml = "\n".join(line[4:] for line in block.split("\n---", 1)[0].splitlines())
+    (tmp_path / "k8s.toml").write_text(toml)
+    # compose plays tournaments/$CROUPIER_TOURNAMENT, demo.toml by default
+    for config in (load(tmp_path / "k8s.toml"), load(ROOT / "tournaments" / "demo.toml")):
+        for bot in config.bots:
+            if bot.command is not None:
+                argv = [arg for arg in bot.command if arg != "croupier"]
+                assert argv[0] == "bot" and parse(argv) is not None
+    assert "CROUPIER_TOURNAMENT=demo.toml" in (ROOT / "deploy" / "example.env").read_text()
