@@ -695,22 +695,7 @@ class Match:
         # then drop the seed file a resume would need.
         self._close(self.secret_path)
         view = self.codec.view(self.state.full_view())
-        events = [self.codec.event(e) for e in self._events]
-        self._events = []
-        for index, seat in enumerate(self.seats):
-            if seat.holder is not None:
-                seat.holder.send(
-                    bots_pb2.ServerMessage(
-                        match_ended=bots_pb2.MatchEnded(
-                            match_id=self.id,
-                            seat=index,
-                            result=self.result,
-                            view=view,
-                            events=events,
-                            status=self.status,
-                        )
-                    )
-                )
+        self._send_ended(lambda _seat: view, result=self.result)
         self._end_feeds()
         self.metrics.finished.inc()
         self.log.info(
@@ -743,26 +728,27 @@ class Match:
             {"t": "cancel", "at": at, "reason": reason, "forfeited": [s.forfeited for s in self.seats]}
         )
         self._close(None)
-        events = [self.codec.event(e) for e in self._events]
-        self._events = []
-        for index, seat in enumerate(self.seats):
-            if seat.holder is not None:
-                seat.holder.send(
-                    bots_pb2.ServerMessage(
-                        match_ended=bots_pb2.MatchEnded(
-                            match_id=self.id,
-                            seat=index,
-                            view=self.codec.view(self.state.view(index)),
-                            events=events,
-                            status=self.status,
-                            reason=reason,
-                        )
-                    )
-                )
+        self._send_ended(lambda seat: self.codec.view(self.state.view(seat)), reason=reason)
         self._end_feeds()
         self.log.info("match cancelled", reason=reason, seconds=round(at, 3), journal=str(self.journal_path))
         self.done.set()
         self.on_finished(self)
+
+    def _send_ended(self, view_of: Callable[[int], games_pb2.View], **ending: Any) -> None:
+        """Tell every seated bot the match is over, with the events since its last message."""
+        events = [self.codec.event(e) for e in self._events]
+        self._events = []
+        for index, seat in enumerate(self.seats):
+            if seat.holder is not None:
+                ended = bots_pb2.MatchEnded(
+                    match_id=self.id,
+                    seat=index,
+                    view=view_of(index),
+                    events=events,
+                    status=self.status,
+                    **ending,
+                )
+                seat.holder.send(bots_pb2.ServerMessage(match_ended=ended))
 
     def _close(self, secret: Path | None) -> None:
         """Make the journal durable and close it off the event loop, then delete ``secret`` if given."""
