@@ -61,10 +61,7 @@ def measure(game: str, matches: int, journal: JournalWriter) -> tuple[dict[str, 
         while not state.is_over():
             to_act = state.to_act()
             if not to_act:  # a countdown or window: time passes (Pair Battle)
-                wake = state.wake_at()
-                assert wake is not None
-                now = wake
-                state.advance(now)
+                now, _ = state.wait_for_clock(now)
                 continue
             seat = min(to_act)
             legal = state.legal_actions(seat)

@@ -516,11 +516,7 @@ def play_offline(spec: GameSpec[Any], options: Any, factories: Sequence[BotFacto
     while not state.is_over():
         seats = sorted(state.to_act())
         if not seats:
-            wake = state.wake_at()
-            if wake is None:
-                raise RuntimeError(f"{spec.name}: nobody may act and nothing is due: a stuck state")
-            now = max(now, wake)
-            state.advance(now)
+            now, _ = state.wait_for_clock(now)
             continue
         seat = order.choice(seats)
         legal = state.legal_actions(seat)

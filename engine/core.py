@@ -151,6 +151,15 @@ class GameState(ABC, Generic[A, V]):
         """When ``advance`` must next be called, or None if time alone changes nothing."""
         return None
 
+    def wait_for_clock(self, now: float) -> tuple[float, list[Event]]:
+        """Nobody may act: the game waits on its clock (a countdown, a window). Jump to the
+        next wake-up and let time act; returns that time and the events it caused."""
+        wake = self.wake_at()
+        if wake is None:
+            raise RuntimeError("stuck: nobody may act, the match is not over and nothing is due")
+        now = max(now, wake)
+        return now, self.advance(now)
+
     def penalize(self, seat: Seat, reason: str, now: float = 0.0) -> list[Event]:
         """The game's own consequence of a refused action (most games: none)."""
         return []

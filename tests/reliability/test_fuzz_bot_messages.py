@@ -196,10 +196,9 @@ def other_games_actions() -> list[games_pb2.Action]:
     actions = []
     for name, spec in GAMES.items():
         state = spec.new_game(spec.options({"players": SHORT[name][0]["players"]}), Rng(5))
+        now = 0.0
         while not state.to_act():  # a countdown first (Pair Battle)
-            wake = state.wake_at()
-            assert wake is not None
-            state.advance(wake)
+            now, _ = state.wait_for_clock(now)
         seat = min(state.to_act())
         actions.append(convert.codec(name).action(state.legal_actions(seat)[0]))
     return actions

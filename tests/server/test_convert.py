@@ -32,10 +32,7 @@ def test_everything_a_match_sends_survives_the_round_trip(game: str, options: An
         if state.is_over():
             break
         if not state.to_act():  # a game waiting for time (a countdown)
-            wake = state.wake_at()
-            assert wake is not None
-            now = wake
-            events = state.advance(now)
+            now, events = state.wait_for_clock(now)
         else:
             seat = rng.choice(sorted(state.to_act()))
             legal = state.legal_actions(seat)
