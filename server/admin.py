@@ -16,7 +16,7 @@ class AdminService:
         self, request: admin_pb2.RegisterBotRequest, context: Context
     ) -> admin_pb2.RegisterBotResponse:
         self.referee.check_admin(tokens_of(context))
-        bot, token = self.referee.register_bot(request.name)
+        bot, token = self.referee.register_bot(request.name, request.bot_id, request.token)
         return admin_pb2.RegisterBotResponse(bot_id=bot.bot_id, token=token)
 
     async def ListBots(
@@ -30,7 +30,9 @@ class AdminService:
     ) -> admin_pb2.CreateMatchResponse:
         self.referee.check_admin(tokens_of(context))
         match, tokens = await self.referee.create_match(request)
-        return admin_pb2.CreateMatchResponse(match=match.info(), seat_tokens=tokens)
+        return admin_pb2.CreateMatchResponse(
+            match=match.info(), seat_tokens=tokens, referee=self.referee.address
+        )
 
     async def GetMatch(self, request: admin_pb2.GetMatchRequest, context: Context) -> match_pb2.MatchInfo:
         self.referee.check_admin(tokens_of(context))
@@ -49,3 +51,9 @@ class AdminService:
     ) -> match_pb2.MatchInfo:
         self.referee.check_admin(tokens_of(context))
         return await self.referee.cancel_match(request.match_id, request.reason)
+
+    async def GetReferee(
+        self, request: admin_pb2.GetRefereeRequest, context: Context
+    ) -> admin_pb2.RefereeInfo:
+        self.referee.check_admin(tokens_of(context))
+        return admin_pb2.RefereeInfo(address=self.referee.address)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import secrets
+import socket
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -88,11 +89,14 @@ async def create_server(
     clocks: Clocks | None = None,
     metrics_address: str | None = None,
     tls: Tls | None = None,
+    advertise: str | None = None,
 ) -> Croupier:
     """Start a referee on ``address`` (port 0 picks a free port: see ``Croupier.port``).
 
     Unfinished matches found in ``data_dir`` are resumed before the first call is taken.
     ``metrics_address`` ("host:port") serves Prometheus metrics; None serves none.
+    ``advertise`` ("host:port") is where callers reach this referee (``GetReferee``); by
+    default the listening address.
     """
     logs.configure()
     if api_implementation.Type() != "upb":
@@ -124,6 +128,7 @@ async def create_server(
     names = [s.full_name for s in SERVICES]
     reflection.enable_server_reflection([*names, health.SERVICE_NAME, reflection.SERVICE_NAME], server)
     port = server.add_secure_port(address, tls.credentials()) if tls else server.add_insecure_port(address)
+    referee.address = advertise or listening_address(address, port)
     referee.load()
     await server.start()
     for name in ("", *names):
@@ -132,7 +137,14 @@ async def create_server(
     if metrics_address is not None:
         host, _, metrics_port_text = metrics_address.rpartition(":")
         metrics_port = metrics.serve(host or "127.0.0.1", int(metrics_port_text))
-    log.info("referee started", port=port, data=str(data_dir), metrics_port=metrics_port, tls=tls is not None)
+    log.info(
+        "referee started",
+        port=port,
+        advertise=referee.address,
+        data=str(data_dir),
+        metrics_port=metrics_port,
+        tls=tls is not None,
+    )
     return Croupier(server, port, referee, health_servicer, metrics, metrics_port, admin_token)
 
 
@@ -157,6 +169,15 @@ def method_handlers(service: ServiceDescriptor, implementation: object) -> Handl
             raise TypeError(f"{method.full_name}: client streaming alone is not served")
         handlers[method.name] = handler
     return handlers
+
+
+def listening_address(address: str, port: int) -> str:
+    """``address`` with the port it got; a wildcard host (every interface) becomes this machine's
+    name, which others can dial."""
+    host = address.rpartition(":")[0]
+    if host in ("", "0.0.0.0", "[::]"):
+        host = socket.gethostname()
+    return f"{host}:{port}"
 
 
 def _admin_token(data_dir: Path) -> str:

@@ -25,6 +25,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--address", default="127.0.0.1:50051", help="HOST:PORT; port 0 picks a free port")
     parser.add_argument("--data", type=Path, default=Path("croupier-data"), help="journals, bots and tokens")
     parser.add_argument(
+        "--advertise",
+        metavar="HOST:PORT",
+        default=os.environ.get("CROUPIER_ADVERTISE"),
+        help="where callers reach this referee, told to tournament runners that spread matches over "
+        "several referees (default: $CROUPIER_ADVERTISE, else --address with its port; "
+        "this machine's name for 0.0.0.0)",
+    )
+    parser.add_argument(
         "--admin-token",
         default=os.environ.get("CROUPIER_ADMIN_TOKEN"),
         help="the admin token (default: $CROUPIER_ADMIN_TOKEN, else the one kept in DATA/admin-token)",
@@ -66,20 +74,34 @@ def run(args: argparse.Namespace) -> int:
     except InvalidArgument as exc:
         raise SystemExit(f"croupier serve: {exc}") from None
     metrics = None if args.metrics_address == "off" else args.metrics_address
-    asyncio.run(_serve(args.address, args.data, args.admin_token, clocks, metrics, tls))
+    asyncio.run(_serve(args.address, args.data, args.admin_token, clocks, metrics, tls, args.advertise))
     return 0
 
 
 async def _serve(
-    address: str, data: Path, admin_token: str | None, clocks: Clocks, metrics: str | None, tls: Tls | None
+    address: str,
+    data: Path,
+    admin_token: str | None,
+    clocks: Clocks,
+    metrics: str | None,
+    tls: Tls | None,
+    advertise: str | None,
 ) -> None:
     from server.app import create_server
 
     referee = await create_server(
-        address, data, admin_token=admin_token, clocks=clocks, metrics_address=metrics, tls=tls
+        address,
+        data,
+        admin_token=admin_token,
+        clocks=clocks,
+        metrics_address=metrics,
+        tls=tls,
+        advertise=advertise,
     )
     host = address.rpartition(":")[0] or "127.0.0.1"
     print(f"croupier: serving on {host}:{referee.port}", flush=True)
+    if referee.referee.address != f"{host}:{referee.port}":
+        print(f"croupier: advertised as {referee.referee.address}", flush=True)
     if metrics is not None:
         metrics_host = metrics.rpartition(":")[0] or "127.0.0.1"
         print(f"croupier: metrics on http://{metrics_host}:{referee.metrics_port}/metrics", flush=True)

@@ -50,6 +50,10 @@ class ResourceExhausted(ServiceError):
     code = grpc.StatusCode.RESOURCE_EXHAUSTED
 
 
+class AlreadyExists(ServiceError):
+    code = grpc.StatusCode.ALREADY_EXISTS
+
+
 def status_of(exc: BaseException) -> grpc.StatusCode | None:
     """The status for an error a caller can act on; None for a bug."""
     if isinstance(exc, ServiceError):

@@ -18,6 +18,7 @@ import asyncio
 import dataclasses
 import errno
 import json
+import re
 import secrets
 import time
 from dataclasses import dataclass
@@ -30,6 +31,7 @@ from croupier.v1 import admin_pb2, match_pb2
 from engine.games import get_game
 from server import convert
 from server.errors import (
+    AlreadyExists,
     Context,
     InvalidArgument,
     NotFound,
@@ -48,6 +50,9 @@ MAX_SEATS = 16
 OUT_OF_ROOM = frozenset({errno.EMFILE, errno.ENFILE, errno.ENOSPC, errno.EDQUOT})
 """File errors that mean the referee is full, not broken: CreateMatch says RESOURCE_EXHAUSTED."""
 MAX_NAME = 100
+BOT_ID = re.compile(r"[A-Za-z0-9._-]{1,64}")
+MIN_TOKEN, MAX_TOKEN = 24, 200
+"""A caller's own bot token: long enough to be a secret, short enough for metadata."""
 
 
 @dataclass
@@ -89,6 +94,8 @@ class Referee:
         ``_seat_bots`` looks at (a referee may hold thousands of matches)."""
         self._order: dict[str, int] = {}
         """Each unfinished match's rank by creation (or resumption): oldest are seated first."""
+        self.address = ""
+        """Where callers reach this referee, as it advertises itself (set once it listens)."""
 
     # --- start and stop ---------------------------------------------------------------------
 
@@ -160,16 +167,46 @@ class Referee:
 
     # --- bots ---------------------------------------------------------------------------------------
 
-    def register_bot(self, name: str) -> tuple[Bot, str]:
+    def register_bot(self, name: str, bot_id: str = "", token: str = "") -> tuple[Bot, str]:
+        """A new bot with an id and token of its own; or, given both, the bot under that id and
+        token, so one bot can be registered on several referees: registering it again as it is
+        changes nothing."""
         name = _check_name(name, "bot name")
-        token = "bot_" + secrets.token_urlsafe(24)
-        bot = Bot(bot_id="b-" + secrets.token_hex(6), name=name, token_sha256=token_sha256(token))
+        if not bot_id and not token:
+            bot_id, token = "b-" + secrets.token_hex(6), "bot_" + secrets.token_urlsafe(24)
+        else:
+            digest = self._check_shared_bot(bot_id, token)
+            known = self.bots.get(bot_id)
+            if known is not None:
+                if known.token_sha256 != digest:
+                    raise AlreadyExists(f"bot {bot_id!r} is already registered, with another token")
+                if known.name != name:
+                    raise AlreadyExists(f"bot {bot_id!r} is already registered, as {known.name!r}")
+                return known, token
+            if digest in self.bot_tokens:
+                raise AlreadyExists("that token is another bot's: give each bot a token of its own")
+        bot = Bot(bot_id=bot_id, name=name, token_sha256=token_sha256(token))
         with (self.data_dir / "bots.jsonl").open("a", encoding="utf-8") as file:
             file.write(json.dumps(dataclasses.asdict(bot)) + "\n")
         self.bots[bot.bot_id] = bot
         self.bot_tokens[bot.token_sha256] = bot
         log.info("bot registered", bot_id=bot.bot_id, name=name)
         return bot, token
+
+    def _check_shared_bot(self, bot_id: str, token: str) -> str:
+        """The hash of a caller's own token, once the id and token are fit to register."""
+        if not bot_id or not token:
+            raise InvalidArgument("give both bot_id and token (or neither: the referee picks them)")
+        if not BOT_ID.fullmatch(bot_id):
+            raise InvalidArgument("bot_id must be 1 to 64 letters, digits, '.', '_' or '-'")
+        if not MIN_TOKEN <= len(token) <= MAX_TOKEN or not all("!" <= c <= "~" for c in token):
+            raise InvalidArgument(
+                f"token must be {MIN_TOKEN} to {MAX_TOKEN} printable ASCII characters without spaces"
+            )
+        digest = token_sha256(token)
+        if secrets.compare_digest(digest, self.admin_token_sha256):
+            raise InvalidArgument("a bot token must not be the admin token")
+        return digest
 
     def bot_summaries(self) -> list[admin_pb2.Bot]:
         return [
