@@ -25,7 +25,7 @@ from typing import Any, TextIO
 from server.tournament.ratings import Places
 from server.tournament.schedule import MatchKey, ScheduledMatch
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 _SCHEMA = """
 CREATE TABLE tournaments (
@@ -50,6 +50,7 @@ CREATE TABLE matches (
     seats TEXT NOT NULL,                -- JSON list of bot names, seat 0 first
     status TEXT NOT NULL CHECK (status IN ('scheduled', 'started', 'done')),
     referee_match_id TEXT,
+    replica TEXT NOT NULL DEFAULT '',   -- the referee holding it (its advertised address); '' = unknown
     journal TEXT,
     attempts INTEGER NOT NULL DEFAULT 0,
     last_error TEXT,
@@ -71,6 +72,11 @@ CREATE TABLE results (
 );
 CREATE INDEX matches_by_game ON matches (game, status);
 """
+_MIGRATIONS = {
+    # 1 -> 2: which referee replica holds each match; '' for the matches of a runner that did not say
+    1: "ALTER TABLE matches ADD COLUMN replica TEXT NOT NULL DEFAULT ''",
+}
+"""From each older schema version to the next."""
 
 
 class StoreError(Exception):
@@ -111,6 +117,8 @@ class MatchRecord:
     referee_match_id: str | None
     journal: str | None
     attempts: int
+    replica: str = ""
+    """The referee holding the match, as it advertises itself; '' if not known."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -172,9 +180,17 @@ class Store:
             raise StoreError(
                 f"{self.path} has schema version {version}; this croupier knows up to {SCHEMA_VERSION}"
             )
-        if version == 0 and self._db.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]:
-            raise StoreError(f"{self.path} is an SQLite database but not a croupier results database")
-        self._db.executescript(f"BEGIN IMMEDIATE; {_SCHEMA}; PRAGMA user_version = {SCHEMA_VERSION}; COMMIT;")
+        if version == 0:
+            if self._db.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]:
+                raise StoreError(f"{self.path} is an SQLite database but not a croupier results database")
+            self._db.executescript(
+                f"BEGIN IMMEDIATE; {_SCHEMA}; PRAGMA user_version = {SCHEMA_VERSION}; COMMIT;"
+            )
+            return
+        for older in range(version, SCHEMA_VERSION):
+            self._db.executescript(
+                f"BEGIN IMMEDIATE; {_MIGRATIONS[older]}; PRAGMA user_version = {older + 1}; COMMIT;"
+            )
 
     def _transaction(self) -> _Transaction:
         return _Transaction(self._db)
@@ -239,21 +255,24 @@ class Store:
         )
         return {record.key: record for record in map(_match_record, rows)}
 
-    def mark_started(self, match_id: int, referee_match_id: str, journal: str | None) -> None:
-        """The referee accepted the match: remember its id (a result can be fetched again) and journal."""
+    def mark_started(
+        self, match_id: int, referee_match_id: str, journal: str | None, replica: str = ""
+    ) -> None:
+        """The referee accepted the match: remember its id (a result can be fetched again), which
+        referee replica holds it and its journal."""
         with self._transaction():
             self._db.execute(
-                "UPDATE matches SET status = 'started', referee_match_id = ?, journal = ?, started_at = ?, "
-                "attempts = attempts + 1 WHERE id = ? AND status != 'done'",
-                (referee_match_id, journal, time.time(), match_id),
+                "UPDATE matches SET status = 'started', referee_match_id = ?, replica = ?, journal = ?, "
+                "started_at = ?, attempts = attempts + 1 WHERE id = ? AND status != 'done'",
+                (referee_match_id, replica, journal, time.time(), match_id),
             )
 
     def mark_failed(self, match_id: int, error: str) -> None:
         """The match could not be played to a result (referee lost it): it will be played again."""
         with self._transaction():
             self._db.execute(
-                "UPDATE matches SET status = 'scheduled', referee_match_id = NULL, last_error = ? "
-                "WHERE id = ? AND status != 'done'",
+                "UPDATE matches SET status = 'scheduled', referee_match_id = NULL, replica = '', "
+                "last_error = ? WHERE id = ? AND status != 'done'",
                 (error, match_id),
             )
 
@@ -341,7 +360,7 @@ class Store:
 
 
 _MATCH_COLUMNS = (
-    "id, game, round, grp, deal, rotation, seed, seats, status, referee_match_id, journal, attempts"
+    "id, game, round, grp, deal, rotation, seed, seats, status, referee_match_id, journal, attempts, replica"
 )
 
 
@@ -350,17 +369,10 @@ def _key_columns(key: MatchKey) -> tuple[str, int, int, int, int]:
 
 
 def _match_record(row: Sequence[Any]) -> MatchRecord:
-    id_, game, round_number, group, deal, rotation, seed, seats, status, referee_id, journal, attempts = row
-    return MatchRecord(
-        id_,
-        MatchKey(game, round_number, group, deal, rotation),
-        seed,
-        tuple(json.loads(seats)),
-        status,
-        referee_id,
-        journal,
-        attempts,
-    )
+    """A row of ``_MATCH_COLUMNS``: the key's columns, then the record's other fields in their order."""
+    id_, game, round_number, group, deal, rotation, seed, seats, *rest = row
+    key = MatchKey(game, round_number, group, deal, rotation)
+    return MatchRecord(id_, key, seed, tuple(json.loads(seats)), *rest)
 
 
 class _Transaction:

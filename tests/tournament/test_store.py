@@ -19,7 +19,29 @@ def test_a_new_database_is_in_wal_mode_with_a_schema_version(tmp_path: Path) -> 
     Store(tmp_path / "r.db").close()
     db = sqlite3.connect(tmp_path / "r.db")
     assert db.execute("PRAGMA journal_mode").fetchone() == ("wal",)
-    assert db.execute("PRAGMA user_version").fetchone() == (1,)
+    assert db.execute("PRAGMA user_version").fetchone() == (2,)
+
+
+def test_a_version_1_database_gains_the_replica_column_and_its_started_matches_resume(tmp_path: Path) -> None:
+    matches = [m for d in game_schedule("g", ["a", "b"], 2, 1, 1, seed=1) for m in d.matches]
+    with Store(tmp_path / "r.db") as store:
+        t = store.open_tournament("t", "fp", {}, again=False)
+        store.schedule(t.id, matches)
+        store.mark_started(store.matches(t.id)[matches[0].key].id, "m-1", None)
+    # as version 1 left it: no replica column
+    old = sqlite3.connect(tmp_path / "r.db")
+    old.executescript("ALTER TABLE matches DROP COLUMN replica; PRAGMA user_version = 1;")
+    old.close()
+    with Store(tmp_path / "r.db") as store:
+        records = store.matches(t.id)
+        store.mark_started(records[matches[1].key].id, "m-2", None, replica="10.0.0.2:50051")
+        again = store.matches(t.id)
+    assert (records[matches[0].key].referee_match_id, records[matches[0].key].replica) == ("m-1", "")
+    assert (again[matches[1].key].referee_match_id, again[matches[1].key].replica) == (
+        "m-2",
+        "10.0.0.2:50051",
+    )
+    assert sqlite3.connect(tmp_path / "r.db").execute("PRAGMA user_version").fetchone() == (2,)
 
 
 def test_a_database_from_a_newer_version_is_refused(tmp_path: Path) -> None:
