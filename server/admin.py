@@ -56,4 +56,4 @@ class AdminService:
         self, request: admin_pb2.GetRefereeRequest, context: Context
     ) -> admin_pb2.RefereeInfo:
         self.referee.check_admin(tokens_of(context))
-        return admin_pb2.RefereeInfo(address=self.referee.address)
+        return admin_pb2.RefereeInfo(address=self.referee.address, instance=self.referee.instance)

@@ -96,6 +96,8 @@ class Referee:
         """Each unfinished match's rank by creation (or resumption): oldest are seated first."""
         self.address = ""
         """Where callers reach this referee, as it advertises itself (set once it listens)."""
+        self.instance = secrets.token_hex(8)
+        """Tells this run of the referee from any other, whatever address each advertises."""
 
     # --- start and stop ---------------------------------------------------------------------
 

@@ -2,7 +2,8 @@
 
 By default the referee runs inside this process, on a free local port, with
 its journals under the data directory; ``--server`` plays on a running referee
-instead. The runner registers the bots, launches the ones with a command,
+instead, or spreads the matches over several replicas (``ipv4:H:P,H:P``,
+``dns:///NAME:PORT``). The runner registers the bots, launches the ones with a command,
 waits for all to connect, plays the schedule with a live display and ends with
 the crosstable, the ratings, the incidents and where the journals are.
 """
@@ -13,6 +14,7 @@ import argparse
 import asyncio
 import contextlib
 import os
+import re
 import signal
 import sys
 from collections.abc import AsyncIterator, Mapping, Sequence
@@ -27,7 +29,7 @@ if TYPE_CHECKING:
     from server.tournament.bots import BotProcess
     from server.tournament.config import TournamentConfig
     from server.tournament.display import Display
-    from server.tournament.referee import BotStatus, Referee
+    from server.tournament.referee import BotStatus, Replicas
     from server.tournament.runner import Entrant, Runner
     from server.tournament.store import Store, Tournament
 
@@ -42,8 +44,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("file", type=Path, help="the tournament file (TOML; see docs/tournaments.md)")
     parser.add_argument(
         "--server",
-        metavar="HOST:PORT",
-        help="play on this running referee instead of one embedded in this process",
+        metavar="TARGET",
+        help="play on this running referee (HOST:PORT) instead of one embedded in this process, or spread "
+        "the matches over several replicas: ipv4:HOST:PORT,HOST:PORT,... or dns:///NAME:PORT "
+        "(every address NAME resolves to, e.g. a Kubernetes headless Service)",
     )
     parser.add_argument(
         "--admin-token",
@@ -107,7 +111,7 @@ def run(args: argparse.Namespace) -> int:
                 f"tournament {tournament.name} (run {tournament.run}) already finished; "
                 "its tables follow (--again plays it again with new deals)",
             )
-            report(console, config, store, tournament, args.samples, [], bool(args.server))
+            report(console, config, store, tournament, args.samples, [], _journals_where(args))
             return 0
         return asyncio.run(_play(args, console, config, store, tournament))
 
@@ -116,7 +120,7 @@ async def _play(
     args: argparse.Namespace, console: Console, config: TournamentConfig, store: Store, tournament: Tournament
 ) -> int:
     from server.tournament.display import make_display
-    from server.tournament.referee import Referee, RefereeError
+    from server.tournament.referee import RefereeError, Replicas, TargetError
     from server.tournament.runner import Runner, ScheduleError
 
     display = make_display(console, plain=True if args.plain else None)
@@ -126,16 +130,18 @@ async def _play(
     main = asyncio.current_task()
     assert main is not None
     try:
-        async with _referee(args) as (address, admin_token):
-            referee = Referee(address, admin_token)
+        async with _referee(args) as (target, admin_token):
+            referees = await Replicas.connect(target, admin_token)
             try:
-                entrants = await _enter_bots(config, referee, address, logs, display, launched)
-                runner = Runner(config, store, referee, entrants, display)
+                entrants = await _enter_bots(config, referees, logs, display, launched)
+                runner = Runner(config, store, referees, entrants, display)
                 _on_interrupt(runner, display, main)
                 complete = await runner.run(tournament)
             finally:
                 await asyncio.gather(*(bot.stop() for bot in launched))
-                await referee.close()
+                await referees.close()
+    except TargetError as exc:
+        return fail(f"--server: {exc}", 2)
     except (RefereeError, ScheduleError, BotsNotReady) as exc:
         return fail(
             f"tournament stopped: {exc}\nwhat finished is saved; run the same command again to go on", 1
@@ -144,7 +150,7 @@ async def _play(
         return fail(
             "interrupted; what finished is saved: run the same command again to go on", EXIT_INTERRUPTED
         )
-    report(console, config, store, tournament, args.samples, launched, bool(args.server))
+    report(console, config, store, tournament, args.samples, launched, _journals_where(args))
     if not complete:
         say(console, "stopped early; run the same command again to play the rest")
         return EXIT_INTERRUPTED
@@ -153,7 +159,7 @@ async def _play(
 
 @contextlib.asynccontextmanager
 async def _referee(args: argparse.Namespace) -> AsyncIterator[tuple[str, str]]:
-    """The address and admin token of the referee to play on: given, or started here."""
+    """The target and admin token of the referee(s) to play on: given, or one started here."""
     if args.server:
         yield args.server, args.admin_token
         return
@@ -183,57 +189,70 @@ class BotsNotReady(Exception):
 
 async def _enter_bots(
     config: TournamentConfig,
-    referee: Referee,
-    address: str,
+    referees: Replicas,
     logs: Path,
     display: Display,
     launched: list[BotProcess],
 ) -> dict[str, Entrant]:
-    """Register every bot, launch the ones with a command, wait until all are connected."""
+    """Register every bot on every replica (one id and token for all), launch the ones with a
+    command once per replica, wait until all are connected to each."""
     from server.tournament.bots import BotProcess, bot_environment, expand
     from server.tournament.runner import Entrant
 
+    replicas = referees.names
     ids: dict[str, str] = {}
+    processes: dict[tuple[str, str], BotProcess] = {}
     for bot in config.bots:
-        bot_id, token = await referee.register_bot(bot.name)
+        bot_id, token = await referees.register_bot(bot.name)
         ids[bot.name] = bot_id
         if bot.command is None:
-            display.note(f"waiting for external bot {bot.name}: connect to {address} with token {token}")
+            where = replicas[0] if len(replicas) == 1 else "each of " + ", ".join(replicas)
+            display.note(f"waiting for external bot {bot.name}: connect to {where} with token {token}")
             continue
-        values = {"server": address, "token": token, "name": bot.name}
-        try:
-            argv = expand(bot.command, values)
-        except ValueError as exc:
-            raise BotsNotReady(f"bot {bot.name}: {exc}") from None
-        process = BotProcess(
-            bot.name, argv, bot_environment(bot.name, address, token), logs / f"{bot.name}.log", display.note
-        )
-        process.start()
-        launched.append(process)
-    by_name = {process.name: process for process in launched}
-    status = await _wait_connected(referee, ids, by_name)
+        for replica in replicas:
+            values = {"server": replica, "token": token, "name": bot.name}
+            try:
+                argv = expand(bot.command, values)
+            except ValueError as exc:
+                raise BotsNotReady(f"bot {bot.name}: {exc}") from None
+            name = bot.name if len(replicas) == 1 else f"{bot.name}@{replica}"
+            log = logs / (re.sub(r"[^\w.@-]", "_", name) + ".log")  # a replica's name may hold '/' or ':'
+            process = BotProcess(name, argv, bot_environment(bot.name, replica, token), log, display.note)
+            process.start()
+            launched.append(process)
+            processes[bot.name, replica] = process
+    status = await _wait_connected(referees, ids, processes)
     entrants = {}
     for bot in config.bots:
-        declared = status[ids[bot.name]].max_matches
-        limits = [limit for limit in (bot.capacity, declared) if limit]
-        log = by_name[bot.name].log_path if bot.name in by_name else None
-        entrants[bot.name] = Entrant(bot.name, ids[bot.name], min(limits) if limits else 1, log)
+        capacity = 0
+        for bots in status.values():  # each replica's streams of the bot play their own share
+            declared = bots[ids[bot.name]].max_matches
+            limits = [limit for limit in (bot.capacity, declared) if limit]
+            capacity += min(limits) if limits else 1
+        bot_logs = {replica: p.log_path for (name, replica), p in processes.items() if name == bot.name}
+        entrants[bot.name] = Entrant(bot.name, ids[bot.name], capacity, bot_logs)
     return entrants
 
 
 async def _wait_connected(
-    referee: Referee, ids: Mapping[str, str], launched: Mapping[str, BotProcess]
-) -> dict[str, BotStatus]:
-    """Wait until every bot has a stream; a launched bot that cannot connect is an error with its log."""
+    referees: Replicas, ids: Mapping[str, str], launched: Mapping[tuple[str, str], BotProcess]
+) -> dict[str, dict[str, BotStatus]]:
+    """Wait until every bot has a stream on every replica; a launched bot that cannot connect is
+    an error with its log."""
     loop = asyncio.get_running_loop()
     deadline = loop.time() + CONNECT_SECONDS
     while True:
-        status = await referee.bots()
-        waiting = [name for name, bot_id in ids.items() if status[bot_id].streams == 0]
+        status = await referees.bots()
+        waiting = [
+            (name, replica)
+            for replica, bots in status.items()
+            for name, bot_id in ids.items()
+            if bots[bot_id].streams == 0
+        ]
         if not waiting:
             return status
-        for name in waiting:
-            bot = launched.get(name)
+        for key in waiting:
+            bot = launched.get(key)
             if bot is None:
                 continue  # external: it comes when its owner starts it
             if len(bot.exits) >= EXITS_BEFORE_CONNECTING:
@@ -243,7 +262,7 @@ async def _wait_connected(
             else:
                 continue
             raise BotsNotReady(
-                f"bot {name} {problem}; the end of its log ({bot.log_path}):\n{bot.log_tail()}"
+                f"bot {bot.name} {problem}; the end of its log ({bot.log_path}):\n{bot.log_tail()}"
             )
         await asyncio.sleep(0.1)
 
@@ -270,7 +289,7 @@ def report(
     tournament: Tournament,
     samples: int,
     launched: Sequence[BotProcess],
-    remote: bool,
+    machine: str,
 ) -> None:
     """The tables a tournament ends with; the ratings last, where the eye lands."""
     from server.tournament.ratings import rate
@@ -289,7 +308,6 @@ def report(
     journals = [match.record.journal for match in finished if match.record.journal]
     if journals:
         folder = os.path.commonpath(journals) if len(journals) > 1 else os.path.dirname(journals[0])
-        machine = " on the referee's machine" if remote else ""
         say(
             console,
             f"journals: {len(journals)} in {folder}{machine} (each match's: {store.path}, table matches)",
@@ -299,3 +317,16 @@ def report(
         if table:
             title = f"{game.game}: ratings over every tournament"
             console.print(ratings_table(game.game, table, title=title))
+
+
+def _journals_where(args: argparse.Namespace) -> str:
+    """Where the journals are, as the report says it: here, or on the referees' machines."""
+    from server.tournament.referee import SPREAD_SCHEMES
+
+    if not args.server:
+        return ""
+    return (
+        " on the referees' machines"
+        if args.server.startswith(SPREAD_SCHEMES)
+        else " on the referee's machine"
+    )

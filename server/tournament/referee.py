@@ -1,8 +1,18 @@
-"""The runner's side of a referee: its AdminService, over gRPC."""
+"""The runner's side of the referees: their AdminService, over gRPC.
+
+A tournament plays on one referee (a plain ``HOST:PORT``) or spreads its
+matches over several replicas (a gRPC target naming them: ``ipv4:`` or
+``ipv6:`` lists, or a ``dns:`` name such as a Kubernetes headless Service).
+A match lives on one replica, so only CreateMatch goes through the channel
+that balances calls round robin over the target; the replica that answers
+says who it is, and every later call about that match goes straight to it.
+"""
 
 from __future__ import annotations
 
 import asyncio
+import ipaddress
+import socket
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
@@ -21,6 +31,14 @@ RECONNECT_SECONDS = 120.0
 """How long calls made while matches are played wait for a referee that went away (a restart
 resumes its matches from their journals), before the tournament stops."""
 RECONNECT_PAUSE = 0.5
+SPREAD_SCHEMES = ("ipv4:", "ipv6:", "dns:")
+"""Targets naming several referee replicas; anything else is one referee, dialled as given."""
+DEFAULT_PORT = 443
+"""gRPC's port for a target that names none."""
+
+
+class TargetError(ValueError):
+    """A referee target that names no replica; the message says why."""
 
 
 class RefereeError(Exception):
@@ -42,22 +60,29 @@ class BotStatus:
 
 
 class Referee:
-    """Admin calls with the admin token; errors become ``RefereeError`` with the referee's reason."""
+    """Admin calls with the admin token; errors become ``RefereeError`` with the referee's reason.
+    With ``round_robin``, each call goes to the next replica the address resolves to."""
 
-    def __init__(self, address: str, admin_token: str) -> None:
+    def __init__(self, address: str, admin_token: str, *, round_robin: bool = False) -> None:
         self.address = address
-        self._channel = grpc.aio.insecure_channel(address)
+        options = [("grpc.lb_policy_name", "round_robin")] if round_robin else []
+        self._channel = grpc.aio.insecure_channel(address, options=options)
         self._stub = admin_pb2_grpc.AdminServiceStub(self._channel)
         self._metadata = ((TOKEN_METADATA, admin_token),)
 
     async def close(self) -> None:
         await self._channel.close(None)
 
-    async def register_bot(self, name: str) -> tuple[str, str]:
-        """A new bot id and its token."""
-        request = admin_pb2.RegisterBotRequest(name=name)
+    async def register_bot(self, name: str, bot_id: str = "", token: str = "") -> tuple[str, str]:
+        """A new bot id and its token; or the bot ``bot_id`` with ``token``, as another replica has it."""
+        request = admin_pb2.RegisterBotRequest(name=name, bot_id=bot_id, token=token)
         reply = await self._call("RegisterBot", self._stub.RegisterBot(request, metadata=self._metadata))
         return reply.bot_id, reply.token
+
+    async def describe(self) -> admin_pb2.RefereeInfo:
+        """The address this referee says it is reached at, and which run of which referee it is."""
+        request = admin_pb2.GetRefereeRequest()
+        return await self._call("GetReferee", self._stub.GetReferee(request, metadata=self._metadata))
 
     async def bots(self) -> dict[str, BotStatus]:
         request = admin_pb2.ListBotsRequest()
@@ -75,7 +100,7 @@ class Referee:
 
     async def create_match(
         self, game: GameConfig, seed: int, seats: Sequence[tuple[str, str]]
-    ) -> match_pb2.MatchInfo:
+    ) -> admin_pb2.CreateMatchResponse:
         """A match of ``game`` with ``seats`` = (name, bot id) in seat order, dealt from ``seed``."""
         options = codec(game.game).options(get_game(game.game).options(game.options))
         request = admin_pb2.CreateMatchRequest(
@@ -86,10 +111,9 @@ class Referee:
         )
         # Retried when the referee is down: if it died after creating the match, the first one is an
         # orphan the bots play out unrecorded; the store records the match id of the one that answered.
-        reply = await self._patient_call(
+        return await self._patient_call(
             "CreateMatch", lambda: self._stub.CreateMatch(request, metadata=self._metadata)
         )
-        return reply.match
 
     async def get_match(self, match_id: str) -> match_pb2.MatchInfo | None:
         """The match, or None if this referee does not know it."""
@@ -140,6 +164,180 @@ class Referee:
             raise RefereeError(
                 f"referee at {self.address}: {method}: {exc.code().name}: {exc.details()}", exc.code()
             ) from None
+
+
+class Replicas:
+    """The referees a tournament plays on, each under the name it advertises: one direct channel
+    each, and for several replicas one more that balances CreateMatch over them round robin."""
+
+    def __init__(self, referees: dict[str, Referee], balanced: Referee | None = None) -> None:
+        self.referees = referees
+        self._balanced = balanced
+
+    @classmethod
+    async def connect(cls, target: str, admin_token: str) -> Replicas:
+        """The referee at a plain ``HOST:PORT`` (named so), or every replica a spreading target names."""
+        if not target.startswith(SPREAD_SCHEMES):
+            return cls({target: Referee(target, admin_token)})
+        referees: dict[str, Referee] = {}
+        found_at: dict[str, str] = {}  # where each replica, by name, was found
+        instances: set[str] = set()
+        try:
+            for address in await resolve(target):
+                referee = Referee(address, admin_token)
+                try:
+                    info = await referee.describe()
+                finally:
+                    await referee.close()
+                if info.instance in instances:
+                    continue  # the same replica under another address
+                if info.address in referees:
+                    raise RefereeError(
+                        f"the referees at {found_at[info.address]} and {address} both advertise "
+                        f"themselves as {info.address}: give each replica its own --advertise"
+                    )
+                instances.add(info.instance)
+                found_at[info.address] = address
+                referees[info.address] = await _reach(info, address, admin_token)
+        except BaseException:
+            await asyncio.gather(*(referee.close() for referee in referees.values()))
+            raise
+        return cls(referees, Referee(target, admin_token, round_robin=True))
+
+    @property
+    def names(self) -> list[str]:
+        return list(self.referees)
+
+    async def close(self) -> None:
+        balanced = [self._balanced] if self._balanced is not None else []
+        await asyncio.gather(*(referee.close() for referee in [*self.referees.values(), *balanced]))
+
+    async def register_bot(self, name: str) -> tuple[str, str]:
+        """A bot id and token every replica knows: the first picks them, the others take them."""
+        first, *others = self.referees.values()
+        bot_id, token = await first.register_bot(name)
+        for referee in others:
+            await referee.register_bot(name, bot_id, token)
+        return bot_id, token
+
+    async def bots(self) -> dict[str, dict[str, BotStatus]]:
+        """Each replica's registered bots, by bot id."""
+        names = self.names
+        found = await asyncio.gather(*(self.referees[name].bots() for name in names))
+        return dict(zip(names, found, strict=True))
+
+    async def create_match(
+        self, game: GameConfig, seed: int, seats: Sequence[tuple[str, str]]
+    ) -> tuple[str, match_pb2.MatchInfo]:
+        """The new match and the replica holding it."""
+        if self._balanced is None:
+            ((name, referee),) = self.referees.items()
+            return name, (await referee.create_match(game, seed, seats)).match
+        try:
+            reply = await self._balanced.create_match(game, seed, seats)
+        except RefereeError as exc:
+            if exc.code != grpc.StatusCode.NOT_FOUND:
+                raise
+            raise RefereeError(
+                f"{exc} (a replica that came after the tournament started knows none of its bots: "
+                "run the same command again to take it in)",
+                exc.code,
+            ) from None
+        if reply.referee not in self.referees:
+            raise RefereeError(
+                f"match {reply.match.match_id} was created by a replica advertising {reply.referee!r}, "
+                f"not one of {', '.join(self.names)}: give each replica one --advertise address for good"
+            )
+        return reply.referee, reply.match
+
+    async def wait_match(self, replica: str, match_id: str) -> match_pb2.MatchInfo:
+        return await self.referees[replica].wait_match(match_id)
+
+    async def cancel_match(self, replica: str, match_id: str, reason: str) -> None:
+        """Call the match off on its replica; on every replica if which one is not known."""
+        known = self.referees.get(replica)
+        for referee in [known] if known is not None else self.referees.values():
+            await referee.cancel_match(match_id, reason)
+
+
+async def _reach(info: admin_pb2.RefereeInfo, address: str, admin_token: str) -> Referee:
+    """A channel to the replica found at ``address`` by the name it advertises, checked to reach
+    that very replica."""
+    name = info.address
+    referee = Referee(name, admin_token)
+    try:
+        answer = await referee.describe()
+    except RefereeError as exc:
+        await referee.close()
+        raise RefereeError(
+            f"the referee at {address} advertises itself as {name}, which does not answer here ({exc}); "
+            "start it with an --advertise address this runner can reach",
+            exc.code,
+        ) from None
+    if answer.instance != info.instance:
+        await referee.close()
+        raise RefereeError(
+            f"the referee at {address} advertises itself as {name}, but another referee answers there: "
+            "give each replica an --advertise address of its own"
+        )
+    return referee
+
+
+async def resolve(target: str) -> list[str]:
+    """Every referee replica a gRPC target names, as HOST:PORT (IPv6 in brackets): the addresses
+    of an ``ipv4:`` or ``ipv6:`` list, every address of a ``dns:`` name, or a plain target itself."""
+    scheme, _, rest = target.partition(":")
+    if scheme in ("ipv4", "ipv6"):
+        addresses = [_address(scheme, part, target) for part in rest.split(",")]
+        return list(dict.fromkeys(addresses))
+    if scheme != "dns":
+        return [target]
+    if rest.startswith("//"):  # dns://AUTHORITY/NAME: the DNS server to ask; ours is the system's
+        rest = rest[2:].partition("/")[2]
+    host, port = _host_port(rest, target)
+    try:
+        found = await asyncio.get_running_loop().getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except OSError as exc:
+        raise TargetError(f"{target}: cannot resolve {host}: {exc}") from None
+    addresses = [_join(str(sockaddr[0]), port) for *_, sockaddr in found]
+    return list(dict.fromkeys(addresses))
+
+
+def _address(scheme: str, part: str, target: str) -> str:
+    """One address of an ``ipv4:``/``ipv6:`` list, checked and with its port."""
+    if scheme == "ipv6" and not part.startswith("["):
+        host, port = part, DEFAULT_PORT  # a bare IPv6 address has no room for a port
+    else:
+        host, port = _host_port(part, target)
+    kind = ipaddress.IPv4Address if scheme == "ipv4" else ipaddress.IPv6Address
+    try:
+        kind(host)
+    except ValueError:
+        raise TargetError(f"{target}: {part!r} is not an {scheme} address") from None
+    return _join(host, port)
+
+
+def _host_port(text: str, target: str) -> tuple[str, int]:
+    if text.startswith("["):
+        host, bracket, after = text[1:].partition("]")
+        if not bracket or (after and not after.startswith(":")):
+            raise TargetError(f"{target}: {text!r} is not [IPV6]:PORT")
+        port_text = after[1:]
+    else:
+        host, colon, port_text = text.partition(":")
+        if colon and not port_text:
+            raise TargetError(f"{target}: {text!r} has no port after its colon")
+    if not host:
+        raise TargetError(f"{target}: no host in {text!r}")
+    if not port_text:
+        return host, DEFAULT_PORT
+    if not port_text.isdigit() or not 0 < int(port_text) < 65536:
+        raise TargetError(f"{target}: {port_text!r} is not a port")
+    return host, int(port_text)
+
+
+def _join(host: str, port: int) -> str:
+    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
 
 
 def seat_results(info: match_pb2.MatchInfo, bots: Sequence[str]) -> list[SeatResult]:

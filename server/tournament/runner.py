@@ -11,6 +11,11 @@ A match that was in progress when an earlier run stopped is played again from
 the start (same seed, same seats): its bots were stopped with that run, so
 whatever the referee made of it is not a result. The referee is told to cancel
 the abandoned match first, so it does not wait for its seats forever.
+
+With several referee replicas, each bot plays on every replica (one launched
+process each) and its capacity is the sum of theirs; each match is created on
+whichever replica the balancing channel picks, waits there if that replica's
+streams of its bots are full for the moment, and is followed on that replica.
 """
 
 from __future__ import annotations
@@ -20,12 +25,12 @@ import contextlib
 import time
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from server.tournament.config import TournamentConfig
 from server.tournament.display import Display
-from server.tournament.referee import Referee, seat_results
+from server.tournament.referee import Replicas, seat_results
 from server.tournament.store import FinishedMatch, MatchRecord, Store, Tournament
 
 CHECK_SECONDS = 5.0
@@ -46,9 +51,10 @@ class Entrant:
     name: str
     bot_id: str
     capacity: int
-    """Matches it may play at once."""
-    log: Path | None = None
-    """Where a bot the runner launched writes; None for a bot that connects by itself."""
+    """Matches it may play at once, over every replica."""
+    logs: Mapping[str, Path] = field(default_factory=dict)
+    """Where the bot the runner launched for each replica writes; empty for a bot that connects
+    by itself."""
 
 
 class Runner:
@@ -56,17 +62,18 @@ class Runner:
         self,
         config: TournamentConfig,
         store: Store,
-        referee: Referee,
+        referees: Replicas,
         entrants: Mapping[str, Entrant],
         display: Display,
     ) -> None:
         self.config = config
         self.store = store
-        self.referee = referee
+        self.referees = referees
         self.entrants = entrants
         self.display = display
         self.stopping = False
-        self._gone_since: dict[str, float] = {}
+        self._gone_since: dict[tuple[str, str], float] = {}
+        """When each (bot, replica) was first seen without a stream."""
 
     def request_stop(self) -> None:
         """Start no more matches; the ones in progress finish and are recorded."""
@@ -79,7 +86,7 @@ class Runner:
         records = self.store.matches(tournament.id)
         for record in records.values():
             if record.status == "started" and record.referee_match_id:
-                await self.referee.cancel_match(record.referee_match_id, ABANDONED)
+                await self.referees.cancel_match(record.replica, record.referee_match_id, ABANDONED)
         for earlier in self.store.finished(tournament.id):
             self.display.match_done(earlier.record.key.game, earlier.places, replayed=True)
         todo = [
@@ -129,18 +136,23 @@ class Runner:
         keeps failing: its log says why), so stop rather than wait forever; an external bot
         may yet be restarted by its owner, so say that its matches wait."""
         now = time.monotonic()
-        status = await self.referee.bots()
-        for entrant in self.entrants.values():
-            if status[entrant.bot_id].streams:
-                self._gone_since.pop(entrant.name, None)
-                continue
-            since = self._gone_since.setdefault(entrant.name, now)
-            if entrant.log is not None and now - since > GONE_SECONDS:
-                raise ScheduleError(
-                    f"bot {entrant.name} has been disconnected for {GONE_SECONDS:g}s; its log: {entrant.log}"
-                )
-            if entrant.log is None and since == now:
-                self.display.note(f"external bot {entrant.name} is not connected: its matches wait for it")
+        for replica, status in (await self.referees.bots()).items():
+            for entrant in self.entrants.values():
+                key = (entrant.name, replica)
+                if status[entrant.bot_id].streams:
+                    self._gone_since.pop(key, None)
+                    continue
+                since = self._gone_since.setdefault(key, now)
+                log = entrant.logs.get(replica)
+                if log is not None and now - since > GONE_SECONDS:
+                    raise ScheduleError(
+                        f"bot {entrant.name} has been disconnected from {replica} for {GONE_SECONDS:g}s; "
+                        f"its log: {log}"
+                    )
+                if not entrant.logs and since == now:
+                    self.display.note(
+                        f"external bot {entrant.name} is not connected to {replica}: its matches wait for it"
+                    )
 
     def _check_can_start(self, pending: Sequence[MatchRecord]) -> None:
         """A set that could never start (too big for the settings) is an error now, not a hang."""
@@ -175,14 +187,14 @@ class Runner:
         for record in pending:
             game = self.config.game(record.key.game)
             seats = [(bot, self.entrants[bot].bot_id) for bot in record.seats]
-            info = await self.referee.create_match(game, record.seed, seats)
-            self.store.mark_started(record.id, info.match_id, info.result.journal or None)
-            task = asyncio.create_task(self._finish(record, info.match_id), name=str(record.key))
+            replica, info = await self.referees.create_match(game, record.seed, seats)
+            self.store.mark_started(record.id, info.match_id, info.result.journal or None, replica)
+            task = asyncio.create_task(self._finish(record, replica, info.match_id), name=str(record.key))
             running[task] = record
             busy.update(record.seats)
 
-    async def _finish(self, record: MatchRecord, match_id: str) -> FinishedMatch:
-        info = await self.referee.wait_match(match_id)
+    async def _finish(self, record: MatchRecord, replica: str, match_id: str) -> FinishedMatch:
+        info = await self.referees.wait_match(replica, match_id)
         results = seat_results(info, record.seats)
         journal = info.result.journal or None
         self.store.record_result(record.id, results, journal)

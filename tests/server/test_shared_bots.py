@@ -150,6 +150,7 @@ async def test_a_referee_names_itself_and_the_matches_it_creates(
         other_admin = Admin(other_channel)
         advertised = await other_admin.stub.GetReferee(admin_pb2.GetRefereeRequest(), metadata=ADMIN)
         assert advertised.address == "replica-1.example:50051"
+        assert me.instance and advertised.instance and me.instance != advertised.instance
         assert (await other_admin.create("chinese_ten", 2, {"target": 100})).referee == advertised.address
         with pytest.raises(grpc.aio.AioRpcError) as error:
             await other_admin.stub.GetReferee(admin_pb2.GetRefereeRequest())

@@ -15,7 +15,7 @@ from server.app import create_server
 from server.tournament.config import TournamentConfig, parse
 from server.tournament.display import PlainDisplay
 from server.tournament.ratings import Places
-from server.tournament.referee import Referee
+from server.tournament.referee import Replicas
 from server.tournament.runner import ABANDONED, Entrant, Runner, ScheduleError
 from server.tournament.store import Store
 
@@ -51,18 +51,18 @@ class Quiet(PlainDisplay):
 
 
 @pytest.fixture
-async def entrants(tmp_path: Path) -> AsyncIterator[tuple[Referee, dict[str, Entrant]]]:
+async def entrants(tmp_path: Path) -> AsyncIterator[tuple[Replicas, dict[str, Entrant]]]:
     """A referee with three random bots connected, each playing up to 4 matches at once."""
     croupier = await create_server("127.0.0.1:0", tmp_path / "referee")
     address = f"127.0.0.1:{croupier.port}"
-    referee = Referee(address, croupier.admin_token)
+    referee = await Replicas.connect(address, croupier.admin_token)
     entrants, clients = {}, []
     for name in BOTS:
         bot_id, token = await referee.register_bot(name)
         entrants[name] = Entrant(name, bot_id, capacity=4)
         clients.append(Client(RandomBot, address, [token], name=name, max_matches=4))
     tasks = [asyncio.create_task(client.run()) for client in clients]
-    while any(status.streams == 0 for status in (await referee.bots()).values()):
+    while any(status.streams == 0 for status in (await referee.bots())[address].values()):
         await asyncio.sleep(0.02)
     yield referee, entrants
     for client in clients:
@@ -73,7 +73,7 @@ async def entrants(tmp_path: Path) -> AsyncIterator[tuple[Referee, dict[str, Ent
 
 
 async def test_every_match_is_played_once_and_the_tournament_finishes(
-    tmp_path: Path, entrants: tuple[Referee, dict[str, Entrant]]
+    tmp_path: Path, entrants: tuple[Replicas, dict[str, Entrant]]
 ) -> None:
     referee, bots = entrants
     with Store(tmp_path / "r.db") as store:
@@ -91,7 +91,7 @@ async def test_every_match_is_played_once_and_the_tournament_finishes(
 
 
 async def test_a_match_in_progress_when_a_run_stopped_is_played_again_from_the_start(
-    tmp_path: Path, entrants: tuple[Referee, dict[str, Entrant]]
+    tmp_path: Path, entrants: tuple[Replicas, dict[str, Entrant]]
 ) -> None:
     referee, bots = entrants
     with Store(tmp_path / "r.db") as store:
@@ -108,7 +108,7 @@ async def test_a_match_in_progress_when_a_run_stopped_is_played_again_from_the_s
 
 
 async def test_a_resumed_run_cancels_the_match_its_stopped_run_left_on_the_referee(
-    tmp_path: Path, entrants: tuple[Referee, dict[str, Entrant]]
+    tmp_path: Path, entrants: tuple[Replicas, dict[str, Entrant]]
 ) -> None:
     referee, bots = entrants
     with Store(tmp_path / "r.db") as store:
@@ -116,18 +116,18 @@ async def test_a_resumed_run_cancels_the_match_its_stopped_run_left_on_the_refer
         store.schedule(tournament.id, (m for d in config().schedule() for m in d.matches))
         first = min(store.matches(tournament.id).values(), key=lambda record: record.id)
         # left waiting on the referee: seats no connected bot is invited to
-        abandoned = await referee.create_match(
+        replica, abandoned = await referee.create_match(
             config().games[0], first.seed, [("gone", ""), ("gone too", "")]
         )
-        store.mark_started(first.id, abandoned.match_id, None)
+        store.mark_started(first.id, abandoned.match_id, None, replica)
         assert await Runner(config(), store, referee, bots, Quiet()).run(tournament) is True
-    info = await referee.get_match(abandoned.match_id)
+    info = await referee.referees[replica].get_match(abandoned.match_id)
     assert info is not None
     assert (info.status, info.cancel_reason) == (match_pb2.MATCH_STATUS_CANCELLED, ABANDONED)
 
 
 async def test_a_stop_request_lets_the_matches_in_progress_finish_and_starts_no_more(
-    tmp_path: Path, entrants: tuple[Referee, dict[str, Entrant]]
+    tmp_path: Path, entrants: tuple[Replicas, dict[str, Entrant]]
 ) -> None:
     referee, bots = entrants
 
@@ -151,7 +151,7 @@ async def test_a_stop_request_lets_the_matches_in_progress_finish_and_starts_no_
 
 
 async def test_a_bot_too_small_for_a_duplicate_set_is_refused_before_any_match(
-    tmp_path: Path, entrants: tuple[Referee, dict[str, Entrant]]
+    tmp_path: Path, entrants: tuple[Replicas, dict[str, Entrant]]
 ) -> None:
     referee, bots = entrants
     bots["bob"] = Entrant("bob", bots["bob"].bot_id, capacity=1)
