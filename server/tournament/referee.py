@@ -220,11 +220,21 @@ class Replicas:
             await referee.register_bot(name, bot_id, token)
         return bot_id, token
 
-    async def bots(self) -> dict[str, dict[str, BotStatus]]:
-        """Each replica's registered bots, by bot id."""
+    async def bots(self, *, skip_unreachable: bool = False) -> dict[str, dict[str, BotStatus]]:
+        """Each replica's registered bots, by bot id. With ``skip_unreachable``, only the replicas
+        that answer: one restarting says nothing of its bots (its matches wait for it)."""
         names = self.names
-        found = await asyncio.gather(*(self.referees[name].bots() for name in names))
-        return dict(zip(names, found, strict=True))
+        found = await asyncio.gather(
+            *(self.referees[name].bots() for name in names), return_exceptions=skip_unreachable
+        )
+        status = {}
+        for name, bots in zip(names, found, strict=True):
+            if isinstance(bots, BaseException):
+                if isinstance(bots, RefereeError) and bots.code == grpc.StatusCode.UNAVAILABLE:
+                    continue
+                raise bots
+            status[name] = bots
+        return status
 
     async def create_match(
         self, game: GameConfig, seed: int, seats: Sequence[tuple[str, str]]

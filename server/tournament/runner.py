@@ -136,7 +136,7 @@ class Runner:
         keeps failing: its log says why), so stop rather than wait forever; an external bot
         may yet be restarted by its owner, so say that its matches wait."""
         now = time.monotonic()
-        for replica, status in (await self.referees.bots()).items():
+        for replica, status in (await self.referees.bots(skip_unreachable=True)).items():
             for entrant in self.entrants.values():
                 key = (entrant.name, replica)
                 if status[entrant.bot_id].streams:
