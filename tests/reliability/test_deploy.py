@@ -75,3 +75,28 @@ def test_the_tournament_files_deploy_plays_load_and_their_bot_commands_parse(tmp
                 argv = [arg for arg in bot.command if arg != "croupier"]
                 assert argv[0] == "bot" and parse(argv) is not None
     assert "CROUPIER_TOURNAMENT=demo.toml" in (ROOT / "deploy" / "example.env").read_text()
+
+
+def test_the_deployed_runners_spread_over_every_replica_each_advertising_its_own_name() -> None:
+    """Each runner targets a name that resolves to every referee replica; each replica advertises a
+    name of its own that reaches it (the runner follows each match there)."""
+    k8s = (ROOT / "deploy" / "k8s" / "referee.yaml").read_text()
+    service = re.search(r"kind: Service\nmetadata:\n  name: (\S+)", k8s)
+    assert service is not None and "clusterIP: None" in k8s  # headless: its name gives every pod
+    (serve,) = [parse(argv) for argv in yaml_command_lists(k8s)]
+    assert serve.advertise == f"$(POD_NAME).{service.group(1)}:50051" and "fieldPath: metadata.name" in k8s
+    (job,) = [
+        parse(argv) for argv in yaml_command_lists((ROOT / "deploy" / "k8s" / "tournament.yaml").read_text())
+    ]
+    assert job.server == f"dns:///{service.group(1)}:50051"
+
+    compose = (ROOT / "deploy" / "compose.yaml").read_text()
+    services = dict(
+        re.findall(r"\n  ([\w-]+):\n    <<: \*referee\n    command:\n((?:      - .*\n)+)", compose)
+    )
+    assert len(services) >= 2 and "aliases: [referees]" in compose
+    for name, block in services.items():
+        argv = [line.strip()[2:] for line in block.splitlines()]
+        assert parse(argv).advertise == f"{name}:50051"
+    tournament = [parse(argv) for argv in yaml_command_lists(compose) if argv[0] == "tournament"]
+    assert [args.server for args in tournament] == ["dns:///referees:50051"]
