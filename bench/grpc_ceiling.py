@@ -28,8 +28,8 @@ from server import convert
 
 METHOD = "/croupier.bench.Ceiling/PingPong"
 SHAPED = "/croupier.bench.Ceiling/Shaped"
-"""Each ping answered with the three messages a referee sends per decision in a two-player game:
-the mover's ActionResult and ViewUpdate, and the next seat's DecisionRequest (here on one stream)."""
+"""Each ping answered with the messages a referee sends per decision in a two-player game: the
+mover's ActionResult and the next seat's DecisionRequest (here on one stream)."""
 SAMPLE_GAME = "chinese_ten"
 
 
@@ -72,7 +72,7 @@ def move_sample() -> bots_pb2.BotMessage:
 
 
 def shaped_replies() -> list[bots_pb2.ServerMessage]:
-    """An ActionResult, a ViewUpdate and a DecisionRequest, sized like the real ones."""
+    """An ActionResult and a DecisionRequest, sized like the real ones."""
     decision = decision_sample()
     result = bots_pb2.ServerMessage(
         action_result=bots_pb2.ActionResult(
@@ -84,15 +84,7 @@ def shaped_replies() -> list[bots_pb2.ServerMessage]:
             think_ms=1,
         )
     )
-    view = bots_pb2.ServerMessage(
-        view_update=bots_pb2.ViewUpdate(
-            match_id=decision.decision.match_id,
-            seat=1,
-            view=decision.decision.view,
-            events=decision.decision.events,
-        )
-    )
-    return [result, view, decision]
+    return [result, decision]
 
 
 async def serve(address: str) -> None:
@@ -152,8 +144,8 @@ async def load(
     port: int, streams: int, seconds: float, server_pid: int, warmup: float = 0.5, shaped: bool = False
 ) -> Figures:
     """``streams`` concurrent ping-pong streams for ``seconds`` (after ``warmup``); bounded in time.
-    ``shaped``: each ping is answered with a decision's three messages (see SHAPED)."""
-    replies = 3 if shaped else 1
+    ``shaped``: each ping is answered with a decision's messages (see SHAPED)."""
+    replies = len(shaped_replies()) if shaped else 1
     async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
         call_factory = channel.stream_stream(
             SHAPED if shaped else METHOD,

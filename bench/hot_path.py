@@ -8,9 +8,9 @@ own building blocks (the engine, server.convert, the journal writer, the
 messages of server.match):
   decode the bot's Move (protobuf), read the action, apply it (engine),
   journal the record (JSON line, written and flushed), build the ActionResult,
-  list the next seat's legal actions, build both seats' views (engine), convert
-  them and the events (server.convert), build the DecisionRequest and the
-  ViewUpdate, and serialize the three messages.
+  list the next seat's legal actions, build its view (engine), convert it and
+  the events (server.convert), build the DecisionRequest, and serialize the
+  two messages (the mover hears of its move from the ActionResult alone).
 bench/referee_throughput.py measures the whole referee's CPU per decision
 under load; what it adds to this sum is gRPC, asyncio and the glue between.
 """
@@ -26,6 +26,7 @@ from pathlib import Path
 from croupier.v1 import bots_pb2
 
 from bench.harness import machine
+from engine.core import Action
 from engine.games import GAMES, get_game
 from engine.rng import Rng
 from server import convert
@@ -37,12 +38,12 @@ STAGES = (
     "journal: write + flush",
     "build ActionResult",
     "engine: legal_actions",
-    "engine: 2 views",
-    "convert: 2 views",
+    "engine: view",
+    "convert: view",
     "convert: events",
     "convert: legal actions",
-    "build DecisionRequest + ViewUpdate",
-    "serialize 3 messages",
+    "build DecisionRequest",
+    "serialize 2 messages",
 )
 
 
@@ -56,7 +57,7 @@ def measure(game: str, matches: int, journal: JournalWriter) -> tuple[dict[str, 
     for seed in range(matches):
         state = spec.new_game(spec.options({"players": 2}), Rng(seed))
         now = 0.0
-        legal: list[object] = []
+        legal: list[Action] = []
         decision_id = 1 << 32
         while not state.is_over():
             to_act = state.to_act()
@@ -104,9 +105,9 @@ def measure(game: str, matches: int, journal: JournalWriter) -> tuple[dict[str, 
             following = min(state.to_act() or {seat})
             legal = state.legal_actions(following)
             t5 = clock()
-            views = state.view(following), state.view(seat)
+            view = state.view(following)
             t6 = clock()
-            decision_view, update_view = codec.view(views[0]), codec.view(views[1])
+            decision_view = codec.view(view)
             t7 = clock()
             event_pbs = [codec.event(e) for e in events]
             t8 = clock()
@@ -125,13 +126,8 @@ def measure(game: str, matches: int, journal: JournalWriter) -> tuple[dict[str, 
                     events=event_pbs,
                 )
             )
-            update = bots_pb2.ServerMessage(
-                view_update=bots_pb2.ViewUpdate(
-                    match_id=match_id, seat=seat, view=update_view, events=event_pbs
-                )
-            )
             t10 = clock()
-            for message in (result, request, update):
+            for message in (result, request):
                 message.SerializeToString()
             t11 = clock()
 

@@ -283,7 +283,7 @@ async def run(args: argparse.Namespace) -> None:
     print(
         f"{'matches':>7} {'ceiling/s':>10} {'decisions/s':>11} {'fraction':>8} {'p50 µs':>8} {'p99 µs':>8}"
         f" {'ceil p50':>8} {'ceil p99':>8} {'srv µs/dec':>10} {'ceil µs/rt':>10} {'client cpu':>10}"
-        f" {'dec B':>6} {'3-msg ceil/s':>12} {'3-msg µs/rt':>11}"
+        f" {'dec B':>6} {'shaped ceil/s':>13} {'shaped µs/rt':>12}"
     )
     with Server(python("-m", "bench.grpc_ceiling", "--serve", "127.0.0.1:0")) as ceiling_server:
         for matches in levels:
@@ -311,12 +311,12 @@ async def run(args: argparse.Namespace) -> None:
                     f" {ceiling.latencies.percentile(50):>8,.0f} {ceiling.latencies.percentile(99):>8,.0f}"
                     f" {referee.server_cpu_us:>10,.1f} {ceiling.server_cpu_us:>10,.1f}"
                     f" {referee.client_cpu:>9.0%} {statistics.mean(sizes) if sizes else 0:>6,.0f}"
-                    f" {shaped.per_second:>12,.0f} {shaped.server_cpu_us:>11,.1f}",
+                    f" {shaped.per_second:>13,.0f} {shaped.server_cpu_us:>12,.1f}",
                     flush=True,
                 )
             print(
                 f"{'':>7} fraction of the ceiling at {matches}: median {statistics.median(fractions):.2f} "
-                f"({min(fractions):.2f}-{max(fractions):.2f}); of the 3-message ceiling: "
+                f"({min(fractions):.2f}-{max(fractions):.2f}); of the shaped ceiling (its own messages): "
                 f"{statistics.median(shaped_fractions):.2f}",
                 flush=True,
             )

@@ -121,7 +121,9 @@ class Bot:
         raise NotImplementedError("write choose(view, legal) in your Bot subclass")
 
     def update(self, view: Any, events: list[Event]) -> None:
-        """Your view changed while you were not asked to move (others played, time passed)."""
+        """Your view changed while you were not asked to move (others played, time passed).
+
+        Your own move brings no update: its events come with your next update or request."""
 
     def ended(self, result: Result) -> None:
         """The match is over."""

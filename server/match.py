@@ -139,6 +139,9 @@ class SeatState:
     last_think: float = 0.0
     resolved: tuple[int, str, Action] | None = None
     """The last decision settled: (id, "accepted" or "timeout", the action applied)."""
+    unsent: list[games_pb2.Event] = field(default_factory=list)
+    """Events its bot has not been sent yet: those of its own move, told by an ActionResult,
+    wait for its next message instead of a ViewUpdate of their own."""
 
 
 @dataclass
@@ -200,6 +203,8 @@ class Match:
         self._next_decision = 1 << 32
         self._events: list[Event] = []
         self._views_due = False
+        self._told: set[int] = set()
+        """Seats told of their own action (ActionResult) since the last publish."""
         self._dirty = False
         self._timer: asyncio.TimerHandle | None = None
         self._timer_at: float | None = None
@@ -363,6 +368,7 @@ class Match:
             )
         seat.holder = session
         seat.gone_since = None
+        seat.unsent = []  # a new stream starts afresh: events are not repeated after a reconnect
         if self.status == Status.MATCH_STATUS_WAITING:
             if all(s.holder is not None for s in self.seats):
                 self._start()
@@ -486,6 +492,7 @@ class Match:
             events,
         )
         session.send(self._result(index, move.decision_id, Result.ACCEPTED, action, think=think))
+        self._told.add(index)
         self.metrics.decisions.inc()
         self.metrics.decision_seconds.observe(think)
 
@@ -522,6 +529,7 @@ class Match:
         attempt = str(action) if action is not None else _describe(move)
         self._record({"t": "refuse", "at": now, "seat": index, "reason": reason, "action": attempt}, events)
         session.send(self._result(index, move.decision_id, Result.REFUSED, action, reason=reason))
+        self._told.add(index)
         self.metrics.refused.inc()
 
     # --- time ---------------------------------------------------------------------------------
@@ -573,6 +581,7 @@ class Match:
         )
         if seat.holder is not None:
             seat.holder.send(self._result(index, decision_id, Result.TIMED_OUT, action))
+            self._told.add(index)
         self.metrics.timeouts.inc()
         if seat.timeouts >= self.clocks.max_timeouts:
             self._forfeit(index, "timeouts", now)
@@ -635,13 +644,18 @@ class Match:
         self._arm_timer()
 
     def _publish(self) -> None:
-        """Open, re-open or close each seat's decision; send what changed to each connected bot."""
+        """Open, re-open or close each seat's decision; send what changed to each connected bot.
+
+        A seat just told of its own action by an ActionResult gets no ViewUpdate for it (it knows
+        what it did): the events wait for its next message. In a two-player game that makes a
+        decision three messages (the Move, its ActionResult, the next seat's DecisionRequest)."""
         now = self.now()
         to_act = self.state.to_act()
         views_due = self._views_due or bool(self._events)
         events = [self.codec.event(e) for e in self._events] if views_due else []
         self._events = []
         self._views_due = False
+        told, self._told = self._told, set()
         for index, seat in enumerate(self.seats):
             legal = self.state.legal_actions(index) if index in to_act else []
             opened = False
@@ -658,9 +672,19 @@ class Match:
             if seat.holder is None or seat.forfeited:
                 continue
             if opened:
-                seat.holder.send(self._decision_message(index, now, events))
+                seat.holder.send(self._decision_message(index, now, self._unsent(seat, events)))
+            elif views_due and index in told:
+                seat.unsent.extend(events)
             elif views_due:
-                seat.holder.send(self._view_message(index, events))
+                seat.holder.send(self._view_message(index, self._unsent(seat, events)))
+
+    @staticmethod
+    def _unsent(seat: SeatState, events: list[games_pb2.Event]) -> list[games_pb2.Event]:
+        """The events a message to ``seat`` carries: those held back for it, then ``events``."""
+        if not seat.unsent:
+            return events
+        held, seat.unsent = seat.unsent, []
+        return held + events
 
     def _send_current(self, index: int) -> None:
         """A (re)connected bot's catch-up: its open decision, else its view."""
@@ -744,7 +768,7 @@ class Match:
                     match_id=self.id,
                     seat=index,
                     view=view_of(index),
-                    events=events,
+                    events=self._unsent(seat, events),
                     status=self.status,
                     **ending,
                 )

@@ -7,12 +7,13 @@ from typing import Any
 
 import grpc
 import pytest
-from croupier.v1 import match_pb2
+from croupier.v1 import bots_pb2, games_pb2, match_pb2
 
-from engine.games import GAMES
+from engine.games import GAMES, get_game
 from server import convert
 from server.app import Croupier
-from server.journal import replay_journal
+from server.journal import Record, replay_journal
+from server.match import replay_frames
 from tests.server.botclient import Admin, Bot, random_legal
 
 SHORT: dict[str, list[dict[str, Any]]] = {
@@ -64,5 +65,55 @@ async def test_a_full_match_is_played_to_its_result(
     codec = convert.codec(game)
     assert codec.view_from_proto(ended[0][0].view) == state.full_view()
     assert sum(r["t"] == "act" for r in records) > 0
+    # every bot is told every event of the match once, in order (its own moves' with its next message)
     for bot in bots:
+        assert events_told(bot.received) == events_of(game, records)
+    for bot in bots:
+        await bot.close()
+
+
+def events_told(received: list[bots_pb2.ServerMessage]) -> list[games_pb2.Event]:
+    """The events a bot was sent, in the order it received them."""
+    told = []
+    for message in received:
+        kind = message.WhichOneof("message")
+        if kind in ("view_update", "decision", "match_ended"):
+            told.extend(getattr(message, kind).events)
+    return told
+
+
+def events_of(game: str, records: list[Record]) -> list[games_pb2.Event]:
+    """Every event of a finished match, re-run from its journal (as an admin's replay shows them)."""
+    spec = get_game(game)
+    options = spec.options(records[0]["options"])
+    frames = replay_frames(spec, options, records[-1]["seed"], records, reveal=True)
+    return [event for frame in frames for event in frame.events]
+
+
+async def test_a_bot_hears_of_its_own_move_from_its_result_and_of_its_events_with_its_next_request(
+    channel: grpc.aio.Channel, admin: Admin
+) -> None:
+    """No ViewUpdate follows a bot's accepted move (its ActionResult told it): in a two-player
+    game a decision is three messages, and the move's events come with the bot's next request."""
+    created = await admin.create("chinese_ten", 2, {"target": 100}, seed=5)
+    seat0, seat1 = (Bot(channel, tok, name=f"p{i}") for i, tok in enumerate(created.seat_tokens))
+    for bot in (seat0, seat1):
+        await bot.hello()
+    first = (await seat1.expect("decision")).decision  # seat 1, left of the dealer, leads
+    await seat1.move(match_id=first.match_id, decision_id=first.decision_id, index=0)
+    result = (await seat1.read()).action_result
+    assert result.status == bots_pb2.ActionResult.ACCEPTED
+
+    await seat0.expect("decision")
+    second = seat0.received[-1].decision
+    own_events = list(second.events)  # seat 1's play, as seat 0 is told of it
+    assert own_events
+    await seat0.move(match_id=second.match_id, decision_id=second.decision_id, index=0)
+    assert (await seat0.read()).action_result.status == bots_pb2.ActionResult.ACCEPTED
+
+    message = await seat1.read()
+    assert message.WhichOneof("message") == "decision"
+    assert list(message.decision.events[: len(own_events)]) == own_events
+    assert len(message.decision.events) > len(own_events)  # then seat 0's play
+    for bot in (seat0, seat1):
         await bot.close()
