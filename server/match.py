@@ -1,7 +1,8 @@
-"""The match actor: one asyncio task per match owns its engine state.
+"""The match actor: one match owns its engine state, changed only by its jobs.
 
 Bot streams, timers and the referee post jobs into the match's inbox; the
-actor runs them one at a time, so nothing else ever touches the state. Each
+actor runs them one at a time, each to its end (no job awaits), from an event
+loop callback, so nothing else ever touches the state. Each
 job that changes the match writes a journal record first, then tells the
 bots and spectators. After every job the actor settles the match: plays
 forfeited seats the match waits on, ends the match when the game is over,
@@ -22,7 +23,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import dataclasses
+from collections import deque
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -194,7 +197,7 @@ class Match:
         self.cancel_reason = ""
         self.done = asyncio.Event()
         """Set when the match is over: finished or cancelled."""
-        self.inbox: asyncio.Queue[Callable[[], None]] = asyncio.Queue()
+        self.inbox: deque[Callable[[], None]] = deque()
         self.subscribers: list[Subscription] = []
         self.log = structlog.get_logger("croupier.match").bind(match_id=match_id, game=spec.name)
         self._journal: JournalWriter | None = None
@@ -208,7 +211,12 @@ class Match:
         self._dirty = False
         self._timer: asyncio.TimerHandle | None = None
         self._timer_at: float | None = None
-        self._task: asyncio.Task[None] | None = None
+        self._acting = False
+        """The actor runs jobs (from start_actor to stop_actor)."""
+        self._drain_due = False
+        self._context = contextvars.copy_context()
+        """Where jobs run: the match's own log context, not that of whoever posted them."""
+        self._context.run(structlog.contextvars.bind_contextvars, match_id=match_id)
 
     # --- creation, resumption, the actor's loop ---------------------------------------------
 
@@ -311,34 +319,46 @@ class Match:
             seat.bank = 0.0
 
     def start_actor(self) -> None:
-        self._task = asyncio.get_running_loop().create_task(self._run(), name=f"match {self.id}")
+        self._acting = True
+        self._schedule_drain()  # a resumed match settles at once
 
     async def stop_actor(self) -> None:
         """Stop without finishing (the referee shuts down): the journal stays resumable."""
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
+        self._acting = False
         self._cancel_timer()
         if self._journal is not None:
             self._journal.close()
 
-    async def _run(self) -> None:
-        structlog.contextvars.bind_contextvars(match_id=self.id)
+    def post(self, job: Callable[[], None]) -> None:
+        self.inbox.append(job)
+        self._schedule_drain()
+
+    def _schedule_drain(self) -> None:
+        # A loop callback, not a task per match: a job costs no task switch, and posting from
+        # inside a job never runs it nested.
+        if self._acting and not self._drain_due:
+            self._drain_due = True
+            asyncio.get_running_loop().call_soon(self._drain, context=self._context)
+
+    def _drain(self) -> None:
+        self._drain_due = False
         if self._dirty:
-            self._settle()
-        while not self.done.is_set():
-            job = await self.inbox.get()
+            self._settle_safely()
+        while self.inbox and self._acting and not self.done.is_set():
+            job = self.inbox.popleft()
             try:
                 job()
-                if self._dirty:
-                    self._settle()
             except Exception:
                 # A bug must not take the match down: log it and go on with the next job.
                 self.log.exception("match job failed")
+            if self._dirty:
+                self._settle_safely()
 
-    def post(self, job: Callable[[], None]) -> None:
-        self.inbox.put_nowait(job)
+    def _settle_safely(self) -> None:
+        try:
+            self._settle()
+        except Exception:
+            self.log.exception("match job failed")
 
     def now(self) -> float:
         """Referee time: seconds since the match started (monotonic)."""
@@ -1051,7 +1071,8 @@ def _close_for_good(journal: JournalWriter, secret: Path | None) -> None:
 
 
 def _ms(seconds: float) -> int:
-    return max(0, round(seconds * 1000))
+    """Whole milliseconds, rounded half up; never negative."""
+    return int(seconds * 1000 + 0.5) if seconds > 0 else 0
 
 
 def _describe(move: bots_pb2.Move) -> str:
