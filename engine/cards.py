@@ -93,10 +93,14 @@ class Card:
         return self.suit.color
 
     def __str__(self) -> str:
-        return f"{self.rank}{self.suit.value}"
+        return _RANK_TEXT[self.rank] + self.suit._value_
 
     def __repr__(self) -> str:
         return f"Card({self})"
+
+    # Cards are hashed and printed by the thousand per match: these skip Enum's Python-level hash.
+    def __hash__(self) -> int:
+        return hash((self.rank._value_, self.suit._value_))
 
     # Immutable: copies of a state share their cards (deepcopy would rebuild each one).
     def __copy__(self) -> Card:

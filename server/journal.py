@@ -53,6 +53,11 @@ def token_sha256(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
 
 
+_encode = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
+"""One record as one compact line (one encoder for every write: ``json.dumps`` with options
+builds a new one each call)."""
+
+
 class JournalWriter:
     """Appends records; each is on disk (in the OS's cache) when ``write`` returns."""
 
@@ -61,7 +66,7 @@ class JournalWriter:
         self._file = path.open("a", encoding="utf-8")
 
     def write(self, record: Record) -> None:
-        self._file.write(json.dumps(record, separators=(",", ":"), ensure_ascii=False) + "\n")
+        self._file.write(_encode(record) + "\n")
         self._file.flush()
 
     def sync(self) -> None:
