@@ -25,7 +25,7 @@ import re
 import sys
 import types
 import typing
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable
 from functools import cache
 from typing import Any
 
@@ -41,6 +41,7 @@ from engine.rng import Rng
 
 Encode = Callable[[Any], Any]
 Decode = Callable[[Any], Any]
+Lookup = Callable[[int], bytes | None]
 
 # --- cards: the commonest values -----------------------------------------------------------
 
@@ -57,9 +58,17 @@ def card_to_proto(card: Card) -> int:
     return card.rank * 10 + _SUIT_DIGIT[card.suit._value_]
 
 
-def _cards_to_proto(cards: Iterable[Card]) -> list[int]:
-    digit = _SUIT_DIGIT
-    return [c.rank * 10 + digit[c.suit._value_] for c in cards]
+_NUMBER_BY_ID = {id(card): number for number, card in _CARD_BY_NUMBER.items()}
+"""The numbers of STANDARD_DECK's own objects (alive for good), which every game deals from:
+looked up by identity, a list of them converts in C."""
+
+
+def _cards_to_proto(cards: Collection[Card]) -> list[int]:
+    numbers: list[Any] = list(map(_NUMBER_BY_ID.get, map(id, cards)))
+    if None in numbers:  # a card made elsewhere (parsed from text, a constant): by its value
+        digit = _SUIT_DIGIT
+        return [c.rank * 10 + digit[c.suit._value_] for c in cards]
+    return numbers
 
 
 def card_from_proto(number: int, where: str = "card") -> Card:
@@ -151,17 +160,22 @@ def _list_wrapper(message: Descriptor) -> FieldDescriptor | None:
 class Compiler:
     """Builds encoders and decoders for one game (polymorphic fields need its action/event tables).
 
-    An encoder of None means "the value as it is" (scalars, lists of scalars), so the generated
-    message constructors pass such fields straight through.
+    Encoders of scalar fields give the constructor's value: None means "the value as it is"
+    (scalars, lists of scalars). Encoders of message fields give wire bytes instead (see
+    ``_delimited``), so a message nested in a message is never built as an object and copied
+    into its parent: the whole tree is parsed once, in C, at the top.
     """
 
     def __init__(self, polymorphic: dict[type, Callable[[], tuple[Encode, Decode]]]) -> None:
         self.polymorphic = polymorphic
+        self.memo = _Memo(IDENTITY_LIMIT)
         self._messages: dict[tuple[type, str], tuple[Encode, Decode]] = {}
+        self._memoized: dict[Any, Encode] = {}
 
     # - one dataclass <-> one message -
 
     def message(self, cls: type, descriptor: Descriptor, where: str) -> tuple[Encode, Decode]:
+        """(encoder to the message's length-delimited bytes, decoder from the message)."""
         key = (cls, descriptor.full_name)
         if key in self._messages:
             return self._messages[key]
@@ -175,18 +189,15 @@ class Compiler:
                 f"{where}: {cls.__name__} and {descriptor.full_name} differ: "
                 f"fields missing in proto {missing}, unknown to the engine {extra}"
             )
-        encoders: list[tuple[str, Encode | None]] = []
+        parts: list[_Part] = []
         decoders: list[tuple[str, Decode, bool, bool]] = []
-        optional_names: set[str] = set()
         for name in names:
             field = descriptor.fields_by_name[name]
             encode, decode, optional = self.field(hints[name], field, f"{where}.{name}")
-            encoders.append((name, encode))
-            if optional:
-                optional_names.add(name)
+            parts.append(_Part(field, f"obj.{name}", encode, optional))
             must_be_set = field.message_type is not None and not field.is_repeated and not optional
             decoders.append((name, decode, optional, must_be_set))
-        encode_message = _generated_encoder(message_class, encoders, optional_names)
+        encode_message = _generated_encoder(message_class, parts)
 
         def decode_message(msg: Any) -> Any:
             kwargs: dict[str, Any] = {}
@@ -214,9 +225,16 @@ class Compiler:
     # - values -
 
     def value(self, hint: Any, field: FieldDescriptor, where: str) -> tuple[Encode | None, Decode]:
-        """A value for ``field`` as a whole: a list for a repeated field, else one element."""
+        """A value for ``field`` as a whole: a list for a repeated field, else one element.
+
+        The encoder of a message field gives the field's wire bytes, tag included (b"" for None).
+        """
         if not field.is_repeated:
-            return self.element(hint, field, where)
+            enc_one, dec_one = self.element(hint, field, where)
+            if field.message_type is not None:
+                assert enc_one is not None, "a message always has an encoder"
+                return _singular(_tag(field), enc_one), dec_one
+            return enc_one, dec_one
         item = _element(hint)
         if item is None:
             raise TypeError(f"{where}: {hint} is not a sequence but the proto field is repeated")
@@ -225,7 +243,10 @@ class Compiler:
         length = _fixed_length(hint)
         builder: Callable[[Iterable[Any]], Any] = frozenset if sort else tuple
         encode: Encode | None
-        if item is Card and not sort:
+        if field.message_type is not None:
+            assert enc_item is not None, "a message always has an encoder"
+            encode = _repeated(_tag(field), enc_item, sort, self.memo.lookups.get(enc_item))
+        elif item is Card and not sort:
             encode = _cards_to_proto
         elif enc_item is None:
             encode = sorted if sort else None  # upb takes any iterable of scalars
@@ -243,7 +264,10 @@ class Compiler:
         return encode, decode
 
     def element(self, hint: Any, field: FieldDescriptor, where: str) -> tuple[Encode | None, Decode]:
-        """One value of the field's type (one element of a repeated field)."""
+        """One value of the field's type (one element of a repeated field).
+
+        For a message field the encoder gives the message's length-delimited bytes, memoized
+        by identity when the value is immutable (see ``_Memo``)."""
         message = field.message_type
         inner = _without_none(hint)
         if inner is not None:
@@ -267,7 +291,9 @@ class Compiler:
                 return None, _identity
             raise TypeError(f"{where}: {hint!r} does not fit the proto field's scalar type")
         if isinstance(hint, type) and dataclasses.is_dataclass(hint):
-            return self.message(hint, message, where)
+            encode, decode = self.message(hint, message, where)
+            frozen: bool = getattr(hint, "__dataclass_params__").frozen  # noqa: B009 (not in the stubs)
+            return (self._memoize(encode, encode) if frozen else encode), decode
         positions = _positional(hint)
         if positions is not None:
             return self._tuple(positions, message, where)
@@ -276,6 +302,13 @@ class Compiler:
             return self._wrap(hint, message, content, where)
         raise TypeError(f"{where}: no proto mapping for {hint!r} in {message.full_name}")
 
+    def _memoize(self, key: Any, encode: Encode) -> Encode:
+        """``encode`` memoized by identity: one table per key, shared by every field of that type."""
+        memoized = self._memoized.get(key)
+        if memoized is None:
+            memoized = self._memoized[key] = self.memo.wrap(encode)
+        return memoized
+
     def _polymorphic(self, hint: Any) -> tuple[Encode, Decode] | None:
         """A base class or a union of a game's actions or events: the game's oneof message."""
         if typing.get_origin(hint) in (typing.Union, types.UnionType):
@@ -283,61 +316,61 @@ class Compiler:
             bases = [base for base in self.polymorphic if all(issubclass(m, base) for m in members)]
             hint = bases[0] if bases else None
         if isinstance(hint, type) and hint in self.polymorphic:
-            return self.polymorphic[hint]()
+            encode, decode = self.polymorphic[hint]()
+            return self._memoize(encode, encode), decode  # actions and events are frozen
         return None
 
     def _maybe(
         self, hint: Any, message: Descriptor, content: FieldDescriptor, where: str
     ) -> tuple[Encode, Decode]:
         """``X | None`` as a ``known`` flag beside the value (an element of a list can't be unset)."""
-        message_class = GetMessageClass(message)
         enc_content, dec_content = self.value(hint, content, where)
-        enc = enc_content or _identity
+        known = _generated_encoder(
+            GetMessageClass(message),
+            [
+                _Part(message.fields_by_name["known"], "True", None, False),
+                _Part(content, "obj", enc_content, False),
+            ],
+        )
+        unknown = _delimited(b"")  # known=false is the default: nothing to send
         name = content.name
-        unknown = message_class(known=False)
 
         def encode(value: Any) -> Any:
-            return unknown if value is None else message_class(known=True, **{name: enc(value)})
+            return unknown if value is None else known(value)
 
         def decode(msg: Any) -> Any:
             return dec_content(getattr(msg, name)) if msg.known else None
 
-        return encode, decode
+        return self._memoize(("maybe", hint, message.full_name), encode), decode
 
     def _wrap(
         self, hint: Any, message: Descriptor, content: FieldDescriptor, where: str
     ) -> tuple[Encode, Decode]:
         """A sequence in a one-list message: a list inside a list, or a list that may be absent."""
-        message_class = GetMessageClass(message)
         enc_content, dec_content = self.value(hint, content, where)
-        enc = enc_content or _identity
+        encode = _generated_encoder(GetMessageClass(message), [_Part(content, "obj", enc_content, False)])
         name = content.name
-
-        def encode(value: Any) -> Any:
-            return message_class(**{name: enc(value)})
 
         def decode(msg: Any) -> Any:
             return dec_content(getattr(msg, name))
 
-        return encode, decode
+        return self._memoize(("wrap", hint, message.full_name), encode), decode
 
     def _tuple(self, positions: tuple[Any, ...], message: Descriptor, where: str) -> tuple[Encode, Decode]:
         """A fixed tuple of different types, ``(seat, card)``, as a message's fields in number order."""
         fields = sorted(message.fields, key=lambda f: f.number)
         if len(fields) != len(positions):
             raise TypeError(f"{where}: {message.full_name} needs {len(positions)} fields, one per tuple item")
-        message_class = GetMessageClass(message)
-        parts = [(f.name, *self.value(h, f, where)) for f, h in zip(fields, positions, strict=True)]
-
-        def encode(value: Any) -> Any:
-            return message_class(
-                **{name: v if enc is None else enc(v) for (name, enc, _), v in zip(parts, value, strict=True)}
-            )
+        parts = [(f, *self.value(h, f, where)) for f, h in zip(fields, positions, strict=True)]
+        encode = _generated_encoder(
+            GetMessageClass(message),
+            [_Part(f, f"obj[{i}]", enc, False) for i, (f, enc, _) in enumerate(parts)],
+        )
 
         def decode(msg: Any) -> Any:
-            return tuple(dec(getattr(msg, name)) for name, _, dec in parts)
+            return tuple(dec(getattr(msg, f.name)) for f, _, dec in parts)
 
-        return encode, decode
+        return self._memoize(("tuple", positions, message.full_name), encode), decode
 
 
 def _enum(cls: type[enum.Enum], descriptor: EnumDescriptor, where: str) -> tuple[Encode, Decode]:
@@ -367,28 +400,151 @@ def _identity(value: Any) -> Any:
     return value
 
 
-def _generated_encoder(
-    message_class: type, encoders: list[tuple[str, Encode | None]], optional: set[str]
-) -> Encode:
-    """One constructor call per message, generated once: the hot path of every view and event.
+# --- the wire: nested messages as bytes --------------------------------------------------------
+#
+# Building a message object per nested value and handing it to its parent's constructor copies it
+# (element by element, in Python-visible steps): a view with 30 events in its history spent most of
+# its time there. So every message below the top is encoded to its wire bytes, and concatenated
+# bytes are a valid encoding of the parent (the wire format allows fields in any order); one parse
+# at the top builds the whole tree in C. Scalar fields still go through the message class's
+# constructor and serializer, which know every scalar type's encoding.
 
-    ``M(f=obj.f, g=e1(obj.g), h=None if (v2 := obj.h) is None else e2(v2))`` (None leaves a field unset).
+
+def _varint(number: int) -> bytes:
+    out = bytearray()
+    while number > 0x7F:
+        out.append(number & 0x7F | 0x80)
+        number >>= 7
+    out.append(number)
+    return bytes(out)
+
+
+_SHORT_LENGTHS = [bytes((n,)) for n in range(0x80)]
+
+
+def _delimited(body: bytes) -> bytes:
+    """A length-delimited field's value: the length as a varint, then ``body``."""
+    size = len(body)
+    return (_SHORT_LENGTHS[size] if size < 0x80 else _varint(size)) + body
+
+
+def _tag(field: FieldDescriptor) -> bytes:
+    """The key of a length-delimited field (a message, a string): field number, wire type 2."""
+    return _varint(field.number << 3 | 2)
+
+
+def _singular(tag: bytes, encode: Encode) -> Encode:
+    def encode_field(value: Any) -> bytes:
+        return b"" if value is None else tag + encode(value)
+
+    return encode_field
+
+
+def _repeated(tag: bytes, encode: Encode, sort: bool, lookup: Lookup | None) -> Encode:
+    """A repeated message field; ``lookup`` finds the bytes of a value ``encode`` memoized, by id."""
+    if lookup is None:
+
+        def encode_field(values: Any) -> bytes:
+            if not values:
+                return b""
+            return tag + tag.join(map(encode, sorted(values) if sort else values))
+
+        return encode_field
+
+    def encode_memoized(values: Any) -> bytes:
+        """Every value seen before costs no Python-level call: the lookups run in C."""
+        if not values:
+            return b""
+        if sort:
+            values = sorted(values)
+        parts: list[Any] = list(map(lookup, map(id, values)))
+        if None in parts:
+            parts = [encode(v) if part is None else part for part, v in zip(parts, values, strict=True)]
+        return tag + tag.join(parts)
+
+    return encode_memoized
+
+
+@dataclasses.dataclass(frozen=True)
+class _Part:
+    """One field of a generated encoder."""
+
+    field: FieldDescriptor
+    source: str
+    """The Python expression of the engine value, reading ``obj``."""
+    encode: Encode | None
+    optional: bool
+
+
+def _generated_encoder(message_class: type[Message], parts: list[_Part]) -> Encode:
+    """A message's length-delimited bytes, in one generated function: the hot path of every view.
+
+    ``D(S(M(f=obj.f, g=e1(obj.g), h=None if (v2 := obj.h) is None else e2(v2))) + e3(obj.i))``:
+    the scalar fields through the constructor (None leaves a field unset), then the message
+    fields' bytes (their encoders write the tags and skip a None).
     """
-    namespace: dict[str, Any] = {"M": message_class}
-    args = []
-    for i, (name, enc) in enumerate(encoders):
-        if enc is None:
-            args.append(f"{name}=obj.{name}")
+    namespace: dict[str, Any] = {"M": message_class, "S": message_class.SerializeToString, "D": _delimited}
+    scalars = []
+    messages = []
+    for i, part in enumerate(parts):
+        name, source = part.field.name, part.source
+        if part.encode is None:
+            scalars.append(f"{name}={source}")
             continue
-        namespace[f"e{i}"] = enc
-        if name in optional:
-            args.append(f"{name}=None if (v{i} := obj.{name}) is None else e{i}(v{i})")
+        namespace[f"e{i}"] = part.encode
+        if part.field.message_type is not None:
+            messages.append(f"e{i}({source})")
+        elif part.optional:
+            scalars.append(f"{name}=None if (v{i} := {source}) is None else e{i}(v{i})")
         else:
-            args.append(f"{name}=e{i}(obj.{name})")
-    source = f"def encode(obj):\n    return M({', '.join(args)})\n"
+            scalars.append(f"{name}=e{i}({source})")
+    pieces = ([f"S(M({', '.join(scalars)}))"] if scalars else []) + messages
+    body = " + ".join(pieces) if pieces else 'b""'
+    source = f"def encode(obj):\n    return D({body})\n"
     exec(source, namespace)  # built from field names checked against the descriptor, never from input
     encode: Encode = namespace["encode"]
     return encode
+
+
+class _Memo:
+    """Encoded bytes of immutable values (frozen dataclasses, tuples) memoized by identity.
+
+    A match's views repeat the same objects decision after decision (the recent events, the
+    finished tricks, the matches laid), and an identity lookup runs no Python-level ``__hash__``.
+    The values are kept alive beside the tables, so an id in a table is never another object's;
+    all tables together hold at most ``limit`` entries, then start afresh.
+    """
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.alive: list[Any] = []
+        self.tables: list[dict[int, bytes]] = []
+        self.lookups: dict[Encode, Lookup] = {}
+
+    def wrap(self, encode: Encode) -> Encode:
+        """``encode`` memoized; ``self.lookups[result]`` reads its table."""
+        table: dict[int, bytes] = {}
+        self.tables.append(table)
+        lookup = table.get
+        alive = self.alive
+
+        def memoized(value: Any) -> bytes:
+            data = lookup(id(value))
+            if data is None:
+                data = encode(value)
+                if len(alive) >= self.limit:
+                    self.clear()
+                alive.append(value)
+                table[id(value)] = data
+            return data
+
+        self.lookups[memoized] = lookup
+        return memoized
+
+    def clear(self) -> None:
+        for table in self.tables:
+            table.clear()
+        self.alive.clear()
 
 
 # --- one game's codec -------------------------------------------------------------------------
@@ -416,6 +572,10 @@ def _oneof_message(container: type[Message], game: str) -> Any:
 CACHE_LIMIT = 100_000
 """Encoded actions or events kept per game before a cache starts afresh."""
 
+IDENTITY_LIMIT = 50_000
+"""Values whose bytes a game's codec memoizes by identity before it starts afresh: a few hundred
+live matches' recent events, tricks and melds (each entry keeps its value alive)."""
+
 
 class GameCodec:
     """Every conversion of one game's objects, compiled once."""
@@ -424,6 +584,7 @@ class GameCodec:
         self.spec = spec
         game = spec.name
         self._action_cache: dict[Action, games_pb2.Action] = {}
+        self._event_cache: dict[Event, games_pb2.Event] = {}
         state = spec.new_game(spec.options(), Rng(0))
         self.view_type: type = type(state.public_view())
         actions = self._oneof_table(Action, _oneof_message(games_pb2.Action, game))
@@ -436,11 +597,21 @@ class GameCodec:
                         compiler.polymorphic.setdefault(parent, table.compiled)
         actions.compiler = events.compiler = compiler
         self._encode_action, self._decode_action = actions.compiled()
-        self._encode_event, self._decode_event = events.compiled()
+        # memoized by identity: an event converted for a view's history is not encoded again
+        encode_event, self._decode_event = compiler.element(
+            Event, games_pb2.Event.DESCRIPTOR.fields_by_name[game], "event"
+        )
+        assert encode_event is not None, "events are messages"
+        self._encode_event: Encode = encode_event
         view_desc = _oneof_message(games_pb2.View, game)
         self._encode_view, self._decode_view = compiler.message(self.view_type, view_desc, f"{game} view")
         options_desc = _oneof_message(games_pb2.GameOptions, game)
         self._encode_options, _ = compiler.message(spec.options_type, options_desc, f"{game} options")
+        self._tags = {
+            container: _tag(container.DESCRIPTOR.fields_by_name[game])
+            for container in (games_pb2.View, games_pb2.Action, games_pb2.Event, games_pb2.GameOptions)
+        }
+        self._text_tag = _tag(games_pb2.Event.DESCRIPTOR.fields_by_name["text"])
         self._option_fields = [
             (name, compiler.field(hint, options_desc.fields_by_name[name], f"options.{name}")[1])
             for name, hint in typing.get_type_hints(spec.options_type).items()
@@ -453,7 +624,7 @@ class GameCodec:
     # - views, actions, events -
 
     def view(self, view: Any) -> games_pb2.View:
-        return games_pb2.View(**{self.spec.name: self._encode_view(view)})
+        return games_pb2.View.FromString(self._tags[games_pb2.View] + self._encode_view(view))
 
     def view_from_proto(self, pb: games_pb2.View) -> Any:
         return self._decode_view(self._game_part(pb, "view"))
@@ -464,7 +635,7 @@ class GameCodec:
         if pb is None:
             if len(self._action_cache) >= CACHE_LIMIT:
                 self._action_cache.clear()
-            pb = games_pb2.Action(**{self.spec.name: self._encode_action(action)})
+            pb = games_pb2.Action.FromString(self._tags[games_pb2.Action] + self._encode_action(action))
             self._action_cache[action] = pb
         return pb
 
@@ -473,7 +644,16 @@ class GameCodec:
         return action
 
     def event(self, event: Event) -> games_pb2.Event:
-        return games_pb2.Event(text=str(event), **{self.spec.name: self._encode_event(event)})
+        """Cached like actions (a match's events repeat across its seats, its spectators and the
+        matches of a tournament): shared, never mutate it (a message built with it copies it)."""
+        pb = self._event_cache.get(event)
+        if pb is None:
+            if len(self._event_cache) >= CACHE_LIMIT:
+                self._event_cache.clear()
+            text = self._text_tag + _delimited(str(event).encode())
+            pb = games_pb2.Event.FromString(text + self._tags[games_pb2.Event] + self._encode_event(event))
+            self._event_cache[event] = pb
+        return pb
 
     def event_from_proto(self, pb: games_pb2.Event) -> Event:
         event: Event = self._decode_event(self._game_part(pb, "event"))
@@ -491,7 +671,9 @@ class GameCodec:
     # - options -
 
     def options(self, options: Any) -> games_pb2.GameOptions:
-        return games_pb2.GameOptions(**{self.spec.name: self._encode_options(options)})
+        return games_pb2.GameOptions.FromString(
+            self._tags[games_pb2.GameOptions] + self._encode_options(options)
+        )
 
     def options_from_proto(self, pb: games_pb2.GameOptions, players: int | None = None) -> Any:
         """Options from the set fields (the rest take their defaults); ``players`` fills an unset count."""
@@ -537,21 +719,12 @@ class _OneofTable:
             return self._compiled
         compiler = self.compiler
         assert compiler is not None, "set the compiler first"
-        message_class = GetMessageClass(self.descriptor)
-        parts: dict[type, tuple[str, Encode]] = {}
+        parts: dict[type, tuple[bytes, Encode]] = {}
         decoders: dict[str, Decode] = {}
-        cache: dict[Any, Any] = {}
 
-        def encode(obj: Any) -> Any:
-            """Cached by value (actions and events are frozen, and views repeat the same recent
-            events decision after decision): shared messages, never mutate one."""
-            message = cache.get(obj)
-            if message is None:
-                if len(cache) >= CACHE_LIMIT:
-                    cache.clear()
-                name, enc = parts[type(obj)]
-                message = cache[obj] = message_class(**{name: enc(obj)})
-            return message
+        def encode(obj: Any) -> bytes:
+            tag, enc = parts[type(obj)]
+            return _delimited(tag + enc(obj))
 
         def decode(msg: Any) -> Any:
             name = msg.WhichOneof(self.descriptor.oneofs[0].name)
@@ -565,7 +738,7 @@ class _OneofTable:
             sub = self.fields[name].message_type
             assert sub is not None, f"{self.descriptor.full_name}.{name} must be a message"
             enc, dec = compiler.message(cls, sub, f"{self.game} {name}")
-            parts[cls] = (name, enc)
+            parts[cls] = (_tag(self.fields[name]), enc)
             decoders[name] = dec
         return self._compiled
 
