@@ -54,6 +54,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--max-timeouts", type=int, default=3, help="timeouts before a seat is forfeited (default 3)"
     )
     clocks.add_argument(
+        "--max-refusals",
+        type=int,
+        default=100,
+        help="refused moves before a seat is forfeited (default 100; 0: never)",
+    )
+    clocks.add_argument(
         "--grace-ms",
         type=int,
         default=10000,
@@ -70,7 +76,13 @@ def run(args: argparse.Namespace) -> int:
         raise SystemExit("croupier serve: --tls-cert and --tls-key go together")
     tls = Tls(args.tls_cert, args.tls_key, args.tls_client_ca) if args.tls_cert else None
     try:
-        clocks = Clocks(args.decision_ms / 1000, args.bank_ms / 1000, args.max_timeouts, args.grace_ms / 1000)
+        clocks = Clocks(
+            args.decision_ms / 1000,
+            args.bank_ms / 1000,
+            args.max_timeouts,
+            args.grace_ms / 1000,
+            args.max_refusals,
+        )
     except InvalidArgument as exc:
         raise SystemExit(f"croupier serve: {exc}") from None
     metrics = None if args.metrics_address == "off" else args.metrics_address

@@ -82,6 +82,9 @@ class Clocks:
     bank: float = 30.0
     max_timeouts: int = 3
     grace: float = 10.0
+    max_refusals: int = 100
+    """Refused moves after which a seat is forfeited (0: never). A bot that keeps sending what the
+    rules refuse is broken, and each refusal costs a journal record and a frame for everyone."""
 
     def __post_init__(self) -> None:
         for name in ("decision", "bank", "grace"):
@@ -89,6 +92,8 @@ class Clocks:
                 raise InvalidArgument(f"clock {name} must be 0 to 86400 s, not {getattr(self, name)}")
         if self.max_timeouts < 1:
             raise InvalidArgument("max_timeouts must be at least 1")
+        if self.max_refusals < 0:
+            raise InvalidArgument("max_refusals must be 0 (never) or more")
 
     def merged(self, pb: match_pb2.Clocks) -> Clocks:
         """These clocks with the fields set in ``pb`` (milliseconds) replacing ours."""
@@ -96,8 +101,9 @@ class Clocks:
         for name, proto_name in (("decision", "decision_ms"), ("bank", "bank_ms"), ("grace", "grace_ms")):
             if pb.HasField(proto_name):  # type: ignore[arg-type]  # the stubs type the names as literals
                 changes[name] = getattr(pb, proto_name) / 1000
-        if pb.HasField("max_timeouts"):
-            changes["max_timeouts"] = pb.max_timeouts
+        for name in ("max_timeouts", "max_refusals"):
+            if pb.HasField(name):  # type: ignore[arg-type]
+                changes[name] = getattr(pb, name)
         return dataclasses.replace(self, **changes)
 
     def to_proto(self) -> match_pb2.Clocks:
@@ -106,6 +112,7 @@ class Clocks:
             bank_ms=round(self.bank * 1000),
             max_timeouts=self.max_timeouts,
             grace_ms=round(self.grace * 1000),
+            max_refusals=self.max_refusals,
         )
 
 
@@ -551,6 +558,8 @@ class Match:
         session.send(self._result(index, move.decision_id, Result.REFUSED, action, reason=reason))
         self._told.add(index)
         self.metrics.refused.inc()
+        if seat.refusals == self.clocks.max_refusals:
+            self._forfeit(index, "refusals", now)
 
     # --- time ---------------------------------------------------------------------------------
 

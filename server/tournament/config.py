@@ -17,7 +17,7 @@ from engine.games import get_game
 from server.tournament.schedule import DuplicateSet, Rotations, game_schedule, interleave, rotation_count
 
 BOT_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,39}")
-CLOCK_FIELDS = ("decision_ms", "bank_ms", "max_timeouts", "grace_ms")
+CLOCK_FIELDS = ("decision_ms", "bank_ms", "max_timeouts", "grace_ms", "max_refusals")
 
 
 class ConfigError(ValueError):
@@ -36,6 +36,8 @@ class Clock:
     """Timeouts after which a seat is forfeited."""
     grace_ms: int | None = None
     """How long a seat may stay without a connected bot before it is forfeited."""
+    max_refusals: int | None = None
+    """Refused moves after which a seat is forfeited (0: never)."""
 
     def as_dict(self) -> dict[str, int]:
         return {name: value for name in CLOCK_FIELDS if (value := getattr(self, name)) is not None}
