@@ -12,10 +12,12 @@ from croupier.v1 import bots_pb2
 
 from server.errors import Context, Malformed, ServiceError, abort
 from server.referee import Referee, tokens_of
-from server.session import Session
+from server.session import MAX_QUEUED, Session
 
 PROTOCOL_VERSION = 1
 MAX_MATCHES_PER_STREAM = 1000
+HELLO_SECONDS = 30.0
+"""How long a new stream may wait before its Hello: a silent connection holds nothing for long."""
 
 log = structlog.get_logger("croupier.bots")
 
@@ -53,6 +55,13 @@ class BotService:
         try:
             while (message := await session.outbox.get()) is not None:
                 yield message
+            if session.overrun:
+                await abort(
+                    context,
+                    grpc.StatusCode.RESOURCE_EXHAUSTED,
+                    f"{MAX_QUEUED} messages were waiting for you to read them: read your stream as "
+                    "you go (reconnect to take your seats back)",
+                )
         finally:
             reader.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -92,7 +101,14 @@ class BotService:
 async def _hello(
     requests: AsyncIterator[bots_pb2.BotMessage | Malformed], context: Context
 ) -> bots_pb2.Hello:
-    first = await anext(aiter(requests), None)
+    try:
+        first = await asyncio.wait_for(anext(aiter(requests), None), HELLO_SECONDS)
+    except TimeoutError:
+        await abort(
+            context,
+            grpc.StatusCode.DEADLINE_EXCEEDED,
+            f"no Hello within {HELLO_SECONDS:g} s: a stream's first message must be a Hello",
+        )
     if not isinstance(first, bots_pb2.BotMessage) or first.WhichOneof("message") != "hello":
         await abort(
             context, grpc.StatusCode.INVALID_ARGUMENT, "the first message of a stream must be a Hello"

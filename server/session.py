@@ -13,6 +13,10 @@ if TYPE_CHECKING:
     from server.match import Match
 
 _ids = itertools.count(1)
+MAX_QUEUED = 10_000
+"""Messages a stream may leave unread before the referee closes it: a bot that stops reading (and
+goes on sending) must not grow the referee's memory without end. A bot that reads has a few
+messages waiting per match at most."""
 
 
 class Session:
@@ -33,10 +37,17 @@ class Session:
         referee asks for the count on every seating, with thousands of matches)."""
         self.outbox: asyncio.Queue[bots_pb2.ServerMessage | None] = asyncio.Queue()
         self.closed = False
+        self.overrun = False
+        """Closed because MAX_QUEUED messages were waiting for the bot to read them."""
 
     def send(self, message: bots_pb2.ServerMessage) -> None:
-        if not self.closed:
-            self.outbox.put_nowait(message)
+        if self.closed:
+            return
+        if self.outbox.qsize() >= MAX_QUEUED:
+            self.overrun = True
+            self.close()
+            return
+        self.outbox.put_nowait(message)
 
     def close(self) -> None:
         """End the stream's writer after what is queued."""

@@ -7,6 +7,8 @@ import grpc
 import pytest
 from croupier.v1 import admin_pb2, bots_pb2, bots_pb2_grpc, games_pb2, match_pb2
 
+import server.bots
+import server.session
 from engine.core import MalformedInput
 from server import convert
 from server.app import Croupier
@@ -246,3 +248,68 @@ async def test_a_move_for_a_finished_match_is_told_the_match_is_over(
     await both.move(match_id=ended.match_id, seat=0, text="draw")
     error = (await both.expect("error")).error
     assert (error.code, error.message) == (Code.FAILED_PRECONDITION, f"match {ended.match_id} is over")
+
+
+async def test_a_seat_that_keeps_sending_refused_moves_is_forfeited_at_max_refusals(
+    referee: Croupier, channel: grpc.aio.Channel, admin: Admin
+) -> None:
+    created = await admin.create("chinese_ten", 2, {"target": 100}, max_refusals=5)
+    match_id = created.match.match_id
+    seat0, seat1 = (Bot(channel, t, name=f"p{i}") for i, t in enumerate(created.seat_tokens))
+    await seat0.hello()
+    await seat1.hello()
+    hand = convert.codec("chinese_ten").view_from_proto((await seat0.expect("view_update")).view_update.view)
+    for _ in range(5):  # out of turn: seat 1 leads
+        await seat0.move(match_id=match_id, text=str(hand.hands[0][0]))
+    refused = [(await seat0.expect("action_result")).action_result for _ in range(5)]
+    assert [r.refusals for r in refused] == [1, 2, 3, 4, 5]
+    forfeited = (await seat0.expect("seat_forfeited")).seat_forfeited
+    assert (forfeited.match_id, forfeited.reason) == (match_id, "refusals")
+
+    await seat1.play()  # the referee plays seat 0 on; seat 1 plays to the end
+    result = (await admin.wait(match_id)).result
+    assert [(s.forfeited, s.refusals, s.place) for s in result.seats] == [("refusals", 5, 2), ("", 0, 1)]
+    assert sum(r["t"] == "refuse" for r in journal(referee, match_id)) == 5
+
+
+async def test_a_stream_silent_after_connecting_is_ended_for_want_of_a_hello(
+    channel: grpc.aio.Channel, admin: Admin, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(server.bots, "HELLO_SECONDS", 0.2)
+    created = await admin.create("chinese_ten", 2)
+    call = bots_pb2_grpc.BotServiceStub(channel).Play(metadata=token(created.seat_tokens[0]))
+    with pytest.raises(grpc.aio.AioRpcError) as failure:
+        await call.read()
+    assert failure.value.code() == Status.DEADLINE_EXCEEDED
+    assert "Hello" in (failure.value.details() or "")
+
+
+async def test_a_bot_that_sends_without_reading_is_cut_off_and_nobody_else_suffers(
+    referee: Croupier, channel: grpc.aio.Channel, admin: Admin, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Its unread answers pile up to MAX_QUEUED, then its stream ends: the referee's memory is
+    bounded, and the match goes on (the seat may be taken back within the grace)."""
+    monkeypatch.setattr(server.session, "MAX_QUEUED", 50)
+    created = await admin.create("chinese_ten", 2, {"target": 100}, decision_ms=600_000)
+    match_id = created.match.match_id
+    stale = bots_pb2.BotMessage(move=bots_pb2.Move(match_id="no-such-match", decision_id=1, index=0))
+    # a small receive window, never grown: the bot's unread messages soon back up in the referee
+    options = [("grpc.http2.lookahead_bytes", 16_384), ("grpc.http2.bdp_probe", 0)]
+    async with grpc.aio.insecure_channel(f"127.0.0.1:{referee.port}", options=options) as narrow:
+        seat0, flooder = Bot(channel, created.seat_tokens[0]), Bot(narrow, created.seat_tokens[1])
+        await seat0.hello()
+        await flooder.hello()
+        decision = (await flooder.expect("decision")).decision
+        for _ in range(5_000):  # each is answered NOT_FOUND, which this bot does not read
+            await flooder.write(stale)
+        with pytest.raises(grpc.aio.AioRpcError) as failure:
+            await flooder.expect("match_ended")  # reading at last: what was sent, then the end
+    assert failure.value.code() == Status.RESOURCE_EXHAUSTED
+    assert "read your stream" in (failure.value.details() or "")
+    assert len(flooder.of_kind("error")) < 5_000
+    assert (await admin.get(match_id)).status == match_pb2.MATCH_STATUS_RUNNING
+    again = Bot(channel, created.seat_tokens[1])
+    await again.hello()
+    assert (await again.expect("match_started")).match_started.resumed
+    assert (await again.expect("decision")).decision.decision_id == decision.decision_id
+    await seat0.close()
