@@ -21,6 +21,7 @@ test: $(INSTALLED) $(STUBS) node
 
 lint: $(INSTALLED) $(STUBS)
 	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy --strict engine server clients
 	@if [ -f Dockerfile ]; then $(VENV)/bin/hadolint Dockerfile; fi
 

@@ -481,8 +481,6 @@ SPEC: GameSpec[Options] = GameSpec(
     min_players=2,
     max_players=4,
     test_variants=tuple(
-        Options(players=n, scoring=scoring, target=300)
-        for scoring in Scoring
-        for n in (3, 2, 4)
+        Options(players=n, scoring=scoring, target=300) for scoring in Scoring for n in (3, 2, 4)
     ),
 )

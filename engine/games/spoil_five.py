@@ -891,9 +891,7 @@ def new_game(options: Options, rng: Rng) -> SpoilFiveState:
     return state
 
 
-def stacked_deck(
-    players: int, dealer: Seat, hands: Sequence[Sequence[Card]], turn_up: Card
-) -> list[Card]:
+def stacked_deck(players: int, dealer: Seat, hands: Sequence[Sequence[Card]], turn_up: Card) -> list[Card]:
     """A deck order that deals ``hands`` (by seat) and turns up ``turn_up``;
     the stock is the other cards in deck order. For tests and worked examples."""
     if len(hands) != players or any(len(h) != HAND_SIZE for h in hands):
