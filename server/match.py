@@ -34,6 +34,7 @@ from typing import Any
 import structlog
 from croupier.v1 import bots_pb2, games_pb2, match_pb2, spectator_pb2
 
+import server.session as sessions
 from engine.core import Action, Event, GameSpec, GameState, IllegalAction, MalformedInput, options_to_dict
 from engine.rng import Rng
 from server import convert
@@ -160,6 +161,8 @@ class Subscription:
 
     admin: bool
     frames: asyncio.Queue[spectator_pb2.MatchFrame | None] = field(default_factory=asyncio.Queue)
+    overrun: bool = False
+    """Ended because it left MAX_QUEUED frames unread (the match does not wait for a spectator)."""
 
 
 class Match:
@@ -829,7 +832,12 @@ class Match:
         if self.subscribers:
             seq = len(self.records) - 1
             built: dict[bool, spectator_pb2.MatchFrame] = {}
-            for subscription in self.subscribers:
+            for subscription in list(self.subscribers):
+                if subscription.frames.qsize() >= sessions.MAX_QUEUED:
+                    subscription.overrun = True
+                    subscription.frames.put_nowait(None)
+                    self.subscribers.remove(subscription)
+                    continue
                 frame = built.get(subscription.admin)
                 if frame is None:
                     frame = built[subscription.admin] = self.frame(

@@ -10,10 +10,12 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
+import grpc
 from croupier.v1 import spectator_pb2
 
+import server.session as sessions
 from engine.games import get_game
-from server.errors import Context, FailedPrecondition
+from server.errors import Context, FailedPrecondition, abort
 from server.journal import read_private, read_records
 from server.match import replay_frames
 from server.referee import Referee, tokens_of
@@ -45,6 +47,13 @@ class SpectatorService:
                 yield frame
             while (live := await subscription.frames.get()) is not None:
                 yield live
+            if subscription.overrun:
+                await abort(
+                    context,
+                    grpc.StatusCode.RESOURCE_EXHAUSTED,
+                    f"{sessions.MAX_QUEUED} frames were waiting for you to read them: read as you go "
+                    "(watch again for a snapshot, or replay the match when it is over)",
+                )
         finally:
             match.unsubscribe(subscription)
 

@@ -8,8 +8,9 @@ from typing import Any
 
 import grpc
 import pytest
-from croupier.v1 import match_pb2, spectator_pb2
+from croupier.v1 import match_pb2, spectator_pb2, spectator_pb2_grpc
 
+import server.session
 from engine.core import GameState
 from engine.games import get_game
 from engine.rng import Rng
@@ -172,3 +173,24 @@ async def test_matches_are_listed_by_status_and_game(channel: grpc.aio.Channel, 
     with pytest.raises(grpc.aio.AioRpcError) as missing:
         await watch(admin.spectator, "nope", from_start=True)
     assert missing.value.code() == grpc.StatusCode.NOT_FOUND
+
+
+async def test_a_spectator_that_does_not_read_is_cut_off_and_the_match_plays_on(
+    referee: Croupier, channel: grpc.aio.Channel, admin: Admin, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(server.session, "MAX_QUEUED", 5)
+    created = await admin.create("chinese_ten", 2, {"target": 300})  # ~100 frames, ~50 KB
+    match_id = created.match.match_id
+    # a small receive window, never grown: unread frames soon back up in the referee
+    options = [("grpc.http2.lookahead_bytes", 16_384), ("grpc.http2.bdp_probe", 0)]
+    async with grpc.aio.insecure_channel(f"127.0.0.1:{referee.port}", options=options) as narrow:
+        stub = spectator_pb2_grpc.SpectatorServiceStub(narrow)
+        call = stub.WatchMatch(spectator_pb2.WatchMatchRequest(match_id=match_id))
+        await asyncio.sleep(0.2)  # subscribed (its snapshot is the first frame), then never read
+        await play_match(channel, list(created.seat_tokens))
+        assert (await admin.wait(match_id)).status == match_pb2.MATCH_STATUS_FINISHED
+        with pytest.raises(grpc.aio.AioRpcError) as failure:
+            async for frame in call:
+                assert frame.step.kind != Kind.END  # it was cut off before the end
+    assert failure.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+    assert "read as you go" in (failure.value.details() or "")
