@@ -22,6 +22,7 @@ from __future__ import annotations
 import dataclasses
 import enum
 import re
+import struct
 import sys
 import types
 import typing
@@ -32,7 +33,6 @@ from typing import Any
 from croupier.v1 import cards_pb2, games_pb2
 from google.protobuf.descriptor import Descriptor, EnumDescriptor, FieldDescriptor
 from google.protobuf.message import Message
-from google.protobuf.message_factory import GetMessageClass
 
 from engine.cards import STANDARD_DECK, Card, Suit
 from engine.core import Action, Event, GameSpec, InvalidOptions, MalformedInput
@@ -56,19 +56,6 @@ assert all(n == card.rank * 10 + _SUIT_DIGIT[card.suit.value] for n, card in _CA
 
 def card_to_proto(card: Card) -> int:
     return card.rank * 10 + _SUIT_DIGIT[card.suit._value_]
-
-
-_NUMBER_BY_ID = {id(card): number for number, card in _CARD_BY_NUMBER.items()}
-"""The numbers of STANDARD_DECK's own objects (alive for good), which every game deals from:
-looked up by identity, a list of them converts in C."""
-
-
-def _cards_to_proto(cards: Collection[Card]) -> list[int]:
-    numbers: list[Any] = list(map(_NUMBER_BY_ID.get, map(id, cards)))
-    if None in numbers:  # a card made elsewhere (parsed from text, a constant): by its value
-        digit = _SUIT_DIGIT
-        return [c.rank * 10 + digit[c.suit._value_] for c in cards]
-    return numbers
 
 
 def card_from_proto(number: int, where: str = "card") -> Card:
@@ -160,10 +147,8 @@ def _list_wrapper(message: Descriptor) -> FieldDescriptor | None:
 class Compiler:
     """Builds encoders and decoders for one game (polymorphic fields need its action/event tables).
 
-    Encoders of scalar fields give the constructor's value: None means "the value as it is"
-    (scalars, lists of scalars). Encoders of message fields give wire bytes instead (see
-    ``_delimited``), so a message nested in a message is never built as an object and copied
-    into its parent: the whole tree is parsed once, in C, at the top.
+    Encoders write the wire format (see "the wire" below): a message's encoder gives its bytes,
+    length first; an element's scalar converter gives the proto value (None: the value as it is).
     """
 
     def __init__(self, polymorphic: dict[type, Callable[[], tuple[Encode, Decode]]]) -> None:
@@ -179,7 +164,6 @@ class Compiler:
         key = (cls, descriptor.full_name)
         if key in self._messages:
             return self._messages[key]
-        message_class = GetMessageClass(descriptor)
         hints = typing.get_type_hints(cls)
         names = [f.name for f in dataclasses.fields(cls)]
         missing = sorted(set(names) - set(descriptor.fields_by_name))
@@ -194,10 +178,10 @@ class Compiler:
         for name in names:
             field = descriptor.fields_by_name[name]
             encode, decode, optional = self.field(hints[name], field, f"{where}.{name}")
-            parts.append(_Part(field, f"obj.{name}", encode, optional))
+            parts.append(_Part(field, f"obj.{name}", encode))
             must_be_set = field.message_type is not None and not field.is_repeated and not optional
             decoders.append((name, decode, optional, must_be_set))
-        encode_message = _generated_encoder(message_class, parts)
+        encode_message = _generated_encoder(parts)
 
         def decode_message(msg: Any) -> Any:
             kwargs: dict[str, Any] = {}
@@ -213,7 +197,7 @@ class Compiler:
         self._messages[key] = (encode_message, decode_message)
         return encode_message, decode_message
 
-    def field(self, hint: Any, field: FieldDescriptor, where: str) -> tuple[Encode | None, Decode, bool]:
+    def field(self, hint: Any, field: FieldDescriptor, where: str) -> tuple[Writer, Decode, bool]:
         """A dataclass field: (encoder, decoder, whether the value may be None)."""
         inner = _without_none(hint)
         if inner is None:
@@ -224,17 +208,17 @@ class Compiler:
 
     # - values -
 
-    def value(self, hint: Any, field: FieldDescriptor, where: str) -> tuple[Encode | None, Decode]:
+    def value(self, hint: Any, field: FieldDescriptor, where: str) -> tuple[Writer, Decode]:
         """A value for ``field`` as a whole: a list for a repeated field, else one element.
 
-        The encoder of a message field gives the field's wire bytes, tag included (b"" for None).
+        A message field's writer gives the field's wire bytes, tags included (b"" for None).
         """
         if not field.is_repeated:
             enc_one, dec_one = self.element(hint, field, where)
-            if field.message_type is not None:
-                assert enc_one is not None, "a message always has an encoder"
-                return _singular(_tag(field), enc_one), dec_one
-            return enc_one, dec_one
+            if field.message_type is None:
+                return _Scalar(enc_one, repeated=False, sort=False), dec_one
+            assert enc_one is not None, "a message always has an encoder"
+            return _singular(_tag(field, _LENGTH_DELIMITED), enc_one), dec_one
         item = _element(hint)
         if item is None:
             raise TypeError(f"{where}: {hint} is not a sequence but the proto field is repeated")
@@ -242,26 +226,21 @@ class Compiler:
         sort = typing.get_origin(hint) is frozenset
         length = _fixed_length(hint)
         builder: Callable[[Iterable[Any]], Any] = frozenset if sort else tuple
-        encode: Encode | None
-        if field.message_type is not None:
-            assert enc_item is not None, "a message always has an encoder"
-            encode = _repeated(_tag(field), enc_item, sort, self.memo.lookups.get(enc_item))
-        elif item is Card and not sort:
-            encode = _cards_to_proto
-        elif enc_item is None:
-            encode = sorted if sort else None  # upb takes any iterable of scalars
+        writer: Writer
+        if field.message_type is None:
+            writer = _Scalar(enc_item, repeated=True, sort=sort)
         else:
-            enc = enc_item
-
-            def encode(values: Any) -> Any:
-                return [enc(v) for v in (sorted(values) if sort else values)]
+            assert enc_item is not None, "a message always has an encoder"
+            writer = _repeated(
+                _tag(field, _LENGTH_DELIMITED), enc_item, sort, self.memo.lookups.get(enc_item)
+            )
 
         def decode(values: Any) -> Any:
             if length is not None and len(values) != length:
                 raise MalformedInput(f"{where}: expected {length} items, got {len(values)}")
             return builder(dec_item(v) for v in values)
 
-        return encode, decode
+        return writer, decode
 
     def element(self, hint: Any, field: FieldDescriptor, where: str) -> tuple[Encode | None, Decode]:
         """One value of the field's type (one element of a repeated field).
@@ -302,6 +281,11 @@ class Compiler:
             return self._wrap(hint, message, content, where)
         raise TypeError(f"{where}: no proto mapping for {hint!r} in {message.full_name}")
 
+    def _record(self, key: Any, hint: Any, encode: Encode) -> Encode:
+        """``encode`` memoized if ``hint`` is a fixed-size tuple, a record the state keeps whole
+        (a meld, a play); a sequence of any length is a view's fresh copy of a list (a hand)."""
+        return encode if _fixed_length(hint) is None else self._memoize(key, encode)
+
     def _memoize(self, key: Any, encode: Encode) -> Encode:
         """``encode`` memoized by identity: one table per key, shared by every field of that type."""
         memoized = self._memoized.get(key)
@@ -325,13 +309,8 @@ class Compiler:
     ) -> tuple[Encode, Decode]:
         """``X | None`` as a ``known`` flag beside the value (an element of a list can't be unset)."""
         enc_content, dec_content = self.value(hint, content, where)
-        known = _generated_encoder(
-            GetMessageClass(message),
-            [
-                _Part(message.fields_by_name["known"], "True", None, False),
-                _Part(content, "obj", enc_content, False),
-            ],
-        )
+        flag = _Part(message.fields_by_name["known"], "True", _Scalar(None, repeated=False, sort=False))
+        known = _generated_encoder([flag, _Part(content, "obj", enc_content)])
         unknown = _delimited(b"")  # known=false is the default: nothing to send
         name = content.name
 
@@ -341,20 +320,20 @@ class Compiler:
         def decode(msg: Any) -> Any:
             return dec_content(getattr(msg, name)) if msg.known else None
 
-        return self._memoize(("maybe", hint, message.full_name), encode), decode
+        return self._record(("maybe", hint, message.full_name), hint, encode), decode
 
     def _wrap(
         self, hint: Any, message: Descriptor, content: FieldDescriptor, where: str
     ) -> tuple[Encode, Decode]:
         """A sequence in a one-list message: a list inside a list, or a list that may be absent."""
         enc_content, dec_content = self.value(hint, content, where)
-        encode = _generated_encoder(GetMessageClass(message), [_Part(content, "obj", enc_content, False)])
+        encode = _generated_encoder([_Part(content, "obj", enc_content)])
         name = content.name
 
         def decode(msg: Any) -> Any:
             return dec_content(getattr(msg, name))
 
-        return self._memoize(("wrap", hint, message.full_name), encode), decode
+        return self._record(("wrap", hint, message.full_name), hint, encode), decode
 
     def _tuple(self, positions: tuple[Any, ...], message: Descriptor, where: str) -> tuple[Encode, Decode]:
         """A fixed tuple of different types, ``(seat, card)``, as a message's fields in number order."""
@@ -362,10 +341,7 @@ class Compiler:
         if len(fields) != len(positions):
             raise TypeError(f"{where}: {message.full_name} needs {len(positions)} fields, one per tuple item")
         parts = [(f, *self.value(h, f, where)) for f, h in zip(fields, positions, strict=True)]
-        encode = _generated_encoder(
-            GetMessageClass(message),
-            [_Part(f, f"obj[{i}]", enc, False) for i, (f, enc, _) in enumerate(parts)],
-        )
+        encode = _generated_encoder([_Part(f, f"obj[{i}]", enc) for i, (f, enc, _) in enumerate(parts)])
 
         def decode(msg: Any) -> Any:
             return tuple(dec(getattr(msg, f.name)) for f, _, dec in parts)
@@ -400,17 +376,20 @@ def _identity(value: Any) -> Any:
     return value
 
 
-# --- the wire: nested messages as bytes --------------------------------------------------------
+# --- the wire --------------------------------------------------------------------------------
 #
-# Building a message object per nested value and handing it to its parent's constructor copies it
-# (element by element, in Python-visible steps): a view with 30 events in its history spent most of
-# its time there. So every message below the top is encoded to its wire bytes, and concatenated
-# bytes are a valid encoding of the parent (the wire format allows fields in any order); one parse
-# at the top builds the whole tree in C. Scalar fields still go through the message class's
-# constructor and serializer, which know every scalar type's encoding.
+# The encoders write protobuf's wire format themselves, and one parse at the top builds the
+# message tree in C. Building a message object per nested value instead copies it into its parent
+# (element by element: a view's 30 recent events cost more than everything else in it), and the
+# generated constructors spend a microsecond or more on a repeated field's keyword alone. The
+# parse also makes the result exact whatever bytes were chosen: fields in any order, a default
+# value written or not, the message is the same (and serializes as the constructors' did).
+
+_VARINT, _FIXED64, _LENGTH_DELIMITED, _FIXED32 = 0, 1, 2, 5
 
 
 def _varint(number: int) -> bytes:
+    number &= (1 << 64) - 1  # a negative int32/int64 is written as its 64-bit two's complement
     out = bytearray()
     while number > 0x7F:
         out.append(number & 0x7F | 0x80)
@@ -419,18 +398,34 @@ def _varint(number: int) -> bytes:
     return bytes(out)
 
 
-_SHORT_LENGTHS = [bytes((n,)) for n in range(0x80)]
+class _Varints(dict[int, bytes]):
+    """Varint bytes by number, looked up in C: the small numbers (counts, seats, cards, enums)
+    are stored, any other is computed (and not kept)."""
+
+    def __missing__(self, number: int) -> bytes:
+        return _varint(number)
+
+
+_VARINTS = _Varints((n, _varint(n)) for n in range(1 << 12))
+
+_VARINT_BY_CARD_ID = {id(card): _VARINTS[number] for number, card in _CARD_BY_NUMBER.items()}
+"""STANDARD_DECK's own cards (alive for good), which every game deals: by identity, in C."""
+
+
+def _card_varints(cards: Collection[Card]) -> bytes:
+    try:
+        return b"".join(map(_VARINT_BY_CARD_ID.__getitem__, map(id, cards)))
+    except KeyError:  # a card made elsewhere (parsed from text, a constant): by its value
+        return b"".join([_VARINTS[card_to_proto(card)] for card in cards])
 
 
 def _delimited(body: bytes) -> bytes:
-    """A length-delimited field's value: the length as a varint, then ``body``."""
-    size = len(body)
-    return (_SHORT_LENGTHS[size] if size < 0x80 else _varint(size)) + body
+    """A length-delimited value: the length as a varint, then ``body``."""
+    return _VARINTS[len(body)] + body
 
 
-def _tag(field: FieldDescriptor) -> bytes:
-    """The key of a length-delimited field (a message, a string): field number, wire type 2."""
-    return _varint(field.number << 3 | 2)
+def _tag(field: FieldDescriptor, wire_type: int) -> bytes:
+    return _varint(field.number << 3 | wire_type)
 
 
 def _singular(tag: bytes, encode: Encode) -> Encode:
@@ -466,41 +461,111 @@ def _repeated(tag: bytes, encode: Encode, sort: bool, lookup: Lookup | None) -> 
 
 
 @dataclasses.dataclass(frozen=True)
+class _Scalar:
+    """A scalar field: each value (each element of a repeated field) through ``convert`` (None:
+    as it is) to the proto value; a frozenset's elements ``sort``-ed."""
+
+    convert: Encode | None
+    repeated: bool
+    sort: bool
+
+
+Writer = _Scalar | Encode
+"""How a field is written: a scalar field's recipe, or a message field's encoder to its bytes."""
+
+
+@dataclasses.dataclass(frozen=True)
 class _Part:
     """One field of a generated encoder."""
 
     field: FieldDescriptor
     source: str
     """The Python expression of the engine value, reading ``obj``."""
-    encode: Encode | None
-    optional: bool
+    writer: Writer
 
 
-def _generated_encoder(message_class: type[Message], parts: list[_Part]) -> Encode:
+_VARINT_TYPES = frozenset(
+    {
+        FieldDescriptor.TYPE_INT32,
+        FieldDescriptor.TYPE_INT64,
+        FieldDescriptor.TYPE_UINT32,
+        FieldDescriptor.TYPE_UINT64,
+        FieldDescriptor.TYPE_BOOL,
+        FieldDescriptor.TYPE_ENUM,
+    }
+)
+_DOUBLES = struct.Struct("<d").pack
+_FLOATS = struct.Struct("<f").pack
+
+
+def _scalar_form(field: FieldDescriptor) -> tuple[int, str]:
+    """(wire type, expression writing one value ``{}``) of a scalar field's type."""
+    if field.type in _VARINT_TYPES:
+        return _VARINT, "V[{}]"
+    if field.type == FieldDescriptor.TYPE_DOUBLE:
+        return _FIXED64, "F64({})"
+    if field.type == FieldDescriptor.TYPE_FLOAT:
+        return _FIXED32, "F32({})"
+    if field.type == FieldDescriptor.TYPE_STRING:
+        return _LENGTH_DELIMITED, "D({}.encode())"
+    raise TypeError(f"{field.full_name}: the codec writes no fields of proto type {field.type}")
+
+
+def _generated_encoder(parts: list[_Part]) -> Encode:
     """A message's length-delimited bytes, in one generated function: the hot path of every view.
 
-    ``D(S(M(f=obj.f, g=e1(obj.g), h=None if (v2 := obj.h) is None else e2(v2))) + e3(obj.i))``:
-    the scalar fields through the constructor (None leaves a field unset), then the message
-    fields' bytes (their encoders write the tags and skip a None).
+    Scalars are written inline (``x = obj.dealer`` / ``if x: add(t1 + V[x])``), a packed list as
+    ``p = join(map(VG, x))`` / ``add(t2 + V[len(p)] + p)``; message fields through their writers
+    (``add(e3(obj.history))``), which write their own tags and nothing for a None.
     """
-    namespace: dict[str, Any] = {"M": message_class, "S": message_class.SerializeToString, "D": _delimited}
-    scalars = []
-    messages = []
+    namespace: dict[str, Any] = {
+        "D": _delimited,
+        "V": _VARINTS,
+        "VG": _VARINTS.__getitem__,
+        "CV": _card_varints,
+        "F64": _DOUBLES,
+        "F32": _FLOATS,
+        "join": b"".join,
+    }
+    lines = ["def encode(obj):", "    out = []", "    add = out.append"]
     for i, part in enumerate(parts):
-        name, source = part.field.name, part.source
-        if part.encode is None:
-            scalars.append(f"{name}={source}")
+        writer, source = part.writer, part.source
+        if not isinstance(writer, _Scalar):
+            namespace[f"e{i}"] = writer
+            lines.append(f"    add(e{i}({source}))")
             continue
-        namespace[f"e{i}"] = part.encode
-        if part.field.message_type is not None:
-            messages.append(f"e{i}({source})")
-        elif part.optional:
-            scalars.append(f"{name}=None if (v{i} := {source}) is None else e{i}(v{i})")
+        wire_type, one = _scalar_form(part.field)
+        namespace[f"c{i}"] = writer.convert
+
+        def converted(value: str, i: int = i, writer: _Scalar = writer) -> str:
+            return value if writer.convert is None else f"c{i}({value})"
+
+        lines.append(f"    x = {source}")
+        if writer.repeated:
+            items = "sorted(x)" if writer.sort else "x"
+            if wire_type == _LENGTH_DELIMITED:  # strings: one tagged value each
+                namespace[f"t{i}"] = _tag(part.field, wire_type)
+                lines.append(f"    add(join([t{i} + {one.format(converted('s'))} for s in {items}]))")
+                continue
+            namespace[f"t{i}"] = _tag(part.field, _LENGTH_DELIMITED)  # packed
+            if writer.convert is card_to_proto and not writer.sort:
+                payload = "CV(x)"
+            elif wire_type == _VARINT:
+                payload = f"join(map(VG, {items if writer.convert is None else f'map(c{i}, {items})'}))"
+            else:
+                payload = f"join([{one.format(converted('y'))} for y in {items}])"
+            lines += ["    if x:", f"        p = {payload}", f"        add(t{i} + V[len(p)] + p)"]
+            continue
+        namespace[f"t{i}"] = _tag(part.field, wire_type)
+        if part.field.has_presence:  # set, even to a default value, unless None
+            lines += ["    if x is not None:", f"        add(t{i} + {one.format(converted('x'))})"]
+        elif wire_type == _VARINT:  # zero is the default: nothing to write
+            lines += [f"    x = {converted('x')}"] * (writer.convert is not None)
+            lines += ["    if x:", f"        add(t{i} + V[x])"]
         else:
-            scalars.append(f"{name}=e{i}({source})")
-    pieces = ([f"S(M({', '.join(scalars)}))"] if scalars else []) + messages
-    body = " + ".join(pieces) if pieces else 'b""'
-    source = f"def encode(obj):\n    return D({body})\n"
+            lines.append(f"    add(t{i} + {one.format(converted('x'))})")
+    lines += ["    p = join(out)", "    return V[len(p)] + p"]
+    source = "\n".join(lines)
     exec(source, namespace)  # built from field names checked against the descriptor, never from input
     encode: Encode = namespace["encode"]
     return encode
@@ -608,10 +673,10 @@ class GameCodec:
         options_desc = _oneof_message(games_pb2.GameOptions, game)
         self._encode_options, _ = compiler.message(spec.options_type, options_desc, f"{game} options")
         self._tags = {
-            container: _tag(container.DESCRIPTOR.fields_by_name[game])
+            container: _tag(container.DESCRIPTOR.fields_by_name[game], _LENGTH_DELIMITED)
             for container in (games_pb2.View, games_pb2.Action, games_pb2.Event, games_pb2.GameOptions)
         }
-        self._text_tag = _tag(games_pb2.Event.DESCRIPTOR.fields_by_name["text"])
+        self._text_tag = _tag(games_pb2.Event.DESCRIPTOR.fields_by_name["text"], _LENGTH_DELIMITED)
         self._option_fields = [
             (name, compiler.field(hint, options_desc.fields_by_name[name], f"options.{name}")[1])
             for name, hint in typing.get_type_hints(spec.options_type).items()
@@ -738,7 +803,7 @@ class _OneofTable:
             sub = self.fields[name].message_type
             assert sub is not None, f"{self.descriptor.full_name}.{name} must be a message"
             enc, dec = compiler.message(cls, sub, f"{self.game} {name}")
-            parts[cls] = (_tag(self.fields[name]), enc)
+            parts[cls] = (_tag(self.fields[name], _LENGTH_DELIMITED), enc)
             decoders[name] = dec
         return self._compiled
 
