@@ -26,7 +26,7 @@ import struct
 import sys
 import types
 import typing
-from collections.abc import Callable, Collection, Iterable
+from collections.abc import Callable, Collection, Iterable, Sequence
 from functools import cache
 from typing import Any
 
@@ -209,16 +209,10 @@ class Compiler:
     # - values -
 
     def value(self, hint: Any, field: FieldDescriptor, where: str) -> tuple[Writer, Decode]:
-        """A value for ``field`` as a whole: a list for a repeated field, else one element.
-
-        A message field's writer gives the field's wire bytes, tags included (b"" for None).
-        """
+        """A value for ``field`` as a whole: a list for a repeated field, else one element."""
         if not field.is_repeated:
             enc_one, dec_one = self.element(hint, field, where)
-            if field.message_type is None:
-                return _Scalar(enc_one, repeated=False, sort=False), dec_one
-            assert enc_one is not None, "a message always has an encoder"
-            return _singular(_tag(field, _LENGTH_DELIMITED), enc_one), dec_one
+            return self._writer(field, enc_one, repeated=False, sort=False), dec_one
         item = _element(hint)
         if item is None:
             raise TypeError(f"{where}: {hint} is not a sequence but the proto field is repeated")
@@ -226,14 +220,7 @@ class Compiler:
         sort = typing.get_origin(hint) is frozenset
         length = _fixed_length(hint)
         builder: Callable[[Iterable[Any]], Any] = frozenset if sort else tuple
-        writer: Writer
-        if field.message_type is None:
-            writer = _Scalar(enc_item, repeated=True, sort=sort)
-        else:
-            assert enc_item is not None, "a message always has an encoder"
-            writer = _repeated(
-                _tag(field, _LENGTH_DELIMITED), enc_item, sort, self.memo.lookups.get(enc_item)
-            )
+        writer = self._writer(field, enc_item, repeated=True, sort=sort)
 
         def decode(values: Any) -> Any:
             if length is not None and len(values) != length:
@@ -241,6 +228,12 @@ class Compiler:
             return builder(dec_item(v) for v in values)
 
         return writer, decode
+
+    def _writer(self, field: FieldDescriptor, encode: Encode | None, repeated: bool, sort: bool) -> Writer:
+        if field.message_type is None:
+            return _Scalar(encode, repeated, sort)
+        assert encode is not None, "a message always has an encoder"
+        return _Nested(encode, repeated, sort, self.memo.lookups.get(encode))
 
     def element(self, hint: Any, field: FieldDescriptor, where: str) -> tuple[Encode | None, Decode]:
         """One value of the field's type (one element of a repeated field).
@@ -428,36 +421,13 @@ def _tag(field: FieldDescriptor, wire_type: int) -> bytes:
     return _varint(field.number << 3 | wire_type)
 
 
-def _singular(tag: bytes, encode: Encode) -> Encode:
-    def encode_field(value: Any) -> bytes:
-        return b"" if value is None else tag + encode(value)
-
-    return encode_field
-
-
-def _repeated(tag: bytes, encode: Encode, sort: bool, lookup: Lookup | None) -> Encode:
-    """A repeated message field; ``lookup`` finds the bytes of a value ``encode`` memoized, by id."""
-    if lookup is None:
-
-        def encode_field(values: Any) -> bytes:
-            if not values:
-                return b""
-            return tag + tag.join(map(encode, sorted(values) if sort else values))
-
-        return encode_field
-
-    def encode_memoized(values: Any) -> bytes:
-        """Every value seen before costs no Python-level call: the lookups run in C."""
-        if not values:
-            return b""
-        if sort:
-            values = sorted(values)
-        parts: list[Any] = list(map(lookup, map(id, values)))
-        if None in parts:
-            parts = [encode(v) if part is None else part for part, v in zip(parts, values, strict=True)]
-        return tag + tag.join(parts)
-
-    return encode_memoized
+def _fill(parts: list[Any], values: Sequence[Any], encode: Encode) -> list[bytes]:
+    """``parts`` with each None (a value not memoized yet) replaced by the value's bytes."""
+    at = -1
+    for _ in range(parts.count(None)):
+        at = parts.index(None, at + 1)
+        parts[at] = encode(values[at])
+    return parts
 
 
 @dataclasses.dataclass(frozen=True)
@@ -470,8 +440,18 @@ class _Scalar:
     sort: bool
 
 
-Writer = _Scalar | Encode
-"""How a field is written: a scalar field's recipe, or a message field's encoder to its bytes."""
+@dataclasses.dataclass(frozen=True)
+class _Nested:
+    """A message field: each value (each element) through ``encode`` to its length-delimited
+    bytes; ``lookup`` reads the memo of an encoder that memoizes (by id; see ``_Memo``)."""
+
+    encode: Encode
+    repeated: bool
+    sort: bool
+    lookup: Lookup | None
+
+
+Writer = _Scalar | _Nested
 
 
 @dataclasses.dataclass(frozen=True)
@@ -514,9 +494,9 @@ def _scalar_form(field: FieldDescriptor) -> tuple[int, str]:
 def _generated_encoder(parts: list[_Part]) -> Encode:
     """A message's length-delimited bytes, in one generated function: the hot path of every view.
 
-    Scalars are written inline (``x = obj.dealer`` / ``if x: add(t1 + V[x])``), a packed list as
-    ``p = join(map(VG, x))`` / ``add(t2 + V[len(p)] + p)``; message fields through their writers
-    (``add(e3(obj.history))``), which write their own tags and nothing for a None.
+    Each field is written inline: a scalar ``x = obj.dealer`` / ``if x: add(t1 + V[x])``, a packed
+    list ``p = join(map(VG, x))`` / ``add(t2 + V[len(p)] + p)``, a message ``add(t3 + e3(x))`` (its
+    encoder gives its length and bytes), a list of messages ``add(t4 + t4.join(map(e4, x)))``.
     """
     namespace: dict[str, Any] = {
         "D": _delimited,
@@ -526,13 +506,28 @@ def _generated_encoder(parts: list[_Part]) -> Encode:
         "F64": _DOUBLES,
         "F32": _FLOATS,
         "join": b"".join,
+        "fill": _fill,
     }
     lines = ["def encode(obj):", "    out = []", "    add = out.append"]
     for i, part in enumerate(parts):
         writer, source = part.writer, part.source
-        if not isinstance(writer, _Scalar):
-            namespace[f"e{i}"] = writer
-            lines.append(f"    add(e{i}({source}))")
+        if isinstance(writer, _Nested):
+            namespace[f"e{i}"], namespace[f"t{i}"] = writer.encode, _tag(part.field, _LENGTH_DELIMITED)
+            lines.append(f"    x = {source}")
+            if not writer.repeated:
+                lines += ["    if x is not None:", f"        add(t{i} + e{i}(x))"]
+                continue
+            lines.append("    if x:")
+            if writer.sort:
+                lines.append("        x = sorted(x)")
+            if writer.lookup is None:
+                lines.append(f"        add(t{i} + t{i}.join(map(e{i}, x)))")
+                continue
+            namespace[f"l{i}"] = writer.lookup  # the values seen before cost no Python-level call
+            lines += [
+                f"        p = list(map(l{i}, map(id, x)))",
+                f"        add(t{i} + t{i}.join(p if None not in p else fill(p, x, e{i})))",
+            ]
             continue
         wire_type, one = _scalar_form(part.field)
         namespace[f"c{i}"] = writer.convert
