@@ -3,12 +3,13 @@ round trip, and a proto that disagrees with its engine is refused when the codec
 
 from __future__ import annotations
 
+import dataclasses
 import random
 from dataclasses import dataclass
 from typing import Any
 
 import pytest
-from croupier.v1 import cards_pb2, chinese_ten_pb2
+from croupier.v1 import cards_pb2, chinese_ten_pb2, pair_battle_pb2
 
 from engine.cards import STANDARD_DECK, Card
 from engine.core import MalformedInput
@@ -75,3 +76,66 @@ def test_a_view_and_message_that_disagree_are_refused_when_compiled() -> None:
 
     with pytest.raises(TypeError, match="does not fit the proto field's scalar type"):
         compiler.message(Pick, chinese_ten_pb2.ChineseTenAction.Pick.DESCRIPTOR, "test pick")
+
+
+def _message_bytes(delimited: bytes) -> bytes:
+    """A message encoder's output without its length prefix (a varint), checked against it."""
+    size = shift = at = 0
+    while True:
+        byte = delimited[at]
+        size |= (byte & 0x7F) << shift
+        shift += 7
+        at += 1
+        if byte < 0x80:
+            break
+    assert len(delimited) - at == size
+    return delimited[at:]
+
+
+def test_numbers_and_text_are_written_as_protobuf_itself_writes_them() -> None:
+    @dataclass(frozen=True)
+    class Penalized:
+        seat: int
+        points: int
+        reason: str
+
+    @dataclass(frozen=True)
+    class Numbers:
+        values: tuple[int, ...]
+
+    message = pair_battle_pb2.PairBattleEvent.Penalized
+    compiler = convert.Compiler({})
+    encode, decode = compiler.message(Penalized, message.DESCRIPTOR, "test penalized")
+    for value in (Penalized(0, -3, "trop tôt: 7♥"), Penalized(5, 2**31 - 1, ""), Penalized(1, -(2**31), "x")):
+        written = _message_bytes(encode(value))
+        assert written == message(**dataclasses.asdict(value)).SerializeToString()
+        assert decode(message.FromString(written)) == value
+    encode, _ = compiler.message(Numbers, cards_pb2.Numbers.DESCRIPTOR, "test numbers")
+    values = (0, 1, 127, 128, 300, 16383, 16384, -1, -(2**31), 2**31 - 1)
+    assert _message_bytes(encode(Numbers(values))) == cards_pb2.Numbers(values=values).SerializeToString()
+
+
+def test_a_memo_that_starts_afresh_mid_match_changes_no_view(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Views repeat the state's events and melds: their bytes are memoized by identity. A memo of
+    three entries starts afresh all the time; every view must come out as with the usual one."""
+    monkeypatch.setattr(convert, "IDENTITY_LIMIT", 3)
+    spec = GAMES["platinum_fish"]
+    small, usual = convert.GameCodec(spec), convert.codec("platinum_fish")
+    state = spec.new_game(spec.options({"players": 3}), Rng(5))
+    while not state.is_over():
+        seat = min(state.to_act())
+        for event in state.apply(seat, state.legal_actions(seat)[0]):
+            assert small.event(event) == usual.event(event)
+        view = state.view(seat)
+        assert small.view(view) == usual.view(view)
+        assert small.view_from_proto(small.view(view)) == view
+
+
+def test_an_event_converted_twice_is_one_shared_message() -> None:
+    codec = convert.codec("chinese_ten")
+    state = codec.spec.new_game(codec.spec.options({"players": 2}), Rng(1))
+    seat = min(state.to_act())
+    event = state.apply(seat, state.legal_actions(seat)[0])[0]
+    twin = codec.event_from_proto(codec.event(event))
+    assert twin == event and twin is not event
+    assert codec.event(twin) is codec.event(event)
