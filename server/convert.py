@@ -576,7 +576,9 @@ class _Memo:
     A match's views repeat the same objects decision after decision (the recent events, the
     finished tricks, the matches laid), and an identity lookup runs no Python-level ``__hash__``.
     The values are kept alive beside the tables, so an id in a table is never another object's;
-    all tables together hold at most ``limit`` entries, then start afresh.
+    all tables together hold at most ``limit`` entries, then start afresh. One thread at a time
+    (the referee encodes on its event loop): a clear between another thread's two steps could
+    leave an entry whose value is no longer kept alive.
     """
 
     def __init__(self, limit: int) -> None:
