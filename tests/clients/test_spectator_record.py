@@ -1,5 +1,5 @@
 """croupier replay --server fetches a record over gRPC's 4 MB default: a flooding bot's refused
-moves are a frame each, and nothing caps them."""
+moves are a frame each, and a match created without a refusal cap (max_refusals 0) has no bound."""
 
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ frame there; bench/record_size.py measures whole matches)."""
 async def test_a_record_over_grpcs_default_limit_is_fetched_whole(
     referee: Croupier, channel: grpc.aio.Channel, admin: Admin, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    created = await admin.create("platinum_fish", 2)
+    created = await admin.create("platinum_fish", 2, max_refusals=0)
     match_id = created.match.match_id
     bots = [Bot(channel, token) for token in created.seat_tokens]
     for bot in bots:
