@@ -89,16 +89,15 @@ def measure(game: str, matches: int, journal: JournalWriter) -> tuple[dict[str, 
                 }
             )
             t3 = clock()
-            result = bots_pb2.ServerMessage(
-                action_result=bots_pb2.ActionResult(
-                    match_id=match_id,
-                    seat=seat,
-                    decision_id=decision_id,
-                    status=bots_pb2.ActionResult.ACCEPTED,
-                    action=codec.action(action),
-                    think_ms=1,
-                )
-            )
+            # built in place, as server.match builds its messages
+            result = bots_pb2.ServerMessage()
+            accepted = result.action_result
+            accepted.match_id = match_id
+            accepted.seat = seat
+            accepted.decision_id = decision_id
+            accepted.status = bots_pb2.ActionResult.ACCEPTED
+            accepted.action.CopyFrom(codec.action(action))
+            accepted.think_ms = 1
             t4 = clock()
             if state.is_over():
                 break
@@ -107,25 +106,23 @@ def measure(game: str, matches: int, journal: JournalWriter) -> tuple[dict[str, 
             t5 = clock()
             view = state.view(following)
             t6 = clock()
-            decision_view = codec.view(view)
+            decision_view = codec.view_bytes(view)
             t7 = clock()
             event_pbs = [codec.event(e) for e in events]
             t8 = clock()
             action_pbs = [codec.action(a) for a in legal]
             t9 = clock()
             decision_id += 1
-            request = bots_pb2.ServerMessage(
-                decision=bots_pb2.DecisionRequest(
-                    match_id=match_id,
-                    seat=following,
-                    decision_id=decision_id,
-                    view=decision_view,
-                    legal_actions=action_pbs,
-                    deadline_ms=5000,
-                    time_bank_ms=30000,
-                    events=event_pbs,
-                )
-            )
+            request = bots_pb2.ServerMessage()
+            asked = request.decision
+            asked.match_id = match_id
+            asked.seat = following
+            asked.decision_id = decision_id
+            asked.view.MergeFromString(decision_view)
+            asked.legal_actions.extend(action_pbs)
+            asked.deadline_ms = 5000
+            asked.time_bank_ms = 30000
+            asked.events.extend(event_pbs)
             t10 = clock()
             for message in (result, request):
                 message.SerializeToString()

@@ -929,30 +929,31 @@ class Match:
     def _decision_message(
         self, index: int, now: float, events: list[games_pb2.Event]
     ) -> bots_pb2.ServerMessage:
+        # Filled in place: building the parts and passing them in would copy each once more.
         seat = self.seats[index]
-        decision = seat.decision
-        assert decision is not None
-        action = self.codec.action
-        return bots_pb2.ServerMessage(
-            decision=bots_pb2.DecisionRequest(
-                match_id=self.id,
-                seat=index,
-                decision_id=decision.id,
-                view=self.codec.view(self.state.view(index)),
-                legal_actions=[action(a) for a in decision.legal],
-                deadline_ms=_ms(decision.deadline - now),
-                time_bank_ms=_ms(seat.bank),
-                last_think_ms=_ms(seat.last_think),
-                events=events,
-            )
-        )
+        open_decision = seat.decision
+        assert open_decision is not None
+        message = bots_pb2.ServerMessage()
+        request = message.decision
+        request.match_id = self.id
+        request.seat = index
+        request.decision_id = open_decision.id
+        request.view.MergeFromString(self.codec.view_bytes(self.state.view(index)))
+        request.legal_actions.extend(map(self.codec.action, open_decision.legal))
+        request.deadline_ms = _ms(open_decision.deadline - now)
+        request.time_bank_ms = _ms(seat.bank)
+        request.last_think_ms = _ms(seat.last_think)
+        request.events.extend(events)
+        return message
 
     def _view_message(self, index: int, events: list[games_pb2.Event]) -> bots_pb2.ServerMessage:
-        return bots_pb2.ServerMessage(
-            view_update=bots_pb2.ViewUpdate(
-                match_id=self.id, seat=index, view=self.codec.view(self.state.view(index)), events=events
-            )
-        )
+        message = bots_pb2.ServerMessage()
+        update = message.view_update
+        update.match_id = self.id
+        update.seat = index
+        update.view.MergeFromString(self.codec.view_bytes(self.state.view(index)))
+        update.events.extend(events)
+        return message
 
     def _result(
         self,
@@ -964,19 +965,19 @@ class Match:
         think: float = 0.0,
     ) -> bots_pb2.ServerMessage:
         seat = self.seats[index]
-        return bots_pb2.ServerMessage(
-            action_result=bots_pb2.ActionResult(
-                match_id=self.id,
-                seat=index,
-                decision_id=decision_id,
-                status=status,
-                action=self.codec.action(action) if action is not None else None,
-                reason=reason,
-                think_ms=_ms(think),
-                refusals=seat.refusals,
-                timeouts=seat.timeouts,
-            )
-        )
+        message = bots_pb2.ServerMessage()
+        result = message.action_result
+        result.match_id = self.id
+        result.seat = index
+        result.decision_id = decision_id
+        result.status = status
+        if action is not None:
+            result.action.CopyFrom(self.codec.action(action))
+        result.reason = reason
+        result.think_ms = _ms(think)
+        result.refusals = seat.refusals
+        result.timeouts = seat.timeouts
+        return message
 
     def _forfeited_message(self, index: int) -> bots_pb2.ServerMessage:
         reason = self.seats[index].forfeited
