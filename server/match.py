@@ -645,12 +645,13 @@ class Match:
         if wake is not None:
             due.append(wake)
         when = min(due) if due else None
-        if when == self._timer_at:
+        if when is None or (self._timer_at is not None and self._timer_at <= when):
+            # A timer already due no later stays: firing early costs one idle tick, which arms the
+            # next; cancelling and re-arming on every decision (a deadline moves on each) costs more.
             return
         self._cancel_timer()
-        if when is not None:
-            self._timer_at = when
-            self._timer = asyncio.get_running_loop().call_at(self._origin + when, self._post_tick)
+        self._timer_at = when
+        self._timer = asyncio.get_running_loop().call_at(self._origin + when, self._post_tick)
 
     # --- settling: after every job that changed the match ------------------------------------
 
