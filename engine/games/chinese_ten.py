@@ -323,17 +323,29 @@ class ChineseTenState(GameState[ChineseTenAction, ChineseTenView]):
         if self.turned is not None:
             return [Pick(t) for t in captures(self.turned, self.table)]
         actions: list[ChineseTenAction] = []
+        by_rank = self._table_by_rank()  # once for the whole hand, not a table scan per card
         for card in self.hands[seat]:
-            actions.extend(Play(card, taken) for taken in self._capture_options(card) or [()])
+            actions.extend([Play(card, taken) for taken in self._capture_options(card, by_rank) or [()]])
         return actions
 
-    def _capture_options(self, card: Card) -> list[tuple[Card, ...]]:
-        """Every way ``card`` may capture: one target each, or the layout's three at once."""
+    def _table_by_rank(self) -> dict[Rank, list[Card]]:
+        by_rank: dict[Rank, list[Card]] = {}
+        for card in self.table:
+            by_rank.setdefault(card.rank, []).append(card)
+        return by_rank
+
+    def _capture_options(
+        self, card: Card, by_rank: dict[Rank, list[Card]] | None = None
+    ) -> list[tuple[Card, ...]]:
+        """Every way ``card`` may capture: one target each (what ``captures`` finds), or the
+        layout's three at once. ``by_rank``: the table grouped by ``_table_by_rank``, if at hand."""
+        if by_rank is None:
+            by_rank = self._table_by_rank()
         if card.rank is self.layout_set_rank:
-            three = tuple(c for c in self.table if c.rank is card.rank)
+            three = by_rank.get(card.rank, [])
             if len(three) == 3:
-                return [three]
-        return [(t,) for t in captures(card, self.table)]
+                return [tuple(three)]
+        return [(t,) for t in by_rank.get(CAPTURE_PARTNER[card.rank], ())]
 
     def apply(self, seat: Seat, action: ChineseTenAction, now: float = 0.0) -> list[Event]:
         self._check(seat, action)
