@@ -37,8 +37,3 @@ def configure(json: bool | None = None, level: int = logging.INFO) -> None:
         logger_factory=structlog.PrintLoggerFactory(sys.stderr),
         cache_logger_on_first_use=True,
     )
-
-
-def get_logger(name: str) -> structlog.typing.FilteringBoundLogger:
-    logger: structlog.typing.FilteringBoundLogger = structlog.get_logger(name)
-    return logger

@@ -294,12 +294,6 @@ class Referee:
         self._order[match.id] = len(self._order)
         self.unseated[match.id] = match
 
-    def find(self, match_id: str) -> Match:
-        match = self.matches.get(match_id)
-        if match is None:
-            raise NotFound(f"no match {match_id!r}")
-        return match
-
     def info(self, match_id: str) -> match_pb2.MatchInfo:
         match = self.matches.get(match_id)
         if match is not None:
