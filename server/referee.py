@@ -123,9 +123,6 @@ class Referee:
             return
         match = Match.resume(path, self.metrics, self._released, self._finished)
         self._add(match)
-        for seat, player in enumerate(match.players):
-            self.seat_tokens[player.token_sha256] = (match.id, seat)
-        match.start_actor()
         log.info("match resumed", match_id=match.id, status=match_pb2.MatchStatus.Name(match.status))
 
     async def close(self) -> None:
@@ -282,17 +279,18 @@ class Referee:
                 "raise the referee's open-files limit or free disk space, or use another referee"
             ) from None
         self._add(match)
-        for index, player in enumerate(players):
-            self.seat_tokens[player.token_sha256] = (match.id, index)
-        match.start_actor()
         log.info("match created", match_id=match.id, game=game, players=[p.name for p in players])
         self._seat_bots()
         return match, tokens
 
     def _add(self, match: Match) -> None:
+        """Take in a new or resumed match: listed, its seat tokens known, its actor started."""
         self.matches[match.id] = match
         self._order[match.id] = len(self._order)
         self.unseated[match.id] = match
+        for index, player in enumerate(match.players):
+            self.seat_tokens[player.token_sha256] = (match.id, index)
+        match.start_actor()
 
     def info(self, match_id: str) -> match_pb2.MatchInfo:
         match = self.matches.get(match_id)
