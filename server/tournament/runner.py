@@ -155,13 +155,9 @@ class Runner:
                     )
 
     def _check_can_start(self, pending: Sequence[MatchRecord]) -> None:
-        """A set that could never start (too big for the settings) is an error now, not a hang."""
+        """A set that could never start (too big for a bot's capacity) is an error now, not a hang.
+        (The tournament file is refused when its concurrency is below a set: config.parse.)"""
         key = pending[0].key
-        if len(pending) > self.config.concurrency:
-            raise ScheduleError(
-                f"concurrency {self.config.concurrency} is below the {len(pending)} rotations of each "
-                f"{key.game} deal, which start together; raise concurrency to at least {len(pending)}"
-            )
         for bot, count in Counter(bot for record in pending for bot in record.seats).items():
             capacity = self.entrants[bot].capacity
             if count > capacity:
