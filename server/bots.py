@@ -74,7 +74,7 @@ class BotService:
         try:
             async for message in requests:
                 if isinstance(message, Malformed):
-                    session.send(_error(grpc.StatusCode.INVALID_ARGUMENT, message.text))
+                    session.send_error(grpc.StatusCode.INVALID_ARGUMENT, message.text)
                     continue
                 kind = message.WhichOneof("message")
                 if kind == "move":
@@ -84,14 +84,14 @@ class BotService:
                         match.move(session, move)
                     elif move.match_id in self.referee.past:
                         over = f"match {move.match_id} is over"
-                        session.send(_error(grpc.StatusCode.FAILED_PRECONDITION, over, move.match_id))
+                        session.send_error(grpc.StatusCode.FAILED_PRECONDITION, over, move.match_id)
                     else:
                         unknown = f"no match {move.match_id!r}"
-                        session.send(_error(grpc.StatusCode.NOT_FOUND, unknown, move.match_id))
+                        session.send_error(grpc.StatusCode.NOT_FOUND, unknown, move.match_id)
                 elif kind == "hello":
-                    session.send(_error(grpc.StatusCode.INVALID_ARGUMENT, "hello again? say hello once"))
+                    session.send_error(grpc.StatusCode.INVALID_ARGUMENT, "hello again? say hello once")
                 else:
-                    session.send(_error(grpc.StatusCode.INVALID_ARGUMENT, "an empty BotMessage: send a move"))
+                    session.send_error(grpc.StatusCode.INVALID_ARGUMENT, "an empty BotMessage: send a move")
         except grpc.RpcError:
             pass  # the stream broke: the writer's end does the clean-up
         finally:
@@ -120,11 +120,3 @@ async def _hello(
             f"this referee speaks protocol version {PROTOCOL_VERSION}, not {first.hello.protocol_version}",
         )
     return first.hello
-
-
-def _error(code: grpc.StatusCode, message: str, match_id: str = "") -> bots_pb2.ServerMessage:
-    return bots_pb2.ServerMessage(
-        error=bots_pb2.Error(
-            code=bots_pb2.Error.Code.ValueType(code.value[0]), message=message, match_id=match_id
-        )
-    )

@@ -38,7 +38,7 @@ import server.session as sessions
 from engine.core import Action, Event, GameSpec, GameState, IllegalAction, MalformedInput, options_to_dict
 from engine.rng import Rng
 from server import convert
-from server.errors import FailedPrecondition, InvalidArgument, PermissionDenied, ServiceError, status_of
+from server.errors import FailedPrecondition, InvalidArgument, PermissionDenied, ServiceError
 from server.journal import (
     ACTION_RECORDS,
     JournalWriter,
@@ -389,12 +389,10 @@ class Match:
             return
         old = seat.holder
         if old is not None and old is not session:
-            old.send(
-                _error(
-                    bots_pb2.Error.FAILED_PRECONDITION,
-                    f"seat {index} of match {self.id} was taken over by another stream",
-                    self.id,
-                )
+            old.send_error(
+                FailedPrecondition.code,
+                f"seat {index} of match {self.id} was taken over by another stream",
+                self.id,
             )
         seat.holder = session
         seat.gone_since = None
@@ -453,9 +451,7 @@ class Match:
                 return
             self._play(session, index, move)
         except ServiceError as exc:
-            code = status_of(exc)
-            assert code is not None
-            session.send(_error(code.value[0], str(exc), move.match_id, move.decision_id))
+            session.send_error(exc.code, str(exc), move.match_id, move.decision_id)
 
     def _seat_of(self, session: Session, move: bots_pb2.Move) -> int:
         held = [i for i, s in enumerate(self.seats) if s.holder is session]
@@ -1102,14 +1098,3 @@ def _describe(move: bots_pb2.Move) -> str:
     if choice == "text":
         return move.text
     return str(choice or "nothing")
-
-
-def _error(code: int, message: str, match_id: str = "", decision_id: int = 0) -> bots_pb2.ServerMessage:
-    return bots_pb2.ServerMessage(
-        error=bots_pb2.Error(
-            code=bots_pb2.Error.Code.ValueType(code),
-            message=message,
-            match_id=match_id,
-            decision_id=decision_id,
-        )
-    )

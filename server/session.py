@@ -7,6 +7,7 @@ import itertools
 from collections import Counter
 from typing import TYPE_CHECKING
 
+import grpc
 from croupier.v1 import bots_pb2
 
 if TYPE_CHECKING:
@@ -48,6 +49,18 @@ class Session:
             self.close()
             return
         self.outbox.put_nowait(message)
+
+    def send_error(
+        self, code: grpc.StatusCode, message: str, match_id: str = "", decision_id: int = 0
+    ) -> None:
+        """An Error about one message, with the status the call would end with: the stream goes on."""
+        error = bots_pb2.Error(
+            code=bots_pb2.Error.Code.ValueType(code.value[0]),
+            message=message,
+            match_id=match_id,
+            decision_id=decision_id,
+        )
+        self.send(bots_pb2.ServerMessage(error=error))
 
     def close(self) -> None:
         """End the stream's writer after what is queued."""
