@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections import Counter
 from itertools import product
 
-from engine.cards import Rank
+from engine.cards import DOUBLE_DECK, Rank
 from engine.games.platinum_fish import (
     Ask,
     FishAction,
@@ -24,8 +24,8 @@ from engine.games.platinum_fish import (
     ranks_of_value,
 )
 
-COPIES = 8
-"""Cards of each rank in the double deck."""
+DECK_BY_RANK = Counter(card.rank for card in DOUBLE_DECK)
+"""Cards of each rank in the game's deck."""
 ROLL_BONUS = 0.05
 """A roll's miss goes into the hand (more ranks to match later); a draw's miss feeds the discard pile."""
 
@@ -34,7 +34,7 @@ def unseen_by_rank(view: PlatinumFishView) -> Counter[Rank]:
     seen: Counter[Rank] = Counter(c.rank for c in view.discard)
     seen.update(c.rank for pairs in view.matches for pair in pairs for c in pair)
     seen.update(my_hand(view))
-    return Counter({rank: COPIES - seen[rank] for rank in Rank if seen[rank] < COPIES})
+    return DECK_BY_RANK - seen  # a rank all seen drops out
 
 
 def my_hand(view: PlatinumFishView) -> tuple[Rank, ...]:
