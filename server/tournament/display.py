@@ -17,6 +17,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextC
 from rich.table import Table
 
 from server.tournament.ratings import Places, RunningElo, Tally
+from server.tournament.ratings_cli import say
 
 PLAIN_EVERY_SECONDS = 5.0
 
@@ -108,7 +109,7 @@ class LiveDisplay:
             self.progress.update(self._task, rate=self._clock.text(done))
 
     def note(self, text: str) -> None:
-        self._live.console.print(text, markup=False, highlight=False, soft_wrap=True)
+        say(self.console, text)
 
     def end(self) -> None:
         self._live.stop()
@@ -142,7 +143,7 @@ class PlainDisplay:
             self._line()
 
     def note(self, text: str) -> None:
-        self.console.print(text, markup=False, highlight=False, soft_wrap=True)
+        say(self.console, text)
 
     def end(self) -> None:
         pass
@@ -160,7 +161,7 @@ class PlainDisplay:
         leaders = self.standings.leaders()
         if leaders:
             parts.append(f"leading: {leaders}")
-        self.console.print(", ".join(parts), markup=False, highlight=False, soft_wrap=True)
+        say(self.console, ", ".join(parts))
 
 
 class _Rate:
