@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import grpc
-from croupier.v1 import admin_pb2, admin_pb2_grpc, bots_pb2, bots_pb2_grpc, match_pb2
+from croupier.v1 import admin_pb2, admin_pb2_grpc, bots_pb2, bots_pb2_grpc
 
 from bench import grpc_ceiling
 from bench.harness import Latencies, Server, cpu_seconds, machine, python, rss_bytes
@@ -44,8 +44,6 @@ from server import convert
 
 ADMIN_TOKEN = "bench-admin-token"
 TOKEN = "croupier-token"
-QUICK_OPTIONS: dict[str, dict[str, object]] = {}
-"""Options per game for the benchmark's matches (defaults otherwise)."""
 
 
 def referee_argv(data: Path, *extra: str) -> list[str]:
@@ -64,13 +62,12 @@ def referee_argv(data: Path, *extra: str) -> list[str]:
     )
 
 
-def create_request(game: str, seats: list[admin_pb2.SeatSpec], seed: int) -> admin_pb2.CreateMatchRequest:
-    spec = get_game(game)
-    codec = convert.codec(game)
-    options = spec.options({"players": len(seats), **QUICK_OPTIONS.get(game, {})})
-    return admin_pb2.CreateMatchRequest(
-        options=codec.options(options), seats=seats, seed=seed, clocks=match_pb2.Clocks()
-    )
+def create_request(
+    game: str, seats: list[admin_pb2.SeatSpec], seed: int, **options: object
+) -> admin_pb2.CreateMatchRequest:
+    """A match of ``game`` for ``seats``: ``options`` over the defaults, the referee's clocks."""
+    values = get_game(game).options({"players": len(seats), **options})
+    return admin_pb2.CreateMatchRequest(options=convert.codec(game).options(values), seats=seats, seed=seed)
 
 
 @dataclass

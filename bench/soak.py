@@ -34,9 +34,7 @@ from croupier.v1 import admin_pb2, admin_pb2_grpc, bots_pb2, bots_pb2_grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from bench.harness import Latencies, Server, cpu_seconds, machine, rss_bytes
-from bench.referee_throughput import ADMIN_TOKEN, TOKEN, referee_argv
-from engine.games import get_game
-from server import convert
+from bench.referee_throughput import ADMIN_TOKEN, TOKEN, create_request, referee_argv
 
 MAX_SECONDS = 3600.0
 GAMES: dict[str, dict[str, object]] = {
@@ -84,14 +82,8 @@ class Soak:
         names = sorted(GAMES)
         for k in range(1_000_000):
             game = names[(slot + k) % len(names)]
-            spec = get_game(game)
-            codec = convert.codec(game)
-            options = spec.options({"players": 2, **GAMES[game]})
-            request = admin_pb2.CreateMatchRequest(
-                options=codec.options(options),
-                seats=[admin_pb2.SeatSpec(name=f"soak-{slot}-{i}") for i in range(2)],
-                seed=slot * 1_000_000 + k,
-            )
+            seats = [admin_pb2.SeatSpec(name=f"soak-{slot}-{i}") for i in range(2)]
+            request = create_request(game, seats, slot * 1_000_000 + k, **GAMES[game])
             created = await self.admin.CreateMatch(request, metadata=ADMIN)
             rng = random.Random(slot * 1_000_000 + k)
             ended = await asyncio.gather(*(self.seat(token, rng) for token in created.seat_tokens))
