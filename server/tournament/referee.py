@@ -118,26 +118,16 @@ class Referee:
     async def get_match(self, match_id: str) -> match_pb2.MatchInfo | None:
         """The match, or None if this referee does not know it."""
         request = admin_pb2.GetMatchRequest(match_id=match_id)
-        try:
-            return await self._patient_call(
-                "GetMatch", lambda: self._stub.GetMatch(request, metadata=self._metadata)
-            )
-        except RefereeError as exc:
-            if exc.code == grpc.StatusCode.NOT_FOUND:
-                return None
-            raise
+        return await self._unless_not_found(
+            "GetMatch", lambda: self._stub.GetMatch(request, metadata=self._metadata)
+        )
 
     async def cancel_match(self, match_id: str, reason: str) -> match_pb2.MatchInfo | None:
         """Call the match off (a finished one keeps its result); None if this referee does not know it."""
         request = admin_pb2.CancelMatchRequest(match_id=match_id, reason=reason)
-        try:
-            return await self._patient_call(
-                "CancelMatch", lambda: self._stub.CancelMatch(request, metadata=self._metadata)
-            )
-        except RefereeError as exc:
-            if exc.code == grpc.StatusCode.NOT_FOUND:
-                return None
-            raise
+        return await self._unless_not_found(
+            "CancelMatch", lambda: self._stub.CancelMatch(request, metadata=self._metadata)
+        )
 
     async def wait_match(self, match_id: str) -> match_pb2.MatchInfo:
         request = admin_pb2.GetMatchRequest(match_id=match_id)
@@ -156,6 +146,15 @@ class Referee:
                 if exc.code != grpc.StatusCode.UNAVAILABLE or loop.time() >= give_up:
                     raise
             await asyncio.sleep(RECONNECT_PAUSE)
+
+    async def _unless_not_found(self, method: str, make_call: Callable[[], Awaitable[T]]) -> T | None:
+        """A patient call about a match; None when this referee does not know the match."""
+        try:
+            return await self._patient_call(method, make_call)
+        except RefereeError as exc:
+            if exc.code == grpc.StatusCode.NOT_FOUND:
+                return None
+            raise
 
     async def _call(self, method: str, call: Awaitable[T]) -> T:
         try:
