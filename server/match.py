@@ -655,33 +655,33 @@ class Match:
         self._dirty = False
         if self.status != Status.MATCH_STATUS_RUNNING:
             return
-        while not self.state.is_over():
-            waiting_on = self.state.to_act()
-            if not waiting_on or not all(self.seats[s].forfeited for s in waiting_on):
+        while True:
+            if self.state.is_over():
+                self._finish()
+                return
+            to_act = self.state.to_act()
+            if not to_act or not all(self.seats[s].forfeited for s in to_act):
                 break
-            index = min(waiting_on)
+            index = min(to_act)
             legal = self.state.legal_actions(index)
             if not legal:
                 break
             now = self.now()
             events = self.state.apply(index, legal[0], now)
             self._record({"t": "auto", "at": now, "seat": index, "action": str(legal[0])}, events)
-        if self.state.is_over():
-            self._finish()
-            return
-        self._publish()
+        self._publish(to_act)
         self._arm_timer()
 
-    def _publish(self) -> None:
-        """Open, re-open or close each seat's decision; send what changed to each connected bot.
+    def _publish(self, to_act: frozenset[int]) -> None:
+        """Open, re-open or close each seat's decision (``to_act``: the seats the game waits on);
+        send what changed to each connected bot.
 
         A seat just told of its own action by an ActionResult gets no ViewUpdate for it (it knows
         what it did): the events wait for its next message. In a two-player game that makes a
         decision three messages (the Move, its ActionResult, the next seat's DecisionRequest)."""
         now = self.now()
-        to_act = self.state.to_act()
         views_due = self._views_due or bool(self._events)
-        events = [self.codec.event(e) for e in self._events] if views_due else []
+        events = [self.codec.event(e) for e in self._events]
         self._events = []
         self._views_due = False
         told, self._told = self._told, set()
