@@ -96,12 +96,10 @@ function playOnce(BotService, args, state) {
     const metadata = new grpc.Metadata();
     for (const token of args.tokens) metadata.add("croupier-token", token);
     const call = client.Play(metadata);
-    state.current = call;
     let settled = false;
     const finish = (outcome, error) => {
       if (settled) return;
       settled = true;
-      state.current = null;
       call.cancel();
       client.close();
       if (error) reject(error);
@@ -157,7 +155,7 @@ function playOnce(BotService, args, state) {
 async function main() {
   const args = parseArgs(process.argv.slice(2));
   const BotService = loadBotService();
-  const state = { finished: 0, stopping: false, welcomed: false, current: null, stop: null, wake: null };
+  const state = { finished: 0, stopping: false, welcomed: false, stop: null, wake: null };
   const shutdown = () => {
     state.stopping = true;
     if (state.stop) state.stop();
