@@ -8,7 +8,8 @@ referee time and its countdowns and windows as they fall due), journals them
 as the referee does, builds the MatchRecord GetRecord sends (every frame,
 every hand shown) and prints its size: frames, bytes, bytes per frame.
 ``--refusals N`` adds N refused moves spread over each match (a bot flooding the
-referee with bad moves: nothing caps them, and each is a frame with a view).
+referee with bad moves: each is a frame with a view, up to the clocks' max_refusals,
+100 by default, and without bound in a match created with max_refusals 0).
 """
 
 from __future__ import annotations
