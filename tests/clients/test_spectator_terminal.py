@@ -7,7 +7,6 @@ import asyncio
 import json
 import re
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -166,10 +165,7 @@ async def test_replay_steps_forwards_and_backwards_with_every_hand_shown(
 
 
 def replay(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "clients.cli", "replay", *args],
-        cwd=REPO, capture_output=True, text=True, timeout=WAIT,
-    )  # fmt: skip
+    return subprocess.run(croupier("replay", *args), cwd=REPO, capture_output=True, text=True, timeout=WAIT)
 
 
 async def test_replay_prints_a_step_and_checks_journals_for_scripts(journal: Path, tmp_path: Path) -> None:
