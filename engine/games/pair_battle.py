@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from itertools import combinations, groupby, pairwise
 
-from engine.cards import STANDARD_DECK, Card, Rank, format_cards, parse_cards
+from engine.cards import STANDARD_DECK, Card, Rank, card_order, format_cards, parse_cards
 from engine.core import (
     Action,
     Event,
@@ -81,11 +81,6 @@ def _rank(card: Card) -> Rank:
     return card.rank
 
 
-def _card_order(card: Card) -> tuple[int, str]:
-    """Card's own order (rank, then suit), as a sort key 2-3x faster than comparing Cards."""
-    return (card.rank, card.suit._value_)  # _value_: the plain attribute, ~4x faster than .value
-
-
 # --- actions -------------------------------------------------------------------
 
 
@@ -100,7 +95,7 @@ class Play(Action):
     cards: tuple[Card, ...]
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "cards", tuple(sorted(self.cards, key=_card_order)))
+        object.__setattr__(self, "cards", tuple(sorted(self.cards, key=card_order)))
 
     def __str__(self) -> str:
         return format_cards(self.cards)
@@ -411,7 +406,7 @@ class PairBattleState(GameState[PairBattleAction, PairBattleView]):
         del reserve[: len(play.cards)]
         if drawn:
             hand.extend(drawn)
-            hand.sort(key=_card_order)
+            hand.sort(key=card_order)
         events: list[Event] = [Laid(seat, play.cards, len(drawn))]
         if not hand:  # the refill would have filled it: the reserve is empty too
             self.finishers.append(seat)
@@ -554,7 +549,7 @@ class PairBattleState(GameState[PairBattleAction, PairBattleView]):
         others = [h for s, h in enumerate(twin.hands) if s != seat]
         redeal([*others, *twin.reserves, twin.out_of_play], rng)
         for hand in others:
-            hand.sort(key=_card_order)
+            hand.sort(key=card_order)
         # Others' hidden answers were made from hands that are now different:
         # give them answers their new hands could have made.
         for s, answer in enumerate(twin.submissions):
@@ -590,7 +585,7 @@ def deal_from(
     state = PairBattleState(
         options,
         rng or Rng(0),
-        hands=[sorted(h, key=_card_order) for h in hands],
+        hands=[sorted(h, key=card_order) for h in hands],
         reserves=[list(r) for r in reserves],
         out_of_play=list(out_of_play),
         laid=[[] for _ in range(n)],

@@ -18,7 +18,7 @@ from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from engine.cards import DOUBLE_DECK, Card, Rank, format_cards
+from engine.cards import DOUBLE_DECK, Card, Rank, card_order, format_cards
 from engine.core import (
     Action,
     Event,
@@ -105,11 +105,6 @@ def ranks_of_value(number: int, twelve_includes_jack: bool = False) -> tuple[Ran
     if number == 12 and twelve_includes_jack:
         return (Rank.JACK, *_RANKS_OF_VALUE[12])
     return _RANKS_OF_VALUE[number]
-
-
-def hand_order(card: Card) -> tuple[Rank, str]:
-    """Hands are kept in rank order (suits only break ties at the deal)."""
-    return card.rank, card.suit.value
 
 
 # --- actions -------------------------------------------------------------------------
@@ -402,7 +397,7 @@ class PlatinumFishState(GameState[FishAction, PlatinumFishView]):
     stock: list[Card]
     """Top card last (drawing is a pop)."""
     hands: list[list[Card]] = field(default_factory=list)
-    """Each hand sorted, at most one card of a rank."""
+    """Each hand in rank order (``card_order``), at most one card of a rank."""
     matches: list[list[tuple[Card, Card]]] = field(default_factory=list)
     discard: list[Card] = field(default_factory=list)
     current: Seat = 0
@@ -446,7 +441,7 @@ class PlatinumFishState(GameState[FishAction, PlatinumFishView]):
             count = max(rolls[-1], MIN_DEAL)
             if count >= len(self.stock):
                 raise InvalidOptions(f"the deck runs out dealing {count} cards to seat {seat}")
-            self.hands[seat] = sorted((self.stock.pop() for _ in range(count)), key=hand_order)
+            self.hands[seat] = sorted((self.stock.pop() for _ in range(count)), key=card_order)
             events.append(Dealt(seat, tuple(rolls), count))
         for seat in self._clockwise_from(self.dealer + 1):
             events.extend(self._lay_dealt_pairs(seat))
@@ -594,7 +589,7 @@ class PlatinumFishState(GameState[FishAction, PlatinumFishView]):
     def _gain(self, seat: Seat, card: Card, events: list[Event]) -> None:
         """A card won by a roll or an ask: a match is laid, anything else is kept; either may end the turn."""
         if self._partner(seat, card) is None:
-            bisect.insort(self.hands[seat], card, key=hand_order)
+            bisect.insort(self.hands[seat], card, key=card_order)
             self._end_turn(events)
         elif self.options.dice_match_ends_turn:
             self._lay(seat, card, events, move_again=False)
@@ -683,7 +678,7 @@ class PlatinumFishState(GameState[FishAction, PlatinumFishView]):
         redeal([h for s, h in enumerate(twin.hands) if s != seat] + [twin.stock], rng)
         for s, hand in enumerate(twin.hands):
             if s != seat:
-                hand.sort(key=hand_order)
+                hand.sort(key=card_order)
         return twin
 
 

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from engine.cards import STANDARD_DECK, Card
+from engine.cards import STANDARD_DECK, card_order
 from engine.core import Action, Event, GameSpec, GameState, IllegalAction
 from engine.rng import Rng
 
@@ -92,11 +92,8 @@ def _pair_battle(state: Any) -> None:
         assert state.to_act(), "nobody can act, no window is open, yet the game goes on"
 
 
-def _card_key(card: Card) -> tuple[int, str]:
-    return card.rank.value, card.suit.value  # cheaper than hashing cards
-
-
-_WHOLE_DECK = sorted(map(_card_key, STANDARD_DECK))
+_WHOLE_DECK = sorted(map(card_order, STANDARD_DECK))
+"""The deck as sort keys: comparing sorted keys is cheaper than hashing cards."""
 
 
 def _spoil_five(state: Any) -> None:
@@ -109,7 +106,7 @@ def _spoil_five(state: Any) -> None:
     face_up = [] if state.robber is not None else [state.turn_up]
     discard = [] if state.discard is None else [state.discard]
     cards = [*played, *face_up, *discard, *state.stock, *(c for h in state.hands for c in h)]
-    assert sorted(map(_card_key, cards)) == _WHOLE_DECK, "the 52 cards are not all accounted for"
+    assert sorted(map(card_order, cards)) == _WHOLE_DECK, "the 52 cards are not all accounted for"
     assert sum(state.won) == len(state.tricks), "tricks won do not add up to tricks played"
     in_trick = {seat for seat, _ in state.trick}
     for seat, hand in enumerate(state.hands):
