@@ -133,6 +133,14 @@ function playOnce(BotService, args, state) {
             log(`referee: ${message.error.code}: ${message.error.message}`);
           }
           break;
+        case "seat_forfeited": {
+          // The referee plays the seat on; no match_ended comes for it, so it counts as finished here.
+          const f = message.seat_forfeited;
+          log(`match ${f.match_id}: seat ${f.seat} was forfeited (${f.reason})`);
+          state.finished += 1;
+          if (args.matches !== null && state.finished >= args.matches) finish("done");
+          break;
+        }
         case "match_ended": {
           const e = message.match_ended;
           const mine = e.result.seats.find((s) => s.seat === e.seat);

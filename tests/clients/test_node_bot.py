@@ -83,3 +83,25 @@ async def test_the_node_bot_says_why_the_referee_refused_it(node: str, referee: 
     )  # fmt: skip
     assert result.returncode == 2
     assert "UNAUTHENTICATED" in result.stderr and "unknown token" in result.stderr
+
+
+async def test_the_node_bot_counts_a_forfeited_seat_as_a_match_done(
+    node: str, referee: Croupier, admin: Admin
+) -> None:
+    """No clock at all: each seat times out at once and is forfeited, so no MatchEnded reaches the bot;
+    with --matches 2 it must still stop."""
+    created = await admin.create("chinese_ten", 2, {"target": 100}, decision_ms=0, bank_ms=0, max_timeouts=1)
+    tokens = [arg for token in created.seat_tokens for arg in ("--token", token)]
+    process = await asyncio.create_subprocess_exec(
+        node, "bot.js", "--server", f"127.0.0.1:{referee.port}", *tokens, "--matches", "2",
+        cwd=NODE_DIR, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
+    )  # fmt: skip
+    try:
+        output, _ = await asyncio.wait_for(process.communicate(), WAIT)
+    finally:
+        if process.returncode is None:
+            process.kill()
+    log = output.decode()
+    assert process.returncode == 0, log
+    assert "was forfeited (timeouts)" in log
+    assert "stopped after 2 match(es)" in log
