@@ -85,6 +85,7 @@ class Outcome:
 # --- the protocol ---------------------------------------------------------------
 
 O = TypeVar("O")
+T = TypeVar("T")
 V = TypeVar("V")
 A = TypeVar("A", bound=Action)
 
@@ -166,6 +167,26 @@ class GameState(ABC, Generic[A, V]):
 
     def copy(self) -> GameState[A, V]:
         return copy.deepcopy(self)
+
+
+def clockwise_from(first: Seat, players: int) -> list[Seat]:
+    """Every seat once, clockwise from ``first`` (taken modulo ``players``)."""
+    return [(first + k) % players for k in range(players)]
+
+
+def deal_round(
+    deck: Sequence[T], players: int, dealer: Seat, packets: Sequence[int]
+) -> tuple[list[list[T]], list[T]]:
+    """Deal from the front of ``deck`` clockwise from the dealer's left, one packet
+    of each size per round (``(2, 3)``: two cards each, then three each).
+    Returns the hands by seat and the undealt rest, in order."""
+    hands: list[list[T]] = [[] for _ in range(players)]
+    top = 0
+    for size in packets:
+        for seat in clockwise_from(dealer + 1, players):
+            hands[seat].extend(deck[top : top + size])
+            top += size
+    return hands, list(deck[top:])
 
 
 def redeal(zones: Sequence[list[Any]], rng: Rng) -> None:

@@ -24,6 +24,7 @@ from engine.core import (
     Outcome,
     Seat,
     check_players,
+    deal_round,
     redeal,
 )
 from engine.rng import Rng
@@ -287,14 +288,9 @@ class ChineseTenState(GameState[ChineseTenAction, ChineseTenView]):
         n = self.players
         if deck is None:
             deck = self.rng.shuffled(STANDARD_DECK)
-        size = HAND_SIZE[n]
         self.deal += 1
-        self.hands = [[] for _ in range(n)]
-        for i in range(n):
-            seat = (self.dealer + 1 + i) % n
-            self.hands[seat] = deck[i * size : (i + 1) * size]
-        self.table = deck[n * size : n * size + LAYOUT_SIZE]
-        self.stock = deck[n * size + LAYOUT_SIZE :]
+        self.hands, rest = deal_round(deck, n, self.dealer, (HAND_SIZE[n],))
+        self.table, self.stock = rest[:LAYOUT_SIZE], rest[LAYOUT_SIZE:]
         self.piles = [[] for _ in range(n)]
         self.points = [0] * n
         self.turn = (self.dealer + 1) % n

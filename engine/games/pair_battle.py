@@ -33,6 +33,7 @@ from engine.core import (
     Outcome,
     Seat,
     check_players,
+    deal_round,
     redeal,
 )
 from engine.rng import Rng
@@ -605,16 +606,9 @@ def new_game(options: Options, rng: Rng) -> PairBattleState:
     """Shuffle and deal: hands, then equal reserves, the odd card (3 players) out of play."""
     n = options.players
     deck = rng.shuffled(STANDARD_DECK)
-    size = HAND_SIZE[n]
-    reserve_size = (len(deck) - n * size) // n
-    hands: list[list[Card]] = [[] for _ in range(n)]
-    reserves: list[list[Card]] = [[] for _ in range(n)]
-    for i in range(n):  # from the dealer's (seat 0's) left
-        seat = (1 + i) % n
-        hands[seat] = deck[i * size : (i + 1) * size]
-        start = n * size + i * reserve_size
-        reserves[seat] = deck[start : start + reserve_size]
-    return deal_from(options, hands, reserves, deck[n * (size + reserve_size) :], rng)
+    hands, rest = deal_round(deck, n, 0, (HAND_SIZE[n],))  # seat 0 deals
+    reserves, out_of_play = deal_round(rest, n, 0, (len(rest) // n,))
+    return deal_from(options, hands, reserves, out_of_play, rng)
 
 
 SPEC: GameSpec[Options] = GameSpec(

@@ -30,6 +30,7 @@ from engine.core import (
     Outcome,
     Seat,
     check_players,
+    clockwise_from,
     redeal,
 )
 from engine.rng import Rng
@@ -434,7 +435,7 @@ class PlatinumFishState(GameState[FishAction, PlatinumFishView]):
         self.hands = [[] for _ in range(n)]
         self.matches = [[] for _ in range(n)]
         events: list[Event] = []
-        for seat in self._clockwise_from(self.dealer + 1):
+        for seat in clockwise_from(self.dealer + 1, self.players):
             rolls = [self.rng.die()]
             while rolls[-1] < MIN_DEAL and self.options.short_roll is ShortRoll.REROLL:
                 rolls.append(self.rng.die())
@@ -443,7 +444,7 @@ class PlatinumFishState(GameState[FishAction, PlatinumFishView]):
                 raise InvalidOptions(f"the deck runs out dealing {count} cards to seat {seat}")
             self.hands[seat] = sorted((self.stock.pop() for _ in range(count)), key=card_order)
             events.append(Dealt(seat, tuple(rolls), count))
-        for seat in self._clockwise_from(self.dealer + 1):
+        for seat in clockwise_from(self.dealer + 1, self.players):
             events.extend(self._lay_dealt_pairs(seat))
         card = self.stock.pop()
         self.discard.append(card)
@@ -568,14 +569,15 @@ class PlatinumFishState(GameState[FishAction, PlatinumFishView]):
         events.append(NotInStock(seat, targets))
         self.phase, self.dice, self.targets = Phase.ASK, dice, targets
         if self.options.ask is AskRule.NAMED:
-            self.asks = tuple(Ask(r, o) for r in ranks for o in self._clockwise_from(seat + 1) if o != seat)
+            opponents = clockwise_from(seat + 1, self.players)[:-1]  # the asker comes round last
+            self.asks = tuple(Ask(r, o) for r in ranks for o in opponents)
         else:
             self.asks = tuple(Ask(r) for r in ranks)
 
     def _ask(self, seat: Seat, action: Ask, events: list[Event]) -> None:
         self.phase, self.dice, self.targets, self.asks = Phase.TURN, None, (), ()
         events.append(Asked(seat, action.rank, action.seat))
-        asked = self._clockwise_from(seat + 1)[:-1] if action.seat is None else [action.seat]
+        asked = clockwise_from(seat + 1, self.players)[:-1] if action.seat is None else [action.seat]
         for giver in asked:
             hand = self.hands[giver]
             i = next((i for i, c in enumerate(hand) if c.rank == action.rank), None)
@@ -630,10 +632,6 @@ class PlatinumFishState(GameState[FishAction, PlatinumFishView]):
             if held.rank == rank:
                 return i
         return None
-
-    def _clockwise_from(self, first: Seat) -> list[Seat]:
-        n = self.players
-        return [(first + k) % n for k in range(n)]
 
     # -- views and results --
 

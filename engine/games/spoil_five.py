@@ -27,6 +27,8 @@ from engine.core import (
     Outcome,
     Seat,
     check_players,
+    clockwise_from,
+    deal_round,
     redeal,
 )
 from engine.rng import Rng
@@ -526,18 +528,11 @@ class SpoilFiveState(GameState[SpoilFiveAction, SpoilFiveView]):
         each, then three each; the next card is turned up; the rest is the stock.
         """
         n = self.players
-        cards = list(deck) if deck is not None else self.rng.shuffled(STANDARD_DECK)
-        order = [(self.dealer + 1 + i) % n for i in range(n)]
-        hands: list[list[Card]] = [[] for _ in range(n)]
-        top = 0
-        for size in PACKETS:
-            for seat in order:
-                hands[seat].extend(cards[top : top + size])
-                top += size
+        cards = deck if deck is not None else self.rng.shuffled(STANDARD_DECK)
+        hands, rest = deal_round(cards, n, self.dealer, PACKETS)
         self.deal += 1
         self.hands = [_sorted_hand(h) for h in hands]
-        self.turn_up = cards[top]
-        self.stock = cards[top + 1 :]
+        self.turn_up, self.stock = rest[0], rest[1:]
         self.robber = self.discard = self.announcer = self.jinxer = None
         self.ace_low = self.ace_low_shown = False
         self.trick = []
@@ -546,7 +541,7 @@ class SpoilFiveState(GameState[SpoilFiveAction, SpoilFiveView]):
         if self.turn_up.rank is Rank.ACE:
             self.phase, self.turn = Phase.ROB_TURN_UP, self.dealer
         else:
-            self.phase, self.turn = Phase.PLAY, order[0]
+            self.phase, self.turn = Phase.PLAY, (self.dealer + 1) % n
         return [DealStarted(self.deal, self.dealer, self.turn_up)]
 
     def _end_deal(self, result: Result, seat: Seat | None) -> list[Event]:
@@ -896,11 +891,10 @@ def stacked_deck(players: int, dealer: Seat, hands: Sequence[Sequence[Card]], tu
     the stock is the other cards in deck order. For tests and worked examples."""
     if len(hands) != players or any(len(h) != HAND_SIZE for h in hands):
         raise ValueError(f"give {players} hands of {HAND_SIZE} cards")
-    order = [(dealer + 1 + i) % players for i in range(players)]
     deck: list[Card] = []
     top = 0
     for size in PACKETS:
-        for seat in order:
+        for seat in clockwise_from(dealer + 1, players):
             deck.extend(hands[seat][top : top + size])
         top += size
     deck.append(turn_up)
