@@ -2,17 +2,16 @@
 throw the weakest card when a trick cannot be won, and jinx only with two sure winners.
 
 A pure function of the view and the legal actions. Card strength is the
-engine's own ``power`` (plain or classic ranking), with the unannounced trump
-Ace demoted as the view says.
+engine's own ``trick_power`` (plain or classic ranking), with the unannounced
+trump Ace demoted as the view says.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from engine.cards import STANDARD_DECK, Card, Rank
+from engine.cards import STANDARD_DECK, Card
 from engine.games.spoil_five import (
-    LOWEST_TRUMP,
     Announce,
     Decline,
     Jinx,
@@ -21,15 +20,14 @@ from engine.games.spoil_five import (
     SpoilFiveAction,
     SpoilFiveView,
     TakePool,
-    power,
     suit_of,
+    trick_power,
+    trick_strength,
 )
 
 
 def strength(card: Card, view: SpoilFiveView) -> int:
-    if view.trump_ace_low and card.rank is Rank.ACE and card.suit is view.trumps:
-        return LOWEST_TRUMP
-    return power(card, view.trumps, view.ranking)
+    return trick_power(card, view.trumps, view.ranking, view.trump_ace_low)
 
 
 def is_trump(card: Card, view: SpoilFiveView) -> bool:
@@ -37,13 +35,8 @@ def is_trump(card: Card, view: SpoilFiveView) -> bool:
 
 
 def in_trick(card: Card, view: SpoilFiveView) -> int:
-    """What ``card`` counts for in the current trick: its strength if a trump or of the suit led, else 0."""
-    if not view.trick:
-        return strength(card, view)
-    led = suit_of(view.trick[0][1], view.trumps, view.ranking)
-    if is_trump(card, view) or suit_of(card, view.trumps, view.ranking) is led:
-        return strength(card, view)
-    return 0
+    """What ``card`` counts for in the current trick (one card is played at least)."""
+    return trick_strength(card, view.trick[0][1], view.trumps, view.ranking, view.trump_ace_low)
 
 
 def unseen_cards(view: SpoilFiveView) -> list[Card]:

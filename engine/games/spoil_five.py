@@ -127,6 +127,22 @@ def power(card: Card, trump: Suit, ranking: Ranking) -> int:
     return int(rank) if red else 11 - rank  # red 10 high, black 2 high
 
 
+def trick_power(card: Card, trump: Suit, ranking: Ranking, ace_low: bool) -> int:
+    """``power``, with the trump Ace at ``LOWEST_TRUMP`` when ``ace_low`` (its holder did not announce it)."""
+    if ace_low and card.rank is Rank.ACE and card.suit is trump:
+        return LOWEST_TRUMP
+    return power(card, trump, ranking)
+
+
+def trick_strength(card: Card, led: Card, trump: Suit, ranking: Ranking, ace_low: bool) -> int:
+    """What ``card`` counts for in a trick ``led`` began: its ``trick_power`` if a trump or
+    of the suit led, else 0 (it cannot win); the highest wins the trick."""
+    card_power = trick_power(card, trump, ranking, ace_low)
+    if card_power >= TRUMP or suit_of(card, trump, ranking) is suit_of(led, trump, ranking):
+        return card_power
+    return 0
+
+
 def may_renege(card: Card, trump: Suit, ranking: Ranking) -> bool:
     """5 and J of trumps and A♥ need not follow a lower trump led (classic only)."""
     if ranking is Ranking.PLAIN:
@@ -603,8 +619,11 @@ class SpoilFiveState(GameState[SpoilFiveAction, SpoilFiveView]):
         trumps = [c for c in hand if suit_of(c, trump, ranking) is trump]
         if led is trump:
             if trumps:  # a top trump need not follow a lower trump led
-                led_power = self._power(led_card)
-                if all(may_renege(c, trump, ranking) and self._power(c) > led_power for c in trumps):
+                led_power = trick_power(led_card, trump, ranking, self.ace_low)
+                if all(
+                    may_renege(c, trump, ranking) and trick_power(c, trump, ranking, self.ace_low) > led_power
+                    for c in trumps
+                ):
                     return hand
             return trumps or hand
         return [c for c in hand if suit_of(c, trump, ranking) is led] or trumps or hand
@@ -615,20 +634,9 @@ class SpoilFiveState(GameState[SpoilFiveAction, SpoilFiveView]):
     def _holds_trump_ace(self, seat: Seat) -> bool:
         return any(self._is_trump_ace(c) for c in self.hands[seat])
 
-    def _power(self, card: Card) -> int:
-        if self.ace_low and self._is_trump_ace(card):
-            return LOWEST_TRUMP
-        return power(card, self.turn_up.suit, self.options.ranking)
-
     def _trick_winner(self) -> Seat:
-        ranking, trump = self.options.ranking, self.turn_up.suit
-        led = suit_of(self.trick[0][1], trump, ranking)
-
-        def strength(play: tuple[Seat, Card]) -> int:
-            card_power = self._power(play[1])
-            return card_power if card_power >= TRUMP or suit_of(play[1], trump, ranking) is led else 0
-
-        return max(self.trick, key=strength)[0]
+        ranking, trump, led = self.options.ranking, self.turn_up.suit, self.trick[0][1]
+        return max(self.trick, key=lambda play: trick_strength(play[1], led, trump, ranking, self.ace_low))[0]
 
     def _holders_first_turn(self, seat: Seat) -> bool:
         """The trump Ace's holder, at their first turn, before playing: may rob and announce."""
