@@ -20,8 +20,7 @@ from engine.games.platinum_fish import (
     PlatinumFishView,
     Roll,
     TakeDiscard,
-    Targets,
-    ranks_of_value,
+    roll_targets,
 )
 
 DECK_BY_RANK = Counter(card.rank for card in DOUBLE_DECK)
@@ -52,8 +51,7 @@ def roll_odds(held: set[Rank], unseen: Counter[Rank], options: PlatinumFishOptio
     ranks among the unseen cards of the rolled values (the first such card in the stock is any of them)."""
     total = 0.0
     for a, b in product(range(1, 7), repeat=2):
-        numbers = {a + b} | ({a, b} if options.targets is Targets.FACES_AND_SUM else set())
-        ranks = {r for n in numbers for r in ranks_of_value(n, options.twelve_includes_jack)}
+        ranks = set(roll_targets((a, b), options)[1])
         candidates = sum(unseen[r] for r in ranks)
         if candidates:
             total += sum(unseen[r] for r in ranks & held) / candidates

@@ -108,6 +108,19 @@ def ranks_of_value(number: int, twelve_includes_jack: bool = False) -> tuple[Ran
     return _RANKS_OF_VALUE[number]
 
 
+def roll_targets(
+    dice: tuple[int, int], options: PlatinumFishOptions
+) -> tuple[tuple[int, ...], tuple[Rank, ...]]:
+    """What a roll looks for: the numbers, ascending (the sum; with ``FACES_AND_SUM`` each die's
+    face too), and the ranks they stand for, each once, in the numbers' order."""
+    numbers = {dice[0] + dice[1]}
+    if options.targets is Targets.FACES_AND_SUM:
+        numbers.update(dice)
+    targets = tuple(sorted(numbers))
+    jack = options.twelve_includes_jack
+    return targets, tuple(dict.fromkeys(r for number in targets for r in ranks_of_value(number, jack)))
+
+
 # --- actions -------------------------------------------------------------------------
 
 
@@ -549,13 +562,8 @@ class PlatinumFishState(GameState[FishAction, PlatinumFishView]):
 
     def _roll(self, seat: Seat, events: list[Event]) -> None:
         dice = (self.rng.die(), self.rng.die())
-        numbers = {dice[0] + dice[1]}
-        if self.options.targets is Targets.FACES_AND_SUM:
-            numbers.update(dice)
-        targets = tuple(sorted(numbers))
+        targets, ranks = roll_targets(dice, self.options)
         events.append(Rolled(seat, dice, targets))
-        jack = self.options.twelve_includes_jack
-        ranks = list(dict.fromkeys(r for number in targets for r in ranks_of_value(number, jack)))
         stock = self.stock
         for i in range(len(stock) - 1, -1, -1):  # from the top down
             if stock[i].rank in ranks:
