@@ -727,23 +727,21 @@ class Match:
     def _finish(self) -> None:
         now = self.now()
         outcome = self.state.outcome()
-        places = final_places(outcome.places, [bool(s.forfeited) for s in self.seats])
         self.status = Status.MATCH_STATUS_FINISHED
-        self.result = self._result_message(outcome.scores, places, now)
+        end: Record = {
+            "t": "end",
+            "at": now,
+            "seed": self._seed,
+            "scores": list(outcome.scores),
+            "engine_places": list(outcome.places),
+            "places": final_places(outcome.places, [bool(s.forfeited) for s in self.seats]),
+            "timeouts": [s.timeouts for s in self.seats],
+            "refusals": [s.refusals for s in self.seats],
+            "forfeited": [s.forfeited for s in self.seats],
+        }
+        self.result = match_result(self.records[0], end, self.journal_path)
         self._cancel_timer()
-        self._record(
-            {
-                "t": "end",
-                "at": now,
-                "seed": self._seed,
-                "scores": list(outcome.scores),
-                "engine_places": list(outcome.places),
-                "places": places,
-                "timeouts": [s.timeouts for s in self.seats],
-                "refusals": [s.refusals for s in self.seats],
-                "forfeited": [s.forfeited for s in self.seats],
-            }
-        )
+        self._record(end)
         # The end record is in the OS's hands already; make it durable off the event loop, and only
         # then drop the seed file a resume would need.
         self._close(self.secret_path)
@@ -754,11 +752,11 @@ class Match:
         self.log.info(
             "match finished",
             players=[p.name for p in self.players],
-            places=places,
-            scores=list(outcome.scores),
-            timeouts=[s.timeouts for s in self.seats],
-            refusals=[s.refusals for s in self.seats],
-            forfeited=[s.forfeited for s in self.seats],
+            places=end["places"],
+            scores=end["scores"],
+            timeouts=end["timeouts"],
+            refusals=end["refusals"],
+            forfeited=end["forfeited"],
             seconds=round(now, 3),
             journal=str(self.journal_path),
         )
@@ -982,28 +980,6 @@ class Match:
             seat_forfeited=bots_pb2.SeatForfeited(match_id=self.id, seat=index, reason=reason)
         )
 
-    def _result_message(
-        self, scores: tuple[int, ...], places: list[int], now: float
-    ) -> match_pb2.MatchResult:
-        return match_pb2.MatchResult(
-            seats=[
-                match_pb2.SeatResult(
-                    seat=i,
-                    name=p.name,
-                    bot_id=p.bot_id,
-                    place=places[i],
-                    score=scores[i],
-                    timeouts=s.timeouts,
-                    refusals=s.refusals,
-                    forfeited=s.forfeited,
-                )
-                for i, (p, s) in enumerate(zip(self.players, self.seats, strict=True))
-            ],
-            winners=[i for i, place in enumerate(places) if place == 1],
-            duration_ms=_ms(now),
-            journal=str(self.journal_path),
-        )
-
 
 # --- shared with replays -------------------------------------------------------------------------
 
@@ -1016,6 +992,29 @@ def final_places(engine_places: tuple[int, ...] | list[int], forfeited: list[boo
         last if gone else 1 + sum(1 for other in playing if other < place)
         for place, gone in zip(engine_places, forfeited, strict=True)
     ]
+
+
+def match_result(header: Record, end: Record, journal: Path) -> match_pb2.MatchResult:
+    """A finished match's result, from its journal's header and ``end`` records."""
+    places = end["places"]
+    return match_pb2.MatchResult(
+        seats=[
+            match_pb2.SeatResult(
+                seat=i,
+                name=player["name"],
+                bot_id=player["bot_id"],
+                place=places[i],
+                score=end["scores"][i],
+                timeouts=end["timeouts"][i],
+                refusals=end["refusals"][i],
+                forfeited=end["forfeited"][i],
+            )
+            for i, player in enumerate(header["players"])
+        ],
+        winners=[i for i, place in enumerate(places) if place == 1],
+        duration_ms=_ms(end["at"]),
+        journal=str(journal),
+    )
 
 
 def build_frame(
