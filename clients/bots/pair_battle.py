@@ -1,15 +1,17 @@
 """Pair Battle: lay every set the hand holds, richest first, as fast as possible.
 
-``plan`` lists the disjoint sets the hand can lay one after the other: a
-triplet rather than a doublet of three (a doublet would strand the third
-card: nobody could lay a single of that rank before a third was laid), a
-triplet then the single of four, a single once its rank has three on the
-table. In real time the bot answers with the first set and sends the rest at
-once, without waiting for a request per play: each stays legal, since only
-the bot's own plays change its hand and the count laid of a rank only grows.
-In lockstep it lays the first each tick, and passes only while it leads on
-points: should every other player pass in the same tick, the standoff ends
-the game there, and the plays it keeps are not lost otherwise.
+``plan`` lists the disjoint sets the hand can lay one after the other,
+taking rank by rank the biggest play the engine allows (``plays_of_rank``)
+until none is left: a triplet rather than a doublet of three (a doublet would
+strand the third card: nobody could lay a single of that rank before a third
+was laid), a triplet then the single of four, a single once its rank has
+three on the table. In real time the bot answers with the first set and
+sends the rest at once, without waiting for a request per play: each stays
+legal, since only the bot's own plays change its hand and the count laid of a
+rank only grows. In lockstep it lays the first each tick, and passes only
+while it leads on points: should every other player pass in the same tick,
+the standoff ends the game there, and the plays it keeps are not lost
+otherwise.
 """
 
 from __future__ import annotations
@@ -19,7 +21,15 @@ from itertools import groupby
 from typing import Any
 
 from engine.cards import Card, Rank
-from engine.games.pair_battle import PairBattleAction, PairBattleView, Pass, Play, Timing, card_points
+from engine.games.pair_battle import (
+    PairBattleAction,
+    PairBattleView,
+    Pass,
+    Play,
+    Timing,
+    card_points,
+    plays_of_rank,
+)
 
 
 def plan(view: PairBattleView) -> list[Play]:
@@ -28,20 +38,24 @@ def plan(view: PairBattleView) -> list[Play]:
     laid = Counter(card.rank for cards in view.laid for card in cards)
     groups: list[list[Play]] = []
     for rank, same in groupby(sorted(hand or (), key=_rank), key=_rank):
-        cards = tuple(same)
-        if len(cards) >= 3:
-            sets = [cards[:3], cards[3:]] if len(cards) == 4 else [cards]
-        elif len(cards) == 2 or laid[rank] >= 3:
-            sets = [cards]
-        else:
-            continue
-        groups.append([Play(s) for s in sets])
+        cards, on_table, sets = tuple(same), laid[rank], []
+        while cards and (allowed := plays_of_rank(cards, on_table)):
+            biggest = max(allowed, key=_size)  # max keeps the first: of four, a triplet and then the single
+            sets.append(biggest)
+            cards = tuple(c for c in cards if c not in biggest.cards)
+            on_table += len(biggest.cards)
+        if sets:
+            groups.append(sets)
     groups.sort(key=lambda plays: sum(points(p.cards) for p in plays), reverse=True)
     return [play for plays in groups for play in plays]
 
 
 def _rank(card: Card) -> Rank:
     return card.rank
+
+
+def _size(play: Play) -> int:
+    return len(play.cards)
 
 
 def points(cards: tuple[Card, ...]) -> int:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import copy
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 from itertools import combinations, groupby, pairwise
@@ -111,6 +112,14 @@ class Pass(Action):
 
 
 PairBattleAction = Play | Pass
+
+
+def plays_of_rank(cards: Sequence[Card], laid: int) -> list[Play]:
+    """The plays a hand's ``cards`` of one rank allow with ``laid`` of that rank on the table:
+    the single once three are laid (the hand holds the rank's last card), else every doublet and triplet."""
+    if laid >= 3:
+        return [Play((cards[0],))]
+    return [Play(same) for size in (2, 3) for same in combinations(cards, size)]
 
 
 def parse_action(text: str) -> PairBattleAction:
@@ -323,14 +332,8 @@ class PairBattleState(GameState[PairBattleAction, PairBattleView]):
 
     def _plays(self, seat: Seat) -> list[Play]:
         """Every play the seat's hand allows now, by rank."""
-        plays: list[Play] = []
-        for rank, group in groupby(self.hands[seat], key=_rank):
-            same = list(group)
-            if self.table_counts[rank] >= 3:
-                plays.append(Play((same[0],)))  # the rank's fourth card: the seat holds no other
-            elif len(same) >= 2:
-                plays.extend(Play(cards) for size in (2, 3) for cards in combinations(same, size))
-        return plays
+        hand = groupby(self.hands[seat], key=_rank)
+        return [play for rank, same in hand for play in plays_of_rank(tuple(same), self.table_counts[rank])]
 
     def _can_play(self, seat: Seat) -> bool:
         previous: Rank | None = None
