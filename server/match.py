@@ -835,15 +835,17 @@ class Match:
                     continue
                 frame = built.get(subscription.admin)
                 if frame is None:
-                    frame = built[subscription.admin] = self.frame(
-                        seq, record, events or [], subscription.admin
+                    frame = built[subscription.admin] = build_frame(
+                        self.codec,
+                        self.id,
+                        seq,
+                        record,
+                        events or [],
+                        self.state,
+                        subscription.admin,
+                        self.info,
                     )
                 subscription.frames.put_nowait(frame)
-
-    def frame(self, seq: int, record: Record, events: list[Event], admin: bool) -> spectator_pb2.MatchFrame:
-        """One change as a spectator may see it (hands and actions only for an admin or once over)."""
-        info = self.info() if record["t"] in EDGES else None
-        return build_frame(self.codec, self.id, seq, record, events, self.state, admin, info)
 
     def subscribe(self, admin: bool, from_start: bool) -> tuple[Subscription, list[Record]]:
         """A live feed starting now, and the records before it (all of them if ``from_start``).
@@ -1025,11 +1027,12 @@ def build_frame(
     events: list[Event],
     state: GameState[Any, Any],
     reveal: bool,
-    info: match_pb2.MatchInfo | None,
+    info: Callable[[], match_pb2.MatchInfo] | None,
 ) -> spectator_pb2.MatchFrame:
     """A frame of one journal record, after it was applied to ``state``.
 
-    Hidden cards and actions (which may name them) only if ``reveal`` or once the game is over.
+    Hidden cards and actions (which may name them) only if ``reveal`` or once the game is over;
+    the match's ``info`` on the records that start and end it.
     """
     reveal = reveal or state.is_over()
     kind = record["t"]
@@ -1051,7 +1054,7 @@ def build_frame(
         step=step,
         events=[codec.event(e) for e in events],
         view=codec.view(view),
-        info=info,
+        info=info() if info is not None and kind in EDGES else None,
     )
 
 
@@ -1073,8 +1076,7 @@ def replay_frames(
         if record["t"] in ("match", "resume"):
             continue
         events = apply_record(spec, state, record)
-        edge = info() if info is not None and record["t"] in EDGES else None
-        yield build_frame(codec, match_id, seq, record, events, state, reveal, edge)
+        yield build_frame(codec, match_id, seq, record, events, state, reveal, info)
 
 
 def _close_for_good(journal: JournalWriter, secret: Path | None) -> None:
