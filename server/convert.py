@@ -654,15 +654,16 @@ class GameCodec:
         self._event_cache: dict[Event, games_pb2.Event] = {}
         state = spec.new_game(spec.options(), Rng(0))
         self.view_type: type = type(state.public_view())
-        actions = self._oneof_table(Action, _oneof_message(games_pb2.Action, game))
-        events = self._oneof_table(Event, _oneof_message(games_pb2.Event, game))
         compiler = Compiler({})
+        actions = _OneofTable(
+            game, _game_types(spec, Action), _oneof_message(games_pb2.Action, game), compiler
+        )
+        events = _OneofTable(game, _game_types(spec, Event), _oneof_message(games_pb2.Event, game), compiler)
         for base, table in ((Action, actions), (Event, events)):
             for cls in table.classes:
                 for parent in cls.__mro__[1:]:
                     if issubclass(parent, base):
                         compiler.polymorphic.setdefault(parent, table.compiled)
-        actions.compiler = events.compiler = compiler
         self._encode_action, self._decode_action = actions.compiled()
         # memoized by identity: an event converted for a view's history is not encoded again
         encode_event, self._decode_event = compiler.element(
@@ -684,9 +685,6 @@ class GameCodec:
             for name, hint in typing.get_type_hints(spec.options_type).items()
             if name in options_desc.fields_by_name
         ]
-
-    def _oneof_table(self, base: type, descriptor: Descriptor) -> _OneofTable:
-        return _OneofTable(self.spec.name, _game_types(self.spec, base), descriptor)
 
     # - views, actions, events -
 
@@ -766,8 +764,9 @@ class GameCodec:
 class _OneofTable:
     """A game's action or event classes <-> the fields of its oneof message."""
 
-    def __init__(self, game: str, classes: list[type], descriptor: Descriptor) -> None:
+    def __init__(self, game: str, classes: list[type], descriptor: Descriptor, compiler: Compiler) -> None:
         self.game = game
+        self.compiler = compiler
         self.classes = classes
         self.descriptor = descriptor
         if len(descriptor.oneofs) != 1:
@@ -784,14 +783,11 @@ class _OneofTable:
         self.fields = fields
         self.by_class = by_class
         self._compiled: tuple[Encode, Decode] | None = None
-        self.compiler: Compiler | None = None
 
     def compiled(self) -> tuple[Encode, Decode]:
         """The (encoder, decoder) of the oneof message, compiled on first use."""
         if self._compiled is not None:
             return self._compiled
-        compiler = self.compiler
-        assert compiler is not None, "set the compiler first"
         parts: dict[type, tuple[bytes, Encode]] = {}
         decoders: dict[str, Decode] = {}
 
@@ -810,7 +806,7 @@ class _OneofTable:
         for cls, name in self.by_class.items():
             sub = self.fields[name].message_type
             assert sub is not None, f"{self.descriptor.full_name}.{name} must be a message"
-            enc, dec = compiler.message(cls, sub, f"{self.game} {name}")
+            enc, dec = self.compiler.message(cls, sub, f"{self.game} {name}")
             parts[cls] = (_tag(self.fields[name], _LENGTH_DELIMITED), enc)
             decoders[name] = dec
         return self._compiled
