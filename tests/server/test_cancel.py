@@ -12,11 +12,9 @@ import pytest
 from croupier.v1 import admin_pb2, match_pb2, spectator_pb2
 
 from engine.core import GameState
-from engine.games import get_game
-from engine.rng import Rng
 from server import convert
 from server.app import create_server
-from server.journal import apply_record, read_private, read_records
+from server.journal import read_private, read_records, replay_journal
 from server.match import Clocks
 from tests.server.botclient import ADMIN, ADMIN_TOKEN, WAIT, Admin, Bot
 
@@ -30,13 +28,7 @@ def cancel_request(match_id: str, reason: str = "the tournament moved on") -> ad
 
 def state_at_the_end(journal: Path) -> GameState[Any, Any]:
     """The engine's state after the journal's records, from the seed file only the referee reads."""
-    records = read_records(journal)
-    spec = get_game(records[0]["game"])
-    state = spec.new_game(
-        spec.options(records[0]["options"]), Rng(read_private(journal.with_suffix(".secret"))["seed"])
-    )
-    for record in records:
-        apply_record(spec, state, record)
+    state, _ = replay_journal(journal, read_private(journal.with_suffix(".secret"))["seed"])
     return state
 
 
