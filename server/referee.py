@@ -40,7 +40,7 @@ from server.errors import (
     Unauthenticated,
 )
 from server.journal import header_and_last, token_sha256
-from server.match import Clocks, Match, Player
+from server.match import Clocks, Match, Player, match_result
 from server.metrics import Metrics
 from server.session import Session
 
@@ -417,27 +417,7 @@ def info_from_journal(header: dict[str, Any], end: dict[str, Any], path: Path) -
     codec = convert.codec(spec.name)
     clocks = Clocks(**header["clocks"])
     cancelled = end["t"] == "cancel"
-    result = None
-    if not cancelled:
-        places = end["places"]
-        result = match_pb2.MatchResult(
-            seats=[
-                match_pb2.SeatResult(
-                    seat=i,
-                    name=p["name"],
-                    bot_id=p["bot_id"],
-                    place=places[i],
-                    score=end["scores"][i],
-                    timeouts=end["timeouts"][i],
-                    refusals=end["refusals"][i],
-                    forfeited=end["forfeited"][i],
-                )
-                for i, p in enumerate(header["players"])
-            ],
-            winners=[i for i, place in enumerate(places) if place == 1],
-            duration_ms=max(0, round(end["at"] * 1000)),
-            journal=str(path),
-        )
+    result = None if cancelled else match_result(header, end, path)
     return match_pb2.MatchInfo(
         match_id=header["match_id"],
         game=spec.name,
