@@ -94,7 +94,12 @@ async def test_watch_draws_a_live_match_and_shows_hands_only_to_the_admin(
     gate = Gate(pause_at=10)
     bots = await play(referee, created, gate.bot)
     await asyncio.wait_for(gate.paused.wait(), WAIT)
-    live = await wait_for(terminal, lambda s: "running" in s and "▶" in s and len(seat_rows(s)) == 3, "play")
+    # the screen drawn once the gate has paused play: every panel there (the first frames come first)
+    live = await wait_for(
+        terminal,
+        lambda s: "running" in s and "▶" in s and len(seat_rows(s)) == 3 and "last events" in s,
+        "play",
+    )
     assert "Chinese Ten" in live and "clock " in live and "table " in live and "stock " in live
     assert SUITS.search(live), "the table's cards are drawn with suit symbols"
     assert "last events" in live and ("captures" in live or "joins the table" in live)
