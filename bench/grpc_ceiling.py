@@ -25,6 +25,7 @@ from bench.harness import Latencies, Server, cpu_seconds, machine, python, sprea
 from engine.games import get_game
 from engine.rng import Rng
 from server import convert
+from server.match import action_result, decision_request
 
 METHOD = "/croupier.bench.Ceiling/PingPong"
 SHAPED = "/croupier.bench.Ceiling/Shaped"
@@ -45,16 +46,16 @@ def decision_sample(game: str = SAMPLE_GAME, players: int = 2, seed: int = 1) ->
         legal = state.legal_actions(seat)
         decision_id += 1
         requests.append(
-            bots_pb2.ServerMessage(
-                decision=bots_pb2.DecisionRequest(
-                    match_id="20250101-000000-abcdef",
-                    seat=seat,
-                    decision_id=decision_id,
-                    view=codec.view(state.view(seat)),
-                    legal_actions=[codec.action(a) for a in legal],
-                    deadline_ms=5000,
-                    time_bank_ms=30000,
-                )
+            decision_request(
+                "20250101-000000-abcdef",
+                seat,
+                decision_id,
+                codec.view_bytes(state.view(seat)),
+                map(codec.action, legal),
+                deadline_ms=5000,
+                time_bank_ms=30000,
+                last_think_ms=0,
+                events=[],
             )
         )
         state.apply(seat, legal[0])
@@ -74,16 +75,9 @@ def move_sample() -> bots_pb2.BotMessage:
 def shaped_replies() -> list[bots_pb2.ServerMessage]:
     """An ActionResult and a DecisionRequest, sized like the real ones."""
     decision = decision_sample()
-    result = bots_pb2.ServerMessage(
-        action_result=bots_pb2.ActionResult(
-            match_id=decision.decision.match_id,
-            seat=1,
-            decision_id=decision.decision.decision_id,
-            status=bots_pb2.ActionResult.ACCEPTED,
-            action=decision.decision.legal_actions[0],
-            think_ms=1,
-        )
-    )
+    asked = decision.decision
+    accepted = bots_pb2.ActionResult.ACCEPTED
+    result = action_result(asked.match_id, 1, asked.decision_id, accepted, asked.legal_actions[0], think_ms=1)
     return [result, decision]
 
 

@@ -31,6 +31,7 @@ from engine.games import GAMES, get_game
 from engine.rng import Rng
 from server import convert
 from server.journal import JournalWriter
+from server.match import action_result, decision_request
 
 STAGES = (
     "decode Move",
@@ -89,15 +90,9 @@ def measure(game: str, matches: int, journal: JournalWriter) -> tuple[dict[str, 
                 }
             )
             t3 = clock()
-            # built in place, as server.match builds its messages
-            result = bots_pb2.ServerMessage()
-            accepted = result.action_result
-            accepted.match_id = match_id
-            accepted.seat = seat
-            accepted.decision_id = decision_id
-            accepted.status = bots_pb2.ActionResult.ACCEPTED
-            accepted.action.CopyFrom(codec.action(action))
-            accepted.think_ms = 1
+            result = action_result(
+                match_id, seat, decision_id, bots_pb2.ActionResult.ACCEPTED, codec.action(action), think_ms=1
+            )
             t4 = clock()
             if state.is_over():
                 break
@@ -113,16 +108,17 @@ def measure(game: str, matches: int, journal: JournalWriter) -> tuple[dict[str, 
             action_pbs = [codec.action(a) for a in legal]
             t9 = clock()
             decision_id += 1
-            request = bots_pb2.ServerMessage()
-            asked = request.decision
-            asked.match_id = match_id
-            asked.seat = following
-            asked.decision_id = decision_id
-            asked.view.MergeFromString(decision_view)
-            asked.legal_actions.extend(action_pbs)
-            asked.deadline_ms = 5000
-            asked.time_bank_ms = 30000
-            asked.events.extend(event_pbs)
+            request = decision_request(
+                match_id,
+                following,
+                decision_id,
+                decision_view,
+                action_pbs,
+                deadline_ms=5000,
+                time_bank_ms=30000,
+                last_think_ms=1,
+                events=event_pbs,
+            )
             t10 = clock()
             for message in (result, request):
                 message.SerializeToString()

@@ -26,7 +26,7 @@ import contextlib
 import contextvars
 import dataclasses
 from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -926,22 +926,20 @@ class Match:
     def _decision_message(
         self, index: int, now: float, events: list[games_pb2.Event]
     ) -> bots_pb2.ServerMessage:
-        # Filled in place: building the parts and passing them in would copy each once more.
         seat = self.seats[index]
         open_decision = seat.decision
         assert open_decision is not None
-        message = bots_pb2.ServerMessage()
-        request = message.decision
-        request.match_id = self.id
-        request.seat = index
-        request.decision_id = open_decision.id
-        request.view.MergeFromString(self.codec.view_bytes(self.state.view(index)))
-        request.legal_actions.extend(map(self.codec.action, open_decision.legal))
-        request.deadline_ms = _ms(open_decision.deadline - now)
-        request.time_bank_ms = _ms(seat.bank)
-        request.last_think_ms = _ms(seat.last_think)
-        request.events.extend(events)
-        return message
+        return decision_request(
+            self.id,
+            index,
+            open_decision.id,
+            self.codec.view_bytes(self.state.view(index)),
+            map(self.codec.action, open_decision.legal),
+            deadline_ms=_ms(open_decision.deadline - now),
+            time_bank_ms=_ms(seat.bank),
+            last_think_ms=_ms(seat.last_think),
+            events=events,
+        )
 
     def _view_message(self, index: int, events: list[games_pb2.Event]) -> bots_pb2.ServerMessage:
         message = bots_pb2.ServerMessage()
@@ -962,19 +960,17 @@ class Match:
         think: float = 0.0,
     ) -> bots_pb2.ServerMessage:
         seat = self.seats[index]
-        message = bots_pb2.ServerMessage()
-        result = message.action_result
-        result.match_id = self.id
-        result.seat = index
-        result.decision_id = decision_id
-        result.status = status
-        if action is not None:
-            result.action.CopyFrom(self.codec.action(action))
-        result.reason = reason
-        result.think_ms = _ms(think)
-        result.refusals = seat.refusals
-        result.timeouts = seat.timeouts
-        return message
+        return action_result(
+            self.id,
+            index,
+            decision_id,
+            status,
+            self.codec.action(action) if action is not None else None,
+            reason=reason,
+            think_ms=_ms(think),
+            refusals=seat.refusals,
+            timeouts=seat.timeouts,
+        )
 
     def _forfeited_message(self, index: int) -> bots_pb2.ServerMessage:
         reason = self.seats[index].forfeited
@@ -994,6 +990,64 @@ def final_places(engine_places: tuple[int, ...] | list[int], forfeited: list[boo
         last if gone else 1 + sum(1 for other in playing if other < place)
         for place, gone in zip(engine_places, forfeited, strict=True)
     ]
+
+
+def decision_request(
+    match_id: str,
+    seat: int,
+    decision_id: int,
+    view: bytes,
+    legal_actions: Iterable[games_pb2.Action],
+    *,
+    deadline_ms: int,
+    time_bank_ms: int,
+    last_think_ms: int,
+    events: list[games_pb2.Event],
+) -> bots_pb2.ServerMessage:
+    """A DecisionRequest, ``view`` given as the View's bytes (``GameCodec.view_bytes``).
+
+    Filled in place: building the parts as messages and passing them in would copy each once more.
+    """
+    message = bots_pb2.ServerMessage()
+    request = message.decision
+    request.match_id = match_id
+    request.seat = seat
+    request.decision_id = decision_id
+    request.view.MergeFromString(view)
+    request.legal_actions.extend(legal_actions)
+    request.deadline_ms = deadline_ms
+    request.time_bank_ms = time_bank_ms
+    request.last_think_ms = last_think_ms
+    request.events.extend(events)
+    return message
+
+
+def action_result(
+    match_id: str,
+    seat: int,
+    decision_id: int,
+    status: bots_pb2.ActionResult.Status.ValueType,
+    action: games_pb2.Action | None,
+    *,
+    reason: str = "",
+    think_ms: int = 0,
+    refusals: int = 0,
+    timeouts: int = 0,
+) -> bots_pb2.ServerMessage:
+    """An ActionResult, filled in place (see ``decision_request``)."""
+    message = bots_pb2.ServerMessage()
+    result = message.action_result
+    result.match_id = match_id
+    result.seat = seat
+    result.decision_id = decision_id
+    result.status = status
+    if action is not None:
+        result.action.CopyFrom(action)
+    result.reason = reason
+    result.think_ms = think_ms
+    result.refusals = refusals
+    result.timeouts = timeouts
+    return message
 
 
 def match_result(header: Record, end: Record, journal: Path) -> match_pb2.MatchResult:
