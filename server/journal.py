@@ -119,6 +119,12 @@ def read_private(path: Path) -> dict[str, Any]:
     return data
 
 
+def seed_beside(journal: Path) -> int | None:
+    """The seed in the private file beside a journal (an unfinished match's), if it is there."""
+    secret = journal.with_suffix(".secret")
+    return int(read_private(secret)["seed"]) if secret.exists() else None
+
+
 def apply_record(spec: GameSpec[Any], state: GameState[Any, Any], record: Record) -> list[Event]:
     """Re-apply one journal record to the engine: the one definition of what each kind does."""
     kind = record["t"]

@@ -14,14 +14,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from server.journal import ReplayMismatch, read_private, replay_journal
+    from server.journal import ReplayMismatch, replay_journal, seed_beside
 
     failures = 0
     for path in args.journals:
-        seed = args.seed
-        secret = path.with_suffix(".secret")
-        if seed is None and secret.exists():
-            seed = read_private(secret)["seed"]
+        seed = args.seed if args.seed is not None else seed_beside(path)
         try:
             state, records = replay_journal(path, seed)
         except (ReplayMismatch, OSError, ValueError, KeyError) as exc:

@@ -111,18 +111,17 @@ def from_record(record: spectator_pb2.MatchRecord) -> Replay:
 def from_journal(path: Path, seed: int | None = None) -> Replay:
     """Re-run a journal here with the engine (server/journal.py: the same re-run as ``--check``) and say
     whether it reproduces the recorded result."""
-    from server.journal import ReplayMismatch, read_private, read_records, replay_journal
-    from server.match import final_places, replay_frames
+    from server.journal import ReplayMismatch, read_records, replay_journal, seed_beside
+    from server.match import replay_frames
 
     records = read_records(path)
     if not records or records[0].get("t") != "match":
         raise ValueError(f"{path} is not a match journal (no header)")
     head, end = records[0], (records[-1] if records[-1]["t"] == "end" else None)
-    secret = path.with_suffix(".secret")
     if end is not None:
         seed = end["seed"]
-    elif seed is None and secret.exists():
-        seed = read_private(secret)["seed"]
+    elif seed is None:
+        seed = seed_beside(path)
     if seed is None:
         raise ValueError(f"{path}: the match has not ended, so its seed is not in the journal: give --seed")
     try:
@@ -147,8 +146,7 @@ def from_journal(path: Path, seed: int | None = None) -> Replay:
         note = f"✗ stops at step {len(collected)}: {exc}"
     result = None
     if end is not None:
-        places = final_places(end["engine_places"], [bool(f) for f in end["forfeited"]])
-        result = tuple(zip(places, end["scores"], strict=True))
+        result = tuple(zip(end["places"], end["scores"], strict=True))
     header = Header(
         match_id=head["match_id"],
         game=head["game"],
