@@ -1,23 +1,19 @@
 # syntax=docker/dockerfile:1
 # The croupier image: the referee (default command), and the tournament runner, bundled bots and
-# spectator (`croupier tournament|bot|watch ...`). Stubs generated at build time, a slim non-root
+# spectator (`croupier tournament|bot|watch ...`). Stubs generated at build time (setup.py), a slim non-root
 # runtime, a health check through gRPC health. deploy/ runs it (compose, Kubernetes).
 
 FROM python:3.11-slim AS build
 WORKDIR /src
 ENV PIP_NO_CACHE_DIR=1 PIP_DISABLE_PIP_VERSION_CHECK=1
 RUN python -m venv /opt/croupier
-COPY pyproject.toml README.md ./
+COPY pyproject.toml setup.py README.md ./
 COPY engine/ engine/
 COPY server/ server/
 COPY clients/ clients/
 COPY proto/ proto/
-RUN /opt/croupier/bin/pip install . \
- && mkdir -p /opt/croupier/gen/croupier/v1 \
- && touch /opt/croupier/gen/croupier/__init__.py /opt/croupier/gen/croupier/v1/__init__.py \
- && /opt/croupier/bin/python -m grpc_tools.protoc -Iproto \
-      --python_out=/opt/croupier/gen --grpc_python_out=/opt/croupier/gen proto/croupier/v1/*.proto \
- && echo /opt/croupier/gen > "$(/opt/croupier/bin/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/croupier-gen.pth"
+# setup.py generates the croupier.v1 stubs into the wheel, so nothing else is needed at run time.
+RUN /opt/croupier/bin/pip install .
 
 FROM python:3.11-slim
 RUN useradd --system --uid 10001 --home-dir /data croupier \

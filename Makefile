@@ -2,19 +2,20 @@
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
-INSTALLED := $(VENV)/.installed
+INSTALLED := $(VENV)/.installed-dev
+RUNTIME := $(VENV)/.installed-run
 PROTOS := $(wildcard proto/croupier/v1/*.proto)
 STUBS := gen/.stamp
 NODE_DIR := clients/node
 NODE_MODULES := $(NODE_DIR)/node_modules/.package-lock.json
 
-.PHONY: run test lint serve bench clean stubs node
+.PHONY: run test lint serve bench clean stubs node wheel
 
 # The demo: a duplicate round robin of the bundled bots on an embedded referee, ending with the
 # ratings table. Run again, it plays the same tournament with new deals (ratings keep every run);
 # interrupted, it resumes.
-run: $(INSTALLED) $(STUBS)
-	$(PY) -m clients.cli tournament tournaments/demo.toml --again
+run: $(RUNTIME) $(STUBS)
+	$(PY) -m croupier.clients.cli tournament tournaments/demo.toml --again
 
 test: $(INSTALLED) $(STUBS) node
 	$(PY) -m pytest
@@ -22,35 +23,38 @@ test: $(INSTALLED) $(STUBS) node
 lint: $(INSTALLED) $(STUBS)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
-	$(VENV)/bin/mypy --strict engine server clients
+	$(VENV)/bin/mypy --strict -p croupier.engine -p croupier.server -p croupier.clients
 	@if [ -f Dockerfile ]; then $(VENV)/bin/hadolint Dockerfile; fi
 
-serve: $(INSTALLED) $(STUBS)
-	$(PY) -m clients.cli serve
+serve: $(RUNTIME) $(STUBS)
+	$(PY) -m croupier.clients.cli serve
 
-bench: $(INSTALLED) $(STUBS)
+bench: $(RUNTIME) $(STUBS)
 	$(PY) -m bench.engine_playouts
 
 stubs: $(STUBS)
 
-# The virtual environment, rebuilt when the pinned dependencies change.
-$(INSTALLED): pyproject.toml
+# The virtual environment, rebuilt when the pinned dependencies change: `make run` installs the
+# runtime and what builds the stubs, `make test` and `make lint` the dev tools as well.
+$(RUNTIME): pyproject.toml setup.py
 	$(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --disable-pip-version-check -e '.[dev]'
+	$(PY) -m pip install --quiet --disable-pip-version-check -e '.[stubs]'
 	echo "$(CURDIR)/gen" > $$($(PY) -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/croupier-gen.pth
 	touch $@
 
-# Python stubs from the .proto files, never committed.
-$(STUBS): $(INSTALLED) $(PROTOS)
-	rm -rf gen && mkdir -p gen/croupier/v1
-	touch gen/croupier/__init__.py gen/croupier/v1/__init__.py gen/croupier/py.typed
-	@if [ -n "$(PROTOS)" ]; then \
-	  $(PY) -m grpc_tools.protoc -Iproto \
-	    --plugin=protoc-gen-mypy=$(VENV)/bin/protoc-gen-mypy \
-	    --plugin=protoc-gen-mypy_grpc=$(VENV)/bin/protoc-gen-mypy_grpc \
-	    --python_out=gen --grpc_python_out=gen --mypy_out=quiet:gen --mypy_grpc_out=quiet:gen \
-	    $(PROTOS); fi
+$(INSTALLED): $(RUNTIME)
+	$(PY) -m pip install --quiet --disable-pip-version-check -e '.[dev]'
 	touch $@
+
+# The croupier package root and its croupier.v1 stubs from the .proto files, never committed; gen/
+# also maps engine/, server/ and clients/ into the namespace (croupier.engine and so on).
+$(STUBS): $(RUNTIME) $(PROTOS) proto/build_stubs.py
+	$(PY) proto/build_stubs.py gen --links
+	touch $@
+
+# A wheel with the stubs inside, in dist/.
+wheel: $(RUNTIME)
+	$(PY) -m pip wheel --quiet --disable-pip-version-check --no-deps -w dist .
 
 # The Node.js bot's packages; skipped (and its test skips, saying why) without npm.
 node:
@@ -59,4 +63,4 @@ node:
 	else echo "npm not found or no Node bot: the Node.js bot's test will be skipped"; fi
 
 clean:
-	rm -rf $(VENV) gen $(NODE_DIR)/node_modules
+	rm -rf $(VENV) gen dist build $(NODE_DIR)/node_modules

@@ -15,8 +15,8 @@ import platform
 import random
 import time
 
-from engine.games import GAMES
-from engine.rng import Rng
+from croupier.engine.games import GAMES
+from croupier.engine.rng import Rng
 
 CLOCK_STEP = 0.02
 

@@ -19,13 +19,13 @@ from dataclasses import dataclass
 from typing import Any
 
 import grpc
-from croupier.v1 import bots_pb2
 
 from bench.harness import Latencies, Server, cpu_seconds, machine, python, spread
-from engine.games import get_game
-from engine.rng import Rng
-from server import convert
-from server.match import action_result, decision_request
+from croupier.engine.games import get_game
+from croupier.engine.rng import Rng
+from croupier.server import convert
+from croupier.server.match import action_result, decision_request
+from croupier.v1 import bots_pb2
 
 METHOD = "/croupier.bench.Ceiling/PingPong"
 SHAPED = "/croupier.bench.Ceiling/Shaped"

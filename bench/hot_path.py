@@ -23,15 +23,14 @@ import time
 from collections import defaultdict
 from pathlib import Path
 
-from croupier.v1 import bots_pb2
-
 from bench.harness import machine
-from engine.core import Action
-from engine.games import GAMES, get_game
-from engine.rng import Rng
-from server import convert
-from server.journal import JournalWriter
-from server.match import action_result, decision_request
+from croupier.engine.core import Action
+from croupier.engine.games import GAMES, get_game
+from croupier.engine.rng import Rng
+from croupier.server import convert
+from croupier.server.journal import JournalWriter
+from croupier.server.match import action_result, decision_request
+from croupier.v1 import bots_pb2
 
 STAGES = (
     "decode Move",

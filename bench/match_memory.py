@@ -25,11 +25,11 @@ import time
 from pathlib import Path
 
 import grpc
-from croupier.v1 import admin_pb2, admin_pb2_grpc, bots_pb2, bots_pb2_grpc
 
 from bench.harness import Server, machine, rss_bytes
 from bench.referee_throughput import ADMIN_TOKEN, TOKEN, create_request, referee_argv
-from server.bots import MAX_MATCHES_PER_STREAM
+from croupier.server.bots import MAX_MATCHES_PER_STREAM
+from croupier.v1 import admin_pb2, admin_pb2_grpc, bots_pb2, bots_pb2_grpc
 
 ADMIN = [(TOKEN, ADMIN_TOKEN)]
 

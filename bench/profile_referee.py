@@ -87,7 +87,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="croupier-profile-") as tmp:
         out = Path(tmp) / "referee.prof"
         argv = referee_argv(Path(tmp) / "data")
-        argv[1:3] = ["-m", "cProfile", "-o", str(out), "-m", "server.cli"]
+        argv[1:3] = ["-m", "cProfile", "-o", str(out), "-m", "croupier.server.cli"]
         with Server(argv) as referee:
             asyncio.run(drive(referee.port, referee.pid, args.game, args.matches, args.seconds))
         # the referee stops on SIGTERM and cProfile writes the file as it exits

@@ -19,12 +19,11 @@ import random
 import statistics
 from typing import Any
 
+from croupier.engine.games import GAMES, get_game
+from croupier.engine.rng import Rng
+from croupier.server.journal import Record
+from croupier.server.match import replay_frames
 from croupier.v1 import spectator_pb2
-
-from engine.games import GAMES, get_game
-from engine.rng import Rng
-from server.journal import Record
-from server.match import replay_frames
 
 GRPC_DEFAULT = 4 * 1024 * 1024
 STEP = 0.2

@@ -35,12 +35,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import grpc
-from croupier.v1 import admin_pb2, admin_pb2_grpc, bots_pb2, bots_pb2_grpc
 
 from bench import grpc_ceiling
 from bench.harness import Latencies, Server, cpu_seconds, machine, python, rss_bytes
-from engine.games import get_game
-from server import convert
+from croupier.engine.games import get_game
+from croupier.server import convert
+from croupier.v1 import admin_pb2, admin_pb2_grpc, bots_pb2, bots_pb2_grpc
 
 ADMIN_TOKEN = "bench-admin-token"
 TOKEN = "croupier-token"
@@ -49,7 +49,7 @@ TOKEN = "croupier-token"
 def referee_argv(data: Path, *extra: str) -> list[str]:
     return python(
         "-m",
-        "server.cli",
+        "croupier.server.cli",
         "--address",
         "127.0.0.1:0",
         "--data",

@@ -30,11 +30,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import grpc
-from croupier.v1 import admin_pb2, admin_pb2_grpc, bots_pb2, bots_pb2_grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from bench.harness import Latencies, Server, cpu_seconds, machine, rss_bytes
 from bench.referee_throughput import ADMIN_TOKEN, TOKEN, create_request, referee_argv
+from croupier.v1 import admin_pb2, admin_pb2_grpc, bots_pb2, bots_pb2_grpc
 
 MAX_SECONDS = 3600.0
 GAMES: dict[str, dict[str, object]] = {

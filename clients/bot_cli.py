@@ -50,8 +50,8 @@ def add_connection_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from clients.bots import strategy
-    from clients.sdk import run_client
+    from croupier.clients.bots import strategy
+    from croupier.clients.sdk import run_client
 
     try:
         factory = strategy(args.strategy, args.seed)

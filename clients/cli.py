@@ -13,18 +13,27 @@ from collections.abc import Sequence
 
 # name -> (module with `add_arguments(parser)` and `run(args) -> int`, one-line help)
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
-    "serve": ("server.cli", "run a referee: bots, spectators and admins connect to it over gRPC"),
-    "bot": ("clients.bot_cli", "play on a referee: a bundled bot (random, heuristic) or your own Bot class"),
+    "serve": ("croupier.server.cli", "run a referee: bots, spectators and admins connect to it over gRPC"),
+    "bot": (
+        "croupier.clients.bot_cli",
+        "play on a referee: a bundled bot (random, heuristic) or your own Bot class",
+    ),
     "watch": (
-        "clients.spectator.watch",
+        "croupier.clients.spectator.watch",
         "watch a live match: the table, hands, scores, clock and last events",
     ),
     "replay": (
-        "clients.spectator.replay",
+        "croupier.clients.spectator.replay",
         "step through a finished match, every hand shown (--check: verify journals)",
     ),
-    "tournament": ("server.tournament.cli", "run or resume a duplicate round-robin tournament (TOML file)"),
-    "ratings": ("server.tournament.ratings_cli", "print every game's Elo ratings from the results database"),
+    "tournament": (
+        "croupier.server.tournament.cli",
+        "run or resume a duplicate round-robin tournament (TOML file)",
+    ),
+    "ratings": (
+        "croupier.server.tournament.ratings_cli",
+        "print every game's Elo ratings from the results database",
+    ),
 }
 
 

@@ -1,7 +1,7 @@
 """The Python bot SDK: a bot author writes ``choose(view, legal)``; the SDK does the rest.
 
     import random
-    from clients.sdk import Bot, main
+    from croupier.clients.sdk import Bot, main
 
     class RandomBot(Bot):
         def choose(self, view, legal):
@@ -11,7 +11,7 @@
         main(RandomBot)
 
 The bot sees engine objects, never protobuf: ``view`` is the game's view
-dataclass (``engine.games.<game>``, documented in ``docs/games/``) and
+dataclass (``croupier.engine.games.<game>``, documented in ``docs/games/``) and
 ``legal`` the list of the game's action objects; ``choose`` returns an index
 into ``legal`` (or an action, or an action's text form). One ``Bot`` object is
 made per match and seat, so a bot keeps what it remembers of a match in
@@ -39,11 +39,11 @@ from dataclasses import dataclass
 from typing import Any
 
 import grpc
-from croupier.v1 import bots_pb2, bots_pb2_grpc
 
-from engine.core import Action, Event, GameSpec, IllegalAction, Outcome
-from engine.rng import Rng
-from server import convert
+from croupier.engine.core import Action, Event, GameSpec, IllegalAction, Outcome
+from croupier.engine.rng import Rng
+from croupier.server import convert
+from croupier.v1 import bots_pb2, bots_pb2_grpc
 
 PROTOCOL_VERSION = 1
 FIRST_DELAY, MAX_DELAY = 0.5, 30.0
@@ -73,7 +73,7 @@ class Match:
     id: str
     game: str
     options: Any
-    """The game's options dataclass (``engine.games.<game>``), every default filled in."""
+    """The game's options dataclass (``croupier.engine.games.<game>``), every default filled in."""
     seat: int
     players: tuple[str, ...]
     """Display names by seat."""
@@ -580,7 +580,7 @@ async def _run_until_signal(client: Client) -> int:
 
 def main(factory: BotFactory, argv: Sequence[str] | None = None) -> None:
     """Run a bot from the command line: ``python mybot.py --server HOST:PORT --token T``."""
-    from clients.bot_cli import add_connection_arguments
+    from croupier.clients.bot_cli import add_connection_arguments
 
     parser = argparse.ArgumentParser(description=f"the {getattr(factory, '__name__', 'bot')} Croupier bot")
     add_connection_arguments(parser)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import Enum, IntEnum
 
-from engine.core import MalformedInput
+from croupier.engine.core import MalformedInput
 
 
 class Color(Enum):

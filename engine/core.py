@@ -18,7 +18,7 @@ from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar, Union
 
-from engine.rng import Rng
+from croupier.engine.rng import Rng
 
 Seat = int
 

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
+from croupier.server.errors import Context
+from croupier.server.referee import Referee, tokens_of
 from croupier.v1 import admin_pb2, match_pb2
-
-from server.errors import Context
-from server.referee import Referee, tokens_of
 
 
 class AdminService:

@@ -11,22 +11,22 @@ from typing import Any
 
 import grpc
 import structlog
-from croupier.v1 import admin_pb2, bots_pb2, spectator_pb2
 from google.protobuf.descriptor import ServiceDescriptor
 from google.protobuf.internal import api_implementation
 from google.protobuf.message_factory import GetMessageClass
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
-from engine.games import GAMES
-from server import convert, logs
-from server.admin import AdminService
-from server.bots import BotService
-from server.errors import lenient_parser, server_stream, unary
-from server.match import Clocks
-from server.metrics import Metrics
-from server.referee import Referee
-from server.spectator import SpectatorService
+from croupier.engine.games import GAMES
+from croupier.server import convert, logs
+from croupier.server.admin import AdminService
+from croupier.server.bots import BotService
+from croupier.server.errors import lenient_parser, server_stream, unary
+from croupier.server.match import Clocks
+from croupier.server.metrics import Metrics
+from croupier.server.referee import Referee
+from croupier.server.spectator import SpectatorService
+from croupier.v1 import admin_pb2, bots_pb2, spectator_pb2
 
 DEFAULT_ADDRESS = "127.0.0.1:50051"
 DEFAULT_DATA = Path("croupier-data")

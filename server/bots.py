@@ -8,11 +8,11 @@ from collections.abc import AsyncIterator
 
 import grpc
 import structlog
-from croupier.v1 import bots_pb2
 
-from server.errors import Context, Malformed, ServiceError, abort
-from server.referee import Referee, tokens_of
-from server.session import MAX_QUEUED, Session
+from croupier.server.errors import Context, Malformed, ServiceError, abort
+from croupier.server.referee import Referee, tokens_of
+from croupier.server.session import MAX_QUEUED, Session
+from croupier.v1 import bots_pb2
 
 PROTOCOL_VERSION = 1
 MAX_MATCHES_PER_STREAM = 1000

@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # imported in run(): `croupier --help` stays quick
-    from server.app import Tls
-    from server.match import Clocks
+    from croupier.server.app import Tls
+    from croupier.server.match import Clocks
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -68,9 +68,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from server.app import Tls
-    from server.errors import InvalidArgument
-    from server.match import Clocks
+    from croupier.server.app import Tls
+    from croupier.server.errors import InvalidArgument
+    from croupier.server.match import Clocks
 
     if (args.tls_cert is None) != (args.tls_key is None):
         raise SystemExit("croupier serve: --tls-cert and --tls-key go together")
@@ -99,7 +99,7 @@ async def _serve(
     tls: Tls | None,
     advertise: str | None,
 ) -> None:
-    from server.app import create_server
+    from croupier.server.app import create_server
 
     referee = await create_server(
         address,
@@ -129,7 +129,7 @@ async def _serve(
 
 
 def main() -> int:
-    """``python -m server.cli``: the same as ``croupier serve``."""
+    """``python -m croupier.server.cli``: the same as ``croupier serve``."""
     parser = argparse.ArgumentParser(prog="croupier serve", description=__doc__)
     add_arguments(parser)
     return run(parser.parse_args())

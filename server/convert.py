@@ -31,14 +31,14 @@ from collections.abc import Callable, Collection, Iterable, Sequence
 from functools import cache
 from typing import Any
 
-from croupier.v1 import cards_pb2, games_pb2
 from google.protobuf.descriptor import Descriptor, EnumDescriptor, FieldDescriptor
 from google.protobuf.message import Message
 
-from engine.cards import STANDARD_DECK, Card, Suit
-from engine.core import Action, Event, GameSpec, InvalidOptions, MalformedInput
-from engine.games import GAMES, get_game
-from engine.rng import Rng
+from croupier.engine.cards import STANDARD_DECK, Card, Suit
+from croupier.engine.core import Action, Event, GameSpec, InvalidOptions, MalformedInput
+from croupier.engine.games import GAMES, get_game
+from croupier.engine.rng import Rng
+from croupier.v1 import cards_pb2, games_pb2
 
 Encode = Callable[[Any], Any]
 Decode = Callable[[Any], Any]

@@ -15,7 +15,7 @@ from typing import Any, NoReturn, TypeVar
 import grpc
 from google.protobuf.message import DecodeError, Message
 
-from engine.core import IllegalAction, InvalidOptions, MalformedInput
+from croupier.engine.core import IllegalAction, InvalidOptions, MalformedInput
 
 R = TypeVar("R")
 

@@ -36,7 +36,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from engine.core import Event, GameSpec, GameState
+from croupier.engine.core import Event, GameSpec, GameState
 
 VERSION = 1
 
@@ -149,8 +149,8 @@ def replay_journal(path: Path, seed: int | None = None) -> tuple[GameState[Any, 
     The seed comes from the journal's end, else from ``seed``. Raises
     ReplayMismatch if anything differs.
     """
-    from engine.games import get_game
-    from engine.rng import Rng
+    from croupier.engine.games import get_game
+    from croupier.engine.rng import Rng
 
     records = read_records(path)
     if not records or records[0].get("t") != "match":

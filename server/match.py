@@ -32,14 +32,21 @@ from pathlib import Path
 from typing import Any
 
 import structlog
-from croupier.v1 import bots_pb2, games_pb2, match_pb2, spectator_pb2
 
-import server.session as sessions
-from engine.core import Action, Event, GameSpec, GameState, IllegalAction, MalformedInput, options_to_dict
-from engine.rng import Rng
-from server import convert
-from server.errors import FailedPrecondition, InvalidArgument, PermissionDenied, ServiceError
-from server.journal import (
+import croupier.server.session as sessions
+from croupier.engine.core import (
+    Action,
+    Event,
+    GameSpec,
+    GameState,
+    IllegalAction,
+    MalformedInput,
+    options_to_dict,
+)
+from croupier.engine.rng import Rng
+from croupier.server import convert
+from croupier.server.errors import FailedPrecondition, InvalidArgument, PermissionDenied, ServiceError
+from croupier.server.journal import (
     ACTION_RECORDS,
     JournalWriter,
     Record,
@@ -49,8 +56,9 @@ from server.journal import (
     seed_sha256,
     write_private,
 )
-from server.metrics import Metrics
-from server.session import Session
+from croupier.server.metrics import Metrics
+from croupier.server.session import Session
+from croupier.v1 import bots_pb2, games_pb2, match_pb2, spectator_pb2
 
 EARLY = 1e-3
 """Timers may fire this much early: a deadline this close counts as reached."""
@@ -261,7 +269,7 @@ class Match:
         on_finished: Callable[[Match], None],
     ) -> Match:
         """Rebuild an unfinished match from its journal and seed file, as it was when the referee died."""
-        from engine.games import get_game
+        from croupier.engine.games import get_game
 
         records = read_records(journal_path)
         header = records[0]

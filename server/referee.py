@@ -26,11 +26,10 @@ from pathlib import Path
 from typing import Any
 
 import structlog
-from croupier.v1 import admin_pb2, match_pb2
 
-from engine.games import get_game
-from server import convert
-from server.errors import (
+from croupier.engine.games import get_game
+from croupier.server import convert
+from croupier.server.errors import (
     AlreadyExists,
     Context,
     InvalidArgument,
@@ -39,10 +38,11 @@ from server.errors import (
     ResourceExhausted,
     Unauthenticated,
 )
-from server.journal import header_and_last, token_sha256
-from server.match import Clocks, Match, Player, match_result
-from server.metrics import Metrics
-from server.session import Session
+from croupier.server.journal import header_and_last, token_sha256
+from croupier.server.match import Clocks, Match, Player, match_result
+from croupier.server.metrics import Metrics
+from croupier.server.session import Session
+from croupier.v1 import admin_pb2, match_pb2
 
 log = structlog.get_logger("croupier.referee")
 

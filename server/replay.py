@@ -14,7 +14,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from server.journal import ReplayMismatch, replay_journal, seed_beside
+    from croupier.server.journal import ReplayMismatch, replay_journal, seed_beside
 
     failures = 0
     for path in args.journals:

@@ -8,10 +8,11 @@ from collections import Counter
 from typing import TYPE_CHECKING
 
 import grpc
+
 from croupier.v1 import bots_pb2
 
 if TYPE_CHECKING:
-    from server.match import Match
+    from croupier.server.match import Match
 
 _ids = itertools.count(1)
 MAX_QUEUED = 10_000

@@ -11,14 +11,14 @@ from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import grpc
-from croupier.v1 import spectator_pb2
 
-import server.session as sessions
-from engine.games import get_game
-from server.errors import Context, FailedPrecondition, abort
-from server.journal import read_private, read_records
-from server.match import replay_frames
-from server.referee import Referee, tokens_of
+import croupier.server.session as sessions
+from croupier.engine.games import get_game
+from croupier.server.errors import Context, FailedPrecondition, abort
+from croupier.server.journal import read_private, read_records
+from croupier.server.match import replay_frames
+from croupier.server.referee import Referee, tokens_of
+from croupier.v1 import spectator_pb2
 
 
 class SpectatorService:

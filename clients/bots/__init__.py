@@ -13,7 +13,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from clients.sdk import Bot, BotFactory, Match
+from croupier.clients.sdk import Bot, BotFactory, Match
 
 HEURISTICS = ("chinese_ten", "pair_battle", "platinum_fish", "spoil_five")
 """Games with a heuristic module here (every registered game)."""
@@ -35,7 +35,7 @@ class HeuristicBot(Bot):
 
     def __init__(self, match: Match) -> None:
         super().__init__(match)
-        module = importlib.import_module(f"clients.bots.{match.game}")
+        module = importlib.import_module(f"croupier.clients.bots.{match.game}")
         self.policy: Callable[[Any, list[Any], Any], int] = module.choose
         self.follow_ups: Callable[[Any], list[Any]] | None = getattr(module, "follow_ups", None)
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from engine.cards import STANDARD_DECK, Card
-from engine.games.chinese_ten import ChineseTenAction, ChineseTenView, Pick, captures, card_points
+from croupier.engine.cards import STANDARD_DECK, Card
+from croupier.engine.games.chinese_ten import ChineseTenAction, ChineseTenView, Pick, captures, card_points
 
 CAPTURE_BONUS = 0.5
 """A capture of no points still beats laying a card: it leaves an opponent less on the table."""

@@ -20,8 +20,8 @@ from collections import Counter
 from itertools import groupby
 from typing import Any
 
-from engine.cards import Card, Rank
-from engine.games.pair_battle import (
+from croupier.engine.cards import Card, Rank
+from croupier.engine.games.pair_battle import (
     PairBattleAction,
     PairBattleView,
     Pass,

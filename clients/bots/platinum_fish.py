@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections import Counter
 from itertools import product
 
-from engine.cards import DOUBLE_DECK, Rank
-from engine.games.platinum_fish import (
+from croupier.engine.cards import DOUBLE_DECK, Rank
+from croupier.engine.games.platinum_fish import (
     Ask,
     FishAction,
     Pass,

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from engine.cards import STANDARD_DECK, Card
-from engine.games.spoil_five import (
+from croupier.engine.cards import STANDARD_DECK, Card
+from croupier.engine.games.spoil_five import (
     Announce,
     Decline,
     Jinx,

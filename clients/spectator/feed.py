@@ -1,6 +1,6 @@
 """Where scenes come from: a referee's frames (live or a finished match's record) or a journal file.
 
-Frames are decoded into engine views by ``server.convert``, the one
+Frames are decoded into engine views by ``croupier.server.convert``, the one
 conversion module, so the drawing code sees the same objects as a bot does.
 """
 
@@ -11,11 +11,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from croupier.clients.spectator.render import EVENT_LINES, Header, Scene
+from croupier.engine.games import get_game
+from croupier.server import convert
 from croupier.v1 import match_pb2, spectator_pb2
-
-from clients.spectator.render import EVENT_LINES, Header, Scene
-from engine.games import get_game
-from server import convert
 
 STATUS = {
     match_pb2.MATCH_STATUS_WAITING: "waiting",
@@ -111,8 +110,8 @@ def from_record(record: spectator_pb2.MatchRecord) -> Replay:
 def from_journal(path: Path, seed: int | None = None) -> Replay:
     """Re-run a journal here with the engine (server/journal.py: the same re-run as ``--check``) and say
     whether it reproduces the recorded result."""
-    from server.journal import ReplayMismatch, read_records, replay_journal, seed_beside
-    from server.match import replay_frames
+    from croupier.server.journal import ReplayMismatch, read_records, replay_journal, seed_beside
+    from croupier.server.match import replay_frames
 
     records = read_records(path)
     if not records or records[0].get("t") != "match":

@@ -18,8 +18,8 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from engine.cards import Card, Color
-from engine.games import chinese_ten, pair_battle, platinum_fish, spoil_five
+from croupier.engine.cards import Card, Color
+from croupier.engine.games import chinese_ten, pair_battle, platinum_fish, spoil_five
 
 BACK = "▮"
 """One face-down card."""

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:  # imported in run(): `croupier --help` stays quick
     from rich.console import Console
 
-    from clients.spectator.feed import Replay
+    from croupier.clients.spectator.feed import Replay
 
 DEFAULT_DATA = Path("croupier-data")
 RECORD_BYTES = 256 * 1024 * 1024
@@ -96,7 +96,7 @@ def _journal(args: argparse.Namespace, source: str) -> Path | None:
 
 def _check(args: argparse.Namespace, console: Console) -> int:
     """The journal check of ``server/replay.py``, on files or match ids."""
-    from server import replay as journal_check
+    from croupier.server import replay as journal_check
 
     paths = []
     for source in args.sources:
@@ -109,7 +109,7 @@ def _check(args: argparse.Namespace, console: Console) -> int:
 
 
 def _load(args: argparse.Namespace, source: str) -> Replay:
-    from clients.spectator.feed import from_journal
+    from croupier.clients.spectator.feed import from_journal
 
     path = _journal(args, source)
     if path is not None:
@@ -123,9 +123,9 @@ def _load(args: argparse.Namespace, source: str) -> Replay:
 
 def _from_server(args: argparse.Namespace, match_id: str) -> Replay:
     import grpc
-    from croupier.v1 import spectator_pb2, spectator_pb2_grpc
 
-    from clients.spectator.feed import from_record
+    from croupier.clients.spectator.feed import from_record
+    from croupier.v1 import spectator_pb2, spectator_pb2_grpc
 
     credentials = grpc.ssl_channel_credentials(args.tls_ca.read_bytes()) if args.tls_ca else None
     # GetRecord is one message: a normal match is under 150 kB, but every refused move is a frame
@@ -147,7 +147,7 @@ def _from_server(args: argparse.Namespace, match_id: str) -> Replay:
 
 
 def _print_step(console: Console, replay: Replay, at: int) -> int:
-    from clients.spectator.render import render
+    from croupier.clients.spectator.render import render
 
     count = len(replay.scenes)
     if at == 0 or not -count <= at <= count:
@@ -165,7 +165,7 @@ def view(console: Console, replay: Replay) -> int:
     from rich.console import RenderableType
     from rich.live import Live
 
-    from clients.spectator.render import render
+    from croupier.clients.spectator.render import render
 
     index, count = 0, len(replay.scenes)
 

@@ -13,9 +13,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # imported in run(): `croupier --help` stays quick
+    from rich.console import Console
+
     from croupier.v1 import match_pb2
     from croupier.v1.spectator_pb2_grpc import SpectatorServiceAsyncStub as Stub
-    from rich.console import Console
 
 Metadata = tuple[tuple[str, str], ...]
 
@@ -58,6 +59,7 @@ def run(args: argparse.Namespace) -> int:
 
 async def _watch(args: argparse.Namespace, console: Console) -> int:
     import grpc
+
     from croupier.v1 import spectator_pb2_grpc
 
     credentials = grpc.ssl_channel_credentials(args.tls_ca.read_bytes()) if args.tls_ca else None
@@ -118,7 +120,7 @@ async def _live_matches(stub: Stub, game: str | None) -> list[match_pb2.MatchInf
 def _print_list(console: Console, matches: list[match_pb2.MatchInfo], server: str) -> None:
     from rich.table import Table
 
-    from clients.spectator.feed import describe
+    from croupier.clients.spectator.feed import describe
 
     if not matches:
         console.print(f"no live matches on {server}")
@@ -152,12 +154,12 @@ async def _attach(console: Console, stub: Stub, metadata: Metadata, match_id: st
     """Draw one match until its stream ends (the match is over)."""
     import time
 
-    from croupier.v1 import spectator_pb2
     from rich.console import RenderableType
     from rich.live import Live
 
-    from clients.spectator.feed import Scenes, header_of
-    from clients.spectator.render import Header, Scene, render
+    from croupier.clients.spectator.feed import Scenes, header_of
+    from croupier.clients.spectator.render import Header, Scene, render
+    from croupier.v1 import spectator_pb2
 
     note = "admin: every hand shown" if metadata else "spectator: hands stay hidden until the end"
     header: Header | None = None

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from engine.core import GameSpec, InvalidOptions
-from engine.games import chinese_ten, pair_battle, platinum_fish, spoil_five
+from croupier.engine.core import GameSpec, InvalidOptions
+from croupier.engine.games import chinese_ten, pair_battle, platinum_fish, spoil_five
 
 GAMES: dict[str, GameSpec[Any]] = {
     spec.name: spec for spec in (chinese_ten.SPEC, pair_battle.SPEC, platinum_fish.SPEC, spoil_five.SPEC)

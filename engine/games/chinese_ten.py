@@ -12,8 +12,8 @@ import copy
 from dataclasses import dataclass, field
 from enum import Enum
 
-from engine.cards import STANDARD_DECK, Card, Color, Rank, Suit, format_cards, parse_cards
-from engine.core import (
+from croupier.engine.cards import STANDARD_DECK, Card, Color, Rank, Suit, format_cards, parse_cards
+from croupier.engine.core import (
     Action,
     Event,
     GameSpec,
@@ -27,7 +27,7 @@ from engine.core import (
     deal_round,
     redeal,
 )
-from engine.rng import Rng
+from croupier.engine.rng import Rng
 
 HAND_SIZE = {2: 12, 3: 8, 4: 6}
 LAYOUT_SIZE = 4

@@ -22,8 +22,8 @@ from dataclasses import dataclass, field
 from enum import Enum
 from itertools import combinations, groupby, pairwise
 
-from engine.cards import STANDARD_DECK, Card, Rank, card_order, format_cards, parse_cards
-from engine.core import (
+from croupier.engine.cards import STANDARD_DECK, Card, Rank, card_order, format_cards, parse_cards
+from croupier.engine.core import (
     Action,
     Event,
     GameSpec,
@@ -37,7 +37,7 @@ from engine.core import (
     deal_round,
     redeal,
 )
-from engine.rng import Rng
+from croupier.engine.rng import Rng
 
 HAND_SIZE = {2: 9, 3: 8, 4: 7}
 PENALTY = 10

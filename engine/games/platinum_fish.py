@@ -18,8 +18,8 @@ from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from engine.cards import DOUBLE_DECK, Card, Rank, card_order, format_cards
-from engine.core import (
+from croupier.engine.cards import DOUBLE_DECK, Card, Rank, card_order, format_cards
+from croupier.engine.core import (
     Action,
     Event,
     GameSpec,
@@ -33,7 +33,7 @@ from engine.core import (
     clockwise_from,
     redeal,
 )
-from engine.rng import Rng
+from croupier.engine.rng import Rng
 
 GAME = "Platinum Fish"
 MIN_PLAYERS, MAX_PLAYERS = 2, 6

@@ -15,8 +15,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 
-from engine.cards import STANDARD_DECK, Card, Rank, Suit, format_cards, parse_cards
-from engine.core import (
+from croupier.engine.cards import STANDARD_DECK, Card, Rank, Suit, format_cards, parse_cards
+from croupier.engine.core import (
     Action,
     Event,
     GameSpec,
@@ -31,7 +31,7 @@ from engine.core import (
     deal_round,
     redeal,
 )
-from engine.rng import Rng
+from croupier.engine.rng import Rng
 
 GAME = "Spoil Five"
 MIN_PLAYERS, MAX_PLAYERS = 2, 10

@@ -21,17 +21,17 @@ from collections.abc import AsyncIterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from server.tournament.ratings_cli import DEFAULT_DATA, DEFAULT_SAMPLES, fail, say
+from croupier.server.tournament.ratings_cli import DEFAULT_DATA, DEFAULT_SAMPLES, fail, say
 
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from server.tournament.bots import BotProcess
-    from server.tournament.config import TournamentConfig
-    from server.tournament.display import Display
-    from server.tournament.referee import BotStatus, Replicas
-    from server.tournament.runner import Entrant, Runner
-    from server.tournament.store import Store, Tournament
+    from croupier.server.tournament.bots import BotProcess
+    from croupier.server.tournament.config import TournamentConfig
+    from croupier.server.tournament.display import Display
+    from croupier.server.tournament.referee import BotStatus, Replicas
+    from croupier.server.tournament.runner import Entrant, Runner
+    from croupier.server.tournament.store import Store, Tournament
 
 CONNECT_SECONDS = 60.0
 """How long launched bots may take to connect before the tournament gives up."""
@@ -78,8 +78,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from rich.console import Console
 
-    from server.tournament.config import ConfigError, load
-    from server.tournament.store import Store, StoreError
+    from croupier.server.tournament.config import ConfigError, load
+    from croupier.server.tournament.store import Store, StoreError
 
     console = Console(width=None if sys.stdout.isatty() else 120)
     try:
@@ -119,9 +119,9 @@ def run(args: argparse.Namespace) -> int:
 async def _play(
     args: argparse.Namespace, console: Console, config: TournamentConfig, store: Store, tournament: Tournament
 ) -> int:
-    from server.tournament.display import make_display
-    from server.tournament.referee import RefereeError, Replicas, TargetError
-    from server.tournament.runner import Runner, ScheduleError
+    from croupier.server.tournament.display import make_display
+    from croupier.server.tournament.referee import RefereeError, Replicas, TargetError
+    from croupier.server.tournament.runner import Runner, ScheduleError
 
     display = make_display(console, plain=True if args.plain else None)
     logs = args.data / "logs" / f"{tournament.name}-{tournament.run}"
@@ -165,8 +165,8 @@ async def _referee(args: argparse.Namespace) -> AsyncIterator[tuple[str, str]]:
         return
     import structlog
 
-    from server import logs
-    from server.app import create_server
+    from croupier.server import logs
+    from croupier.server.app import create_server
 
     # The referee logs to a file, not over the live display: claim the process's one logging
     # configuration (later calls do nothing), then point it at the file before anything logs.
@@ -196,8 +196,8 @@ async def _enter_bots(
 ) -> dict[str, Entrant]:
     """Register every bot on every replica (one id and token for all), launch the ones with a
     command once per replica, wait until all are connected to each."""
-    from server.tournament.bots import BotProcess, bot_environment, expand
-    from server.tournament.runner import Entrant
+    from croupier.server.tournament.bots import BotProcess, bot_environment, expand
+    from croupier.server.tournament.runner import Entrant
 
     replicas = referees.names
     ids: dict[str, str] = {}
@@ -292,8 +292,8 @@ def report(
     machine: str,
 ) -> None:
     """The tables a tournament ends with; the ratings last, where the eye lands."""
-    from server.tournament.ratings import rate
-    from server.tournament.report import crosstable, incidents_table, ratings_table
+    from croupier.server.tournament.ratings import rate
+    from croupier.server.tournament.report import crosstable, incidents_table, ratings_table
 
     finished = store.finished(tournament.id)
     for game in config.games:
@@ -321,7 +321,7 @@ def report(
 
 def _journals_where(args: argparse.Namespace) -> str:
     """Where the journals are, as the report says it: here, or on the referees' machines."""
-    from server.tournament.referee import SPREAD_SCHEMES
+    from croupier.server.tournament.referee import SPREAD_SCHEMES
 
     if not args.server:
         return ""

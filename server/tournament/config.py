@@ -12,9 +12,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from engine.core import CroupierError, options_to_dict
-from engine.games import get_game
-from server.tournament.schedule import DuplicateSet, Rotations, game_schedule, interleave, rotation_count
+from croupier.engine.core import CroupierError, options_to_dict
+from croupier.engine.games import get_game
+from croupier.server.tournament.schedule import (
+    DuplicateSet,
+    Rotations,
+    game_schedule,
+    interleave,
+    rotation_count,
+)
 
 BOT_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,39}")
 CLOCK_FIELDS = ("decision_ms", "bank_ms", "max_timeouts", "grace_ms", "max_refusals")

@@ -42,9 +42,9 @@ def fail(text: str, code: int) -> int:
 def run(args: argparse.Namespace) -> int:
     from rich.console import Console
 
-    from server.tournament.ratings import rate
-    from server.tournament.report import ratings_table
-    from server.tournament.store import Store, StoreError
+    from croupier.server.tournament.ratings import rate
+    from croupier.server.tournament.report import ratings_table
+    from croupier.server.tournament.store import Store, StoreError
 
     console = Console()
     db = args.db or args.data / "results.db"

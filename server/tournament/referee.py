@@ -18,12 +18,12 @@ from dataclasses import dataclass
 from typing import TypeVar
 
 import grpc
-from croupier.v1 import admin_pb2, admin_pb2_grpc, match_pb2
 
-from engine.games import get_game
-from server.convert import codec
-from server.tournament.config import GameConfig
-from server.tournament.store import SeatResult
+from croupier.engine.games import get_game
+from croupier.server.convert import codec
+from croupier.server.tournament.config import GameConfig
+from croupier.server.tournament.store import SeatResult
+from croupier.v1 import admin_pb2, admin_pb2_grpc, match_pb2
 
 TOKEN_METADATA = "croupier-token"
 T = TypeVar("T")

@@ -6,8 +6,8 @@ from collections.abc import Sequence
 
 from rich.table import Table
 
-from server.tournament.ratings import Rating, Tally
-from server.tournament.store import FinishedMatch
+from croupier.server.tournament.ratings import Rating, Tally
+from croupier.server.tournament.store import FinishedMatch
 
 
 def crosstable(game: str, matches: Sequence[FinishedMatch]) -> Table:

@@ -28,10 +28,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from server.tournament.config import TournamentConfig
-from server.tournament.display import Display
-from server.tournament.referee import Replicas, seat_results
-from server.tournament.store import FinishedMatch, MatchRecord, Store, Tournament
+from croupier.server.tournament.config import TournamentConfig
+from croupier.server.tournament.display import Display
+from croupier.server.tournament.referee import Replicas, seat_results
+from croupier.server.tournament.store import FinishedMatch, MatchRecord, Store, Tournament
 
 CHECK_SECONDS = 5.0
 """How often the runner looks at the bots while no match finishes."""

@@ -22,8 +22,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
-from server.tournament.ratings import Places
-from server.tournament.schedule import MatchKey, ScheduledMatch
+from croupier.server.tournament.ratings import Places
+from croupier.server.tournament.schedule import MatchKey, ScheduledMatch
 
 SCHEMA_VERSION = 2
 

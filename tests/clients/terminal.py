@@ -59,4 +59,4 @@ class Terminal:
 
 
 def croupier(*args: str) -> list[str]:
-    return [sys.executable, "-m", "clients.cli", *args]
+    return [sys.executable, "-m", "croupier.clients.cli", *args]

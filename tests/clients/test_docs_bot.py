@@ -9,11 +9,11 @@ import sys
 from pathlib import Path
 
 import pytest
-from croupier.v1 import match_pb2
 
-from clients.bots import HeuristicBot
-from clients.sdk import Client
-from server.app import Croupier
+from croupier.clients.bots import HeuristicBot
+from croupier.clients.sdk import Client
+from croupier.server.app import Croupier
+from croupier.v1 import match_pb2
 from tests.server.botclient import WAIT, Admin
 
 REPO = Path(__file__).resolve().parents[2]

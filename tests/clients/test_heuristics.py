@@ -8,15 +8,15 @@ from typing import Any
 
 import pytest
 
-from clients.bots import HeuristicBot, RandomBot, chinese_ten, pair_battle, platinum_fish, spoil_five
-from clients.sdk import BotFactory, play_offline
-from engine.cards import Card, parse_cards
-from engine.games import chinese_ten as ct
-from engine.games import get_game
-from engine.games import pair_battle as pb
-from engine.games import platinum_fish as pf
-from engine.games import spoil_five as sf
-from engine.rng import Rng
+from croupier.clients.bots import HeuristicBot, RandomBot, chinese_ten, pair_battle, platinum_fish, spoil_five
+from croupier.clients.sdk import BotFactory, play_offline
+from croupier.engine.cards import Card, parse_cards
+from croupier.engine.games import chinese_ten as ct
+from croupier.engine.games import get_game
+from croupier.engine.games import pair_battle as pb
+from croupier.engine.games import platinum_fish as pf
+from croupier.engine.games import spoil_five as sf
+from croupier.engine.rng import Rng
 
 # --- beating random --------------------------------------------------------------------------
 
@@ -60,7 +60,7 @@ def test_the_heuristic_wins_well_above_its_fair_share_against_random_bots(game: 
 
 
 def test_every_game_has_a_heuristic_and_a_contest() -> None:
-    from engine.games import GAMES
+    from croupier.engine.games import GAMES
 
     assert set(CONTESTS) == set(GAMES)
 

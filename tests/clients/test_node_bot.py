@@ -9,11 +9,11 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from croupier.v1 import admin_pb2, match_pb2
 
-from clients.bots import HeuristicBot, RandomBot
-from clients.sdk import Client
-from server.app import Croupier
+from croupier.clients.bots import HeuristicBot, RandomBot
+from croupier.clients.sdk import Client
+from croupier.server.app import Croupier
+from croupier.v1 import admin_pb2, match_pb2
 from tests.clients.test_sdk import SHORT
 from tests.server.botclient import WAIT, Admin
 

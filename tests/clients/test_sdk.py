@@ -12,13 +12,13 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 import grpc
-from croupier.v1 import admin_pb2, match_pb2
 
-from clients.bots import HeuristicBot, RandomBot
-from clients.sdk import Bot, Client, Match, Result
-from server.app import Croupier, create_server
-from server.journal import read_records
-from server.match import Clocks
+from croupier.clients.bots import HeuristicBot, RandomBot
+from croupier.clients.sdk import Bot, Client, Match, Result
+from croupier.server.app import Croupier, create_server
+from croupier.server.journal import read_records
+from croupier.server.match import Clocks
+from croupier.v1 import admin_pb2, match_pb2
 from tests.server.botclient import ADMIN, ADMIN_TOKEN, WAIT, Admin
 
 REPO = Path(__file__).resolve().parents[2]
@@ -65,9 +65,9 @@ async def test_every_game_is_played_to_the_end_with_engine_objects_for_the_bot(
         assert info.status == match_pb2.MATCH_STATUS_FINISHED
         match, view, legal = Recorder.seen[0]
         assert (match.game, match.seat, match.id) == (game, 0, created.match.match_id)
-        assert type(match.options).__module__ == f"engine.games.{game}"
-        assert type(view).__module__ == f"engine.games.{game}" and view.seat == 0
-        assert legal and all(type(a).__module__ == f"engine.games.{game}" for a in legal)
+        assert type(match.options).__module__ == f"croupier.engine.games.{game}"
+        assert type(view).__module__ == f"croupier.engine.games.{game}" and view.seat == 0
+        assert legal and all(type(a).__module__ == f"croupier.engine.games.{game}" for a in legal)
         [(ended, result)] = Recorder.results
         assert ended.id == created.match.match_id
         assert result.scores == tuple(s.score for s in info.result.seats)
@@ -191,7 +191,7 @@ async def test_a_choice_outside_the_legal_list_is_refused_with_the_referees_reas
 
 def run_bot(*args: str, env: dict[str, str] | None = None) -> subprocess.Popen[str]:
     return subprocess.Popen(
-        [sys.executable, "-m", "clients.cli", "bot", *args],
+        [sys.executable, "-m", "croupier.clients.cli", "bot", *args],
         cwd=REPO,
         env={**os.environ, **(env or {})},
         stdout=subprocess.PIPE,
@@ -231,7 +231,7 @@ async def test_croupier_bot_says_why_the_referee_refused_it(referee: Croupier) -
 def test_croupier_bot_without_a_token_says_so() -> None:
     env = {k: v for k, v in os.environ.items() if k != "CROUPIER_TOKEN"}
     result = subprocess.run(
-        [sys.executable, "-m", "clients.cli", "bot", "--server", "127.0.0.1:1"],
+        [sys.executable, "-m", "croupier.clients.cli", "bot", "--server", "127.0.0.1:1"],
         cwd=REPO,
         env=env,
         capture_output=True,
@@ -244,7 +244,7 @@ def test_croupier_bot_without_a_token_says_so() -> None:
 
 def test_an_unknown_strategy_is_named_in_the_error() -> None:
     result = subprocess.run(
-        [sys.executable, "-m", "clients.cli", "bot", "--strategy", "clever", "--token", "t"],
+        [sys.executable, "-m", "croupier.clients.cli", "bot", "--strategy", "clever", "--token", "t"],
         cwd=REPO,
         capture_output=True,
         text=True,

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import grpc
 import pytest
-from croupier.v1 import spectator_pb2
 
-from clients.spectator import replay
-from server.app import Croupier
+from croupier.clients.spectator import replay
+from croupier.server.app import Croupier
+from croupier.v1 import spectator_pb2
 from tests.server.botclient import ADMIN, ADMIN_TOKEN, Admin, Bot
 
 REFUSALS = 16_000

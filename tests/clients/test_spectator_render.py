@@ -9,10 +9,10 @@ from typing import Any
 import pytest
 from rich.console import Console
 
-from clients.spectator.render import Header, Scene, card_text, render, words_text
-from engine.cards import Card
-from engine.games import get_game
-from engine.rng import Rng
+from croupier.clients.spectator.render import Header, Scene, card_text, render, words_text
+from croupier.engine.cards import Card
+from croupier.engine.games import get_game
+from croupier.engine.rng import Rng
 
 OPTIONS: dict[str, dict[str, Any]] = {
     "chinese_ten": {"players": 3},

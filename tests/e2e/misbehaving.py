@@ -1,8 +1,8 @@
 """Bots that misbehave on purpose, for the tournament tests, written with the SDK. From the
 repository root (``python -m`` puts it on the module path):
 
-    python -m clients.cli bot --strategy tests.e2e.misbehaving:CrashingBot
-    python -m clients.cli bot --strategy tests.e2e.misbehaving:LateBot
+    python -m croupier.clients.cli bot --strategy tests.e2e.misbehaving:CrashingBot
+    python -m croupier.clients.cli bot --strategy tests.e2e.misbehaving:LateBot
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import os
 import random
 from typing import Any, ClassVar
 
-from clients.sdk import Bot
+from croupier.clients.sdk import Bot
 
 CRASH_AT = 4
 """The decision, counted over every match of the process, at which the crashing bot dies."""

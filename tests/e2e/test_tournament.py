@@ -37,10 +37,10 @@ name = "beta"
 command = "croupier bot --strategy random"
 [[bots]]
 name = "crasher"
-command = "python -m clients.cli bot --strategy tests.e2e.misbehaving:CrashingBot"
+command = "python -m croupier.clients.cli bot --strategy tests.e2e.misbehaving:CrashingBot"
 [[bots]]
 name = "late"
-command = "python -m clients.cli bot --strategy tests.e2e.misbehaving:LateBot"
+command = "python -m croupier.clients.cli bot --strategy tests.e2e.misbehaving:LateBot"
 """
 
 STEADY = f"""
@@ -68,7 +68,7 @@ command = "croupier bot --strategy random"
 def tournament(tmp_path: Path, text: str) -> list[str]:
     (tmp_path / "t.toml").write_text(text)
     return [
-        sys.executable, "-m", "clients.cli", "tournament", str(tmp_path / "t.toml"),
+        sys.executable, "-m", "croupier.clients.cli", "tournament", str(tmp_path / "t.toml"),
         "--data", str(tmp_path / "data"), "--samples", "100",
     ]  # fmt: skip
 

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import grpc
 import pytest
-from croupier.v1 import admin_pb2, admin_pb2_grpc, match_pb2
 
+from croupier.v1 import admin_pb2, admin_pb2_grpc, match_pb2
 from tests.reliability.test_referee_killed import ADMIN_TOKEN, WAIT, croupier, free_port, rows, start_referee
 
 TOURNAMENT = """

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from clients.bots import RandomBot
-from clients.sdk import Client
-from server.app import Croupier, create_server
+from croupier.clients.bots import RandomBot
+from croupier.clients.sdk import Client
+from croupier.server.app import Croupier, create_server
 
 ADMIN_TOKEN = "admin-for-the-tournament-tests"
 
@@ -46,7 +46,7 @@ async def referee(tmp_path: Path) -> AsyncIterator[Croupier]:
 def command(tmp_path: Path, referee: Croupier, token: str) -> list[str]:
     (tmp_path / "t.toml").write_text(FILE)
     return [
-        sys.executable, "-m", "clients.cli", "tournament", str(tmp_path / "t.toml"),
+        sys.executable, "-m", "croupier.clients.cli", "tournament", str(tmp_path / "t.toml"),
         "--server", f"127.0.0.1:{referee.port}", "--admin-token", token,
         "--data", str(tmp_path / "data"), "--samples", "50",
     ]  # fmt: skip

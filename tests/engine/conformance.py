@@ -14,9 +14,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from engine.cards import STANDARD_DECK, card_order
-from engine.core import Action, Event, GameSpec, GameState, IllegalAction
-from engine.rng import Rng
+from croupier.engine.cards import STANDARD_DECK, card_order
+from croupier.engine.core import Action, Event, GameSpec, GameState, IllegalAction
+from croupier.engine.rng import Rng
 
 State = GameState[Any, Any]
 Step = tuple[float, int, Action] | float
@@ -33,7 +33,7 @@ CLOCK_STEP = 0.02
 
 
 def _chinese_ten(state: Any) -> None:
-    from engine.games.chinese_ten import Scoring, card_points
+    from croupier.engine.games.chinese_ten import Scoring, card_points
 
     per_deal = 240 if state.options.scoring is Scoring.CHINESE_TEN else 218
     for deal, points in enumerate(state.deal_results, 1):
@@ -53,8 +53,8 @@ def _chinese_ten(state: Any) -> None:
 def _platinum_fish(state: Any) -> None:
     from collections import Counter
 
-    from engine.cards import DOUBLE_DECK
-    from engine.games.platinum_fish import Phase
+    from croupier.engine.cards import DOUBLE_DECK
+    from croupier.engine.games.platinum_fish import Phase
 
     places = [state.stock, state.discard, *state.hands, *([c for p in m for c in p] for m in state.matches)]
     assert sum(map(len, places)) == 104, "cards appeared or vanished"
@@ -72,8 +72,8 @@ def _platinum_fish(state: Any) -> None:
 def _pair_battle(state: Any) -> None:
     from collections import Counter
 
-    from engine.cards import STANDARD_DECK
-    from engine.games.pair_battle import HAND_SIZE, card_points
+    from croupier.engine.cards import STANDARD_DECK
+    from croupier.engine.games.pair_battle import HAND_SIZE, card_points
 
     n = state.players
     zones = [*state.hands, *state.reserves, *state.laid, state.out_of_play]

@@ -6,9 +6,9 @@ import copy
 
 import pytest
 
-from engine.cards import STANDARD_DECK, Card, parse_cards
-from engine.core import IllegalAction, InvalidOptions, MalformedInput
-from engine.games.chinese_ten import (
+from croupier.engine.cards import STANDARD_DECK, Card, parse_cards
+from croupier.engine.core import IllegalAction, InvalidOptions, MalformedInput
+from croupier.engine.games.chinese_ten import (
     Captured,
     ChineseTenState,
     DealScored,
@@ -24,7 +24,7 @@ from engine.games.chinese_ten import (
     new_game,
     parse_action,
 )
-from engine.rng import Rng
+from croupier.engine.rng import Rng
 
 
 def cards(text: str) -> list[Card]:

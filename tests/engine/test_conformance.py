@@ -7,10 +7,10 @@ from typing import Any
 
 import pytest
 
-from engine.core import Action, GameSpec
-from engine.games import GAMES
-from engine.games.chinese_ten import ChineseTenState, ChineseTenView
-from engine.rng import Rng
+from croupier.engine.core import Action, GameSpec
+from croupier.engine.games import GAMES
+from croupier.engine.games.chinese_ten import ChineseTenState, ChineseTenView
+from croupier.engine.rng import Rng
 from tests.engine import conformance
 
 CASES = [
@@ -45,7 +45,7 @@ def test_views_do_not_change_when_unseen_cards_are_redealt(spec: GameSpec[Any], 
 
 @pytest.mark.parametrize(("spec", "options"), CASES)
 def test_options_survive_the_trip_through_plain_values(spec: GameSpec[Any], options: Any) -> None:
-    from engine.core import options_to_dict
+    from croupier.engine.core import options_to_dict
 
     assert spec.options(options_to_dict(options)) == options
 

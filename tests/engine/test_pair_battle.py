@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from engine.cards import STANDARD_DECK, Card, Rank, Suit, parse_cards
-from engine.core import IllegalAction, InvalidOptions, MalformedInput, options_from_dict
-from engine.games.pair_battle import (
+from croupier.engine.cards import STANDARD_DECK, Card, Rank, Suit, parse_cards
+from croupier.engine.core import IllegalAction, InvalidOptions, MalformedInput, options_from_dict
+from croupier.engine.games.pair_battle import (
     Countdown,
     Ended,
     EndReason,
@@ -31,7 +31,7 @@ from engine.games.pair_battle import (
     new_game,
     parse_action,
 )
-from engine.rng import Rng
+from croupier.engine.rng import Rng
 
 
 def cards(text: str) -> list[Card]:

@@ -11,10 +11,10 @@ from typing import Any
 
 import pytest
 
-from engine.cards import Card, Rank, parse_cards
-from engine.core import IllegalAction, InvalidOptions, MalformedInput, options_to_dict
-from engine.games import GAMES
-from engine.games.platinum_fish import (
+from croupier.engine.cards import Card, Rank, parse_cards
+from croupier.engine.core import IllegalAction, InvalidOptions, MalformedInput, options_to_dict
+from croupier.engine.games import GAMES
+from croupier.engine.games.platinum_fish import (
     DRAW,
     PASS,
     ROLL,
@@ -46,7 +46,7 @@ from engine.games.platinum_fish import (
     new_game,
     parse_action,
 )
-from engine.rng import Rng
+from croupier.engine.rng import Rng
 
 
 class Dice(Rng):

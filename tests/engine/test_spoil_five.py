@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import pytest
 
-from engine.cards import STANDARD_DECK, Card, Suit, parse_cards
-from engine.core import Event, IllegalAction, InvalidOptions, MalformedInput, options_from_dict
-from engine.games.spoil_five import (
+from croupier.engine.cards import STANDARD_DECK, Card, Suit, parse_cards
+from croupier.engine.core import Event, IllegalAction, InvalidOptions, MalformedInput, options_from_dict
+from croupier.engine.games.spoil_five import (
     SPEC,
     Announce,
     Announced,
@@ -44,7 +44,7 @@ from engine.games.spoil_five import (
     power,
     suit_of,
 )
-from engine.rng import Rng
+from croupier.engine.rng import Rng
 
 C = Card.parse
 THREE = Options(players=3)

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from clients.cli import SUBCOMMANDS
-from server.tournament.config import load
+from croupier.clients.cli import SUBCOMMANDS
+from croupier.server.tournament.config import load
 
 ROOT = Path(__file__).resolve().parents[2]
 DEPLOY = [ROOT / "deploy" / "compose.yaml", *sorted((ROOT / "deploy" / "k8s").glob("*.yaml"))]

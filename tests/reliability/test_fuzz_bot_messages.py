@@ -25,16 +25,16 @@ from typing import Any, TypeVar
 
 import grpc
 import pytest
-from croupier.v1 import bots_pb2, games_pb2
 from hypothesis import HealthCheck, assume, event, given, settings
 from hypothesis import strategies as st
 
-from engine.games import GAMES, get_game
-from engine.rng import Rng
-from server import convert
-from server.app import Croupier, create_server
-from server.journal import apply_record
-from server.match import Match
+from croupier.engine.games import GAMES, get_game
+from croupier.engine.rng import Rng
+from croupier.server import convert
+from croupier.server.app import Croupier, create_server
+from croupier.server.journal import apply_record
+from croupier.server.match import Match
+from croupier.v1 import bots_pb2, games_pb2
 from tests.server.botclient import ADMIN_TOKEN, Admin
 from tests.server.test_full_matches import SHORT
 

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 import grpc
 import pytest
 
-from server.app import Croupier
+from croupier.server.app import Croupier
 from tests.server.botclient import Admin, Bot
 
 HEADROOM = 24

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from server.journal import read_records
+from croupier.server.journal import read_records
 
 ADMIN_TOKEN = "reliability-admin-token"
 WAIT = 60.0
@@ -63,7 +63,7 @@ def free_port() -> int:
 
 
 def croupier(*args: str) -> list[str]:
-    return [sys.executable, "-m", "clients.cli", *args]
+    return [sys.executable, "-m", "croupier.clients.cli", *args]
 
 
 def start_referee(port: int, data: Path, log: Path) -> subprocess.Popen[bytes]:

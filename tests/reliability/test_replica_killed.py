@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from server.journal import read_records
+from croupier.server.journal import read_records
 from tests.reliability.test_referee_killed import (
     ADMIN_TOKEN,
     TOURNAMENT,

@@ -8,10 +8,10 @@ import asyncio
 from collections.abc import Awaitable, Callable
 
 import grpc
-from croupier.v1 import bots_pb2, match_pb2
 
-from server import convert
-from server.app import Croupier
+from croupier.server import convert
+from croupier.server.app import Croupier
+from croupier.v1 import bots_pb2, match_pb2
 from tests.server.botclient import Admin, Bot
 
 Result = bots_pb2.ActionResult

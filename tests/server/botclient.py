@@ -8,9 +8,9 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import grpc
-from croupier.v1 import admin_pb2, admin_pb2_grpc, bots_pb2, bots_pb2_grpc, match_pb2, spectator_pb2_grpc
 
-from server import convert
+from croupier.server import convert
+from croupier.v1 import admin_pb2, admin_pb2_grpc, bots_pb2, bots_pb2_grpc, match_pb2, spectator_pb2_grpc
 
 ADMIN_TOKEN = "admin-test-token"
 WAIT = 60.0

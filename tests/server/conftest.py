@@ -6,8 +6,8 @@ from pathlib import Path
 import grpc
 import pytest
 
-from server.app import Croupier, create_server
-from server.match import Clocks
+from croupier.server.app import Croupier, create_server
+from croupier.server.match import Clocks
 from tests.server.botclient import ADMIN_TOKEN, Admin
 
 

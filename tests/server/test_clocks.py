@@ -6,10 +6,10 @@ from __future__ import annotations
 import asyncio
 
 import grpc
-from croupier.v1 import bots_pb2, match_pb2
 
-from server.app import Croupier
-from server.journal import read_records
+from croupier.server.app import Croupier
+from croupier.server.journal import read_records
+from croupier.v1 import bots_pb2, match_pb2
 from tests.server.botclient import Admin, Bot
 
 Result = bots_pb2.ActionResult

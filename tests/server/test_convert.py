@@ -9,13 +9,13 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
-from croupier.v1 import cards_pb2, chinese_ten_pb2, pair_battle_pb2
 
-from engine.cards import STANDARD_DECK, Card
-from engine.core import MalformedInput
-from engine.games import GAMES
-from engine.rng import Rng
-from server import convert
+from croupier.engine.cards import STANDARD_DECK, Card
+from croupier.engine.core import MalformedInput
+from croupier.engine.games import GAMES
+from croupier.engine.rng import Rng
+from croupier.server import convert
+from croupier.v1 import cards_pb2, chinese_ten_pb2, pair_battle_pb2
 
 VARIANTS = [(name, options) for name, spec in GAMES.items() for options in spec.test_variants]
 

@@ -7,13 +7,13 @@ from typing import Any
 
 import grpc
 import pytest
-from croupier.v1 import bots_pb2, games_pb2, match_pb2
 
-from engine.games import GAMES, get_game
-from server import convert
-from server.app import Croupier
-from server.journal import Record, replay_journal
-from server.match import replay_frames
+from croupier.engine.games import GAMES, get_game
+from croupier.server import convert
+from croupier.server.app import Croupier
+from croupier.server.journal import Record, replay_journal
+from croupier.server.match import replay_frames
+from croupier.v1 import bots_pb2, games_pb2, match_pb2
 from tests.server.botclient import Admin, Bot, random_legal
 
 SHORT: dict[str, list[dict[str, Any]]] = {

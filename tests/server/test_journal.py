@@ -10,9 +10,9 @@ from pathlib import Path
 import grpc
 import pytest
 
-from server import replay
-from server.app import Croupier
-from server.journal import read_records, seed_sha256
+from croupier.server import replay
+from croupier.server.app import Croupier
+from croupier.server.journal import read_records, seed_sha256
 from tests.server.botclient import Admin, Bot, random_legal
 
 

@@ -5,14 +5,14 @@ from __future__ import annotations
 
 import grpc
 import pytest
-from croupier.v1 import admin_pb2, bots_pb2, bots_pb2_grpc, games_pb2, match_pb2
 
-import server.bots
-import server.session
-from engine.core import MalformedInput
-from server import convert
-from server.app import Croupier
-from server.journal import read_records
+import croupier.server.bots
+import croupier.server.session
+from croupier.engine.core import MalformedInput
+from croupier.server import convert
+from croupier.server.app import Croupier
+from croupier.server.journal import read_records
+from croupier.v1 import admin_pb2, bots_pb2, bots_pb2_grpc, games_pb2, match_pb2
 from tests.server.botclient import ADMIN, Admin, Bot, token
 
 Result = bots_pb2.ActionResult
@@ -275,7 +275,7 @@ async def test_a_seat_that_keeps_sending_refused_moves_is_forfeited_at_max_refus
 async def test_a_stream_silent_after_connecting_is_ended_for_want_of_a_hello(
     channel: grpc.aio.Channel, admin: Admin, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(server.bots, "HELLO_SECONDS", 0.2)
+    monkeypatch.setattr(croupier.server.bots, "HELLO_SECONDS", 0.2)
     created = await admin.create("chinese_ten", 2)
     call = bots_pb2_grpc.BotServiceStub(channel).Play(metadata=token(created.seat_tokens[0]))
     with pytest.raises(grpc.aio.AioRpcError) as failure:
@@ -289,7 +289,7 @@ async def test_a_bot_that_sends_without_reading_is_cut_off_and_nobody_else_suffe
 ) -> None:
     """Its unread answers pile up to MAX_QUEUED, then its stream ends: the referee's memory is
     bounded, and the match goes on (the seat may be taken back within the grace)."""
-    monkeypatch.setattr(server.session, "MAX_QUEUED", 50)
+    monkeypatch.setattr(croupier.server.session, "MAX_QUEUED", 50)
     created = await admin.create("chinese_ten", 2, {"target": 100}, decision_ms=600_000)
     match_id = created.match.match_id
     stale = bots_pb2.BotMessage(move=bots_pb2.Move(match_id="no-such-match", decision_id=1, index=0))

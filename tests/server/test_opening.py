@@ -7,10 +7,10 @@ import asyncio
 
 import grpc
 import pytest
-from croupier.v1 import games_pb2, spectator_pb2
 
-from engine.rng import Rng
-from server import convert
+from croupier.engine.rng import Rng
+from croupier.server import convert
+from croupier.v1 import games_pb2, spectator_pb2
 from tests.server.botclient import ADMIN, WAIT, Admin, Bot
 
 Kind = spectator_pb2.Step.Kind

@@ -4,9 +4,9 @@ penalties reported to everyone; and lockstep ticks."""
 from __future__ import annotations
 
 import grpc
-from croupier.v1 import bots_pb2
 
-from server import convert
+from croupier.server import convert
+from croupier.v1 import bots_pb2
 from tests.server.botclient import Admin, Bot
 
 Result = bots_pb2.ActionResult

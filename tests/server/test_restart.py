@@ -13,21 +13,21 @@ import sys
 from pathlib import Path
 
 import grpc
-from croupier.v1 import match_pb2
 
-from server.journal import read_records, replay_journal
+from croupier.server.journal import read_records, replay_journal
+from croupier.v1 import match_pb2
 from tests.server.botclient import ADMIN_TOKEN, Admin, Bot, first_legal
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
 class RefereeProcess:
-    """``python -m server.cli`` in a subprocess, as a user runs it."""
+    """``python -m croupier.server.cli`` in a subprocess, as a user runs it."""
 
     def __init__(self, data: Path, log: Path) -> None:
         self.log = log.open("a")
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "server.cli", "--address", "127.0.0.1:0", "--data", str(data),
+            [sys.executable, "-m", "croupier.server.cli", "--address", "127.0.0.1:0", "--data", str(data),
              "--admin-token", ADMIN_TOKEN, "--metrics-address", "off"],
             cwd=ROOT, stdout=subprocess.PIPE, stderr=self.log, text=True,
         )  # fmt: skip

@@ -5,9 +5,9 @@ from __future__ import annotations
 import asyncio
 
 import grpc
-from croupier.v1 import admin_pb2, bots_pb2, match_pb2
 
-from server import convert
+from croupier.server import convert
+from croupier.v1 import admin_pb2, bots_pb2, match_pb2
 from tests.server.botclient import ADMIN, Admin, Bot, first_legal
 
 Status = match_pb2.MatchStatus

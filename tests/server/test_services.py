@@ -16,8 +16,8 @@ from google.protobuf import descriptor_pb2
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 
-from server import cli
-from server.app import Tls, create_server
+from croupier.server import cli
+from croupier.server.app import Tls, create_server
 from tests.server.botclient import ADMIN_TOKEN, Admin, Bot
 
 SERVICES = ["croupier.v1.AdminService", "croupier.v1.BotService", "croupier.v1.SpectatorService"]

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import grpc
 import pytest
-from croupier.v1 import admin_pb2
 
-from server.app import Croupier, create_server
+from croupier.server.app import Croupier, create_server
+from croupier.v1 import admin_pb2
 from tests.server.botclient import ADMIN, ADMIN_TOKEN, Admin, Bot
 
 SHARED_TOKEN = "bot_the-same-secret-on-every-replica"

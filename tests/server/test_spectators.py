@@ -8,15 +8,15 @@ from typing import Any
 
 import grpc
 import pytest
-from croupier.v1 import match_pb2, spectator_pb2, spectator_pb2_grpc
 
-import server.session
-from engine.core import GameState
-from engine.games import get_game
-from engine.rng import Rng
-from server import convert
-from server.app import Croupier
-from server.journal import apply_record, read_records
+import croupier.server.session
+from croupier.engine.core import GameState
+from croupier.engine.games import get_game
+from croupier.engine.rng import Rng
+from croupier.server import convert
+from croupier.server.app import Croupier
+from croupier.server.journal import apply_record, read_records
+from croupier.v1 import match_pb2, spectator_pb2, spectator_pb2_grpc
 from tests.server.botclient import ADMIN, Admin, Bot, random_legal
 from tests.server.test_full_matches import SHORT
 
@@ -178,7 +178,7 @@ async def test_matches_are_listed_by_status_and_game(channel: grpc.aio.Channel, 
 async def test_a_spectator_that_does_not_read_is_cut_off_and_the_match_plays_on(
     referee: Croupier, channel: grpc.aio.Channel, admin: Admin, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(server.session, "MAX_QUEUED", 5)
+    monkeypatch.setattr(croupier.server.session, "MAX_QUEUED", 5)
     created = await admin.create("chinese_ten", 2, {"target": 300})  # ~100 frames, ~50 KB
     match_id = created.match.match_id
     # a small receive window, never grown: unread frames soon back up in the referee

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from server.tournament.config import ConfigError, load, parse
-from server.tournament.schedule import Rotations
+from croupier.server.tournament.config import ConfigError, load, parse
+from croupier.server.tournament.schedule import Rotations
 
 EXAMPLE = """
 name = "friday"

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from server.tournament.ratings import RunningElo, Tally, fit_elo, pairwise_results, rate
+from croupier.server.tournament.ratings import RunningElo, Tally, fit_elo, pairwise_results, rate
 
 
 def elo_gap(share: float) -> float:

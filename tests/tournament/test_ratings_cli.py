@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from clients.cli import main
-from server.tournament.schedule import game_schedule
-from server.tournament.store import SeatResult, Store
+from croupier.clients.cli import main
+from croupier.server.tournament.schedule import game_schedule
+from croupier.server.tournament.store import SeatResult, Store
 
 
 def fill(db: Path) -> None:

@@ -11,14 +11,14 @@ from pathlib import Path
 
 import grpc
 import pytest
-from croupier.v1 import match_pb2
 
-from clients.bots import RandomBot
-from clients.sdk import Client
-from server.app import Croupier, create_server
-from server.tournament.referee import RefereeError, Replicas, TargetError, resolve
-from server.tournament.runner import ABANDONED, Entrant, Runner
-from server.tournament.store import Store
+from croupier.clients.bots import RandomBot
+from croupier.clients.sdk import Client
+from croupier.server.app import Croupier, create_server
+from croupier.server.tournament.referee import RefereeError, Replicas, TargetError, resolve
+from croupier.server.tournament.runner import ABANDONED, Entrant, Runner
+from croupier.server.tournament.store import Store
+from croupier.v1 import match_pb2
 from tests.tournament.test_runner import BOTS, Quiet, config
 
 ADMIN_TOKEN = "admin-of-every-replica"

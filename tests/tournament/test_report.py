@@ -6,11 +6,11 @@ import io
 
 from rich.console import Console
 
-from server.tournament.display import PlainDisplay
-from server.tournament.ratings import rate
-from server.tournament.report import crosstable, incidents_table, ratings_table
-from server.tournament.schedule import MatchKey
-from server.tournament.store import FinishedMatch, MatchRecord, SeatResult
+from croupier.server.tournament.display import PlainDisplay
+from croupier.server.tournament.ratings import rate
+from croupier.server.tournament.report import crosstable, incidents_table, ratings_table
+from croupier.server.tournament.schedule import MatchKey
+from croupier.server.tournament.store import FinishedMatch, MatchRecord, SeatResult
 
 
 def console() -> tuple[Console, io.StringIO]:

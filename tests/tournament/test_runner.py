@@ -7,17 +7,17 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
-from croupier.v1 import match_pb2
 
-from clients.bots import RandomBot
-from clients.sdk import Client
-from server.app import create_server
-from server.tournament.config import TournamentConfig, parse
-from server.tournament.display import PlainDisplay
-from server.tournament.ratings import Places
-from server.tournament.referee import Replicas
-from server.tournament.runner import ABANDONED, Entrant, Runner, ScheduleError
-from server.tournament.store import Store
+from croupier.clients.bots import RandomBot
+from croupier.clients.sdk import Client
+from croupier.server.app import create_server
+from croupier.server.tournament.config import TournamentConfig, parse
+from croupier.server.tournament.display import PlainDisplay
+from croupier.server.tournament.ratings import Places
+from croupier.server.tournament.referee import Replicas
+from croupier.server.tournament.runner import ABANDONED, Entrant, Runner, ScheduleError
+from croupier.server.tournament.store import Store
+from croupier.v1 import match_pb2
 
 BOTS = ("ann", "bob", "cat")
 

@@ -7,7 +7,7 @@ from collections import Counter
 
 import pytest
 
-from server.tournament.schedule import (
+from croupier.server.tournament.schedule import (
     Rotations,
     deal_seed,
     game_schedule,

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from server.tournament.schedule import game_schedule
-from server.tournament.store import SeatResult, Store, StoreError
+from croupier.server.tournament.schedule import game_schedule
+from croupier.server.tournament.store import SeatResult, Store, StoreError
 
 
 def results_of(seats: tuple[str, ...]) -> list[SeatResult]:
