@@ -12,11 +12,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from croupier.v1 import admin_pb2
 
-from clients.bots import RandomBot
-from clients.sdk import Client, Match
-from server.app import Croupier
+from croupier.clients.bots import RandomBot
+from croupier.clients.sdk import Client, Match
+from croupier.server.app import Croupier
+from croupier.v1 import admin_pb2
 from tests.clients.terminal import REPO, WAIT, Terminal, croupier
 from tests.server.botclient import ADMIN_TOKEN, Admin
 
@@ -97,7 +97,13 @@ async def test_watch_draws_a_live_match_and_shows_hands_only_to_the_admin(
     # the screen drawn once the gate has paused play: every panel there (the first frames come first)
     live = await wait_for(
         terminal,
-        lambda s: "running" in s and "▶" in s and len(seat_rows(s)) == 3 and "last events" in s,
+        lambda s: (
+            "running" in s
+            and "▶" in s
+            and len(seat_rows(s)) == 3
+            and "last events" in s
+            and ("captures" in s or "joins the table" in s)
+        ),
         "play",
     )
     assert "Chinese Ten" in live and "clock " in live and "table " in live and "stock " in live
