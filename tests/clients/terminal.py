@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import shlex
-import shutil
 import subprocess
 import sys
 import time
@@ -11,7 +10,7 @@ import uuid
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-import pytest
+from tests.toolchains import need
 
 REPO = Path(__file__).resolve().parents[2]
 WAIT = 60.0
@@ -22,8 +21,7 @@ class Terminal:
     """``command`` running in a tmux pane of ``width`` x ``height``; it stays on screen after it exits."""
 
     def __init__(self, command: Sequence[str], width: int = 110, height: int = 50) -> None:
-        if shutil.which("tmux") is None:
-            pytest.skip("tmux not found: the spectator's terminal tests need it")
+        need("tmux", "the spectator's terminal tests need it")
         self.socket = f"croupier-test-{uuid.uuid4().hex[:8]}"
         self.name = "spectator"
         shell = f'{shlex.join(command)}; echo "[exited with $?]"; sleep 600'

@@ -4,7 +4,6 @@ game against Python bots on a real referee. Skipped, saying so, only where Node.
 from __future__ import annotations
 
 import asyncio
-import shutil
 import subprocess
 from pathlib import Path
 
@@ -16,6 +15,7 @@ from croupier.server.app import Croupier
 from croupier.v1 import admin_pb2, match_pb2
 from tests.clients.test_sdk import SHORT
 from tests.server.botclient import WAIT, Admin
+from tests.toolchains import need
 
 NODE_DIR = Path(__file__).resolve().parents[2] / "clients" / "node"
 
@@ -23,9 +23,10 @@ NODE_DIR = Path(__file__).resolve().parents[2] / "clients" / "node"
 @pytest.fixture(scope="module")
 def node() -> str:
     """The node executable, with the bot's packages installed (``npm ci``, as ``make node`` does)."""
-    node, npm = shutil.which("node"), shutil.which("npm")
-    if node is None or npm is None:
-        pytest.skip(f"Node.js not found: {'node' if node is None else 'npm'} is not on PATH")
+    node, npm = (
+        need("node", "the Node.js bot's tests need it"),
+        need("npm", "the Node.js bot's tests need it"),
+    )
     if not (NODE_DIR / "node_modules" / "@grpc" / "grpc-js").is_dir():
         subprocess.run(
             [npm, "ci", "--no-audit", "--no-fund", "--loglevel=error"], cwd=NODE_DIR, check=True, timeout=600

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import shutil
 import subprocess
 import urllib.request
 from collections.abc import AsyncIterator
@@ -19,6 +18,7 @@ from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 from croupier.server import cli
 from croupier.server.app import Tls, create_server
 from tests.server.botclient import ADMIN_TOKEN, Admin, Bot
+from tests.toolchains import need
 
 SERVICES = ["croupier.v1.AdminService", "croupier.v1.BotService", "croupier.v1.SpectatorService"]
 
@@ -85,8 +85,8 @@ async def test_metrics_are_served_on_their_own_port(tmp_path: Path) -> None:
     assert samples[f"croupier_timeouts_total{game}"] == 0
 
 
-@pytest.mark.skipif(shutil.which("openssl") is None, reason="needs the openssl command to make a certificate")
 async def test_tls_by_flags_serves_only_tls(tmp_path: Path) -> None:
+    need("openssl", "the TLS test makes its certificate with it")
     cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
     subprocess.run(
         [
