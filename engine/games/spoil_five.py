@@ -178,7 +178,8 @@ class Rob(Action):
 
     The dealer, before the first lead, when the turn-up is an Ace; or the
     holder of the trump Ace at their first turn, before playing (it also
-    announces the Ace).
+    announces the Ace). The holder may discard any card, the Ace itself
+    included (the seed: "any of their cards").
     """
 
     discard: Card
@@ -451,7 +452,8 @@ class SpoilFiveView:
     robbed_by: Seat | None
     """Who took the turn-up into hand (it stays known to be there until played)."""
     ace_announced_by: Seat | None
-    """Who is known to hold the trump Ace: announced it, robbed, or robbed the turned-up Ace."""
+    """Who announced the trump Ace: announced it, robbed (a holder who robbed may have discarded
+    it), robbed the turned-up Ace, or played it as their first card."""
     trump_ace_low: bool
     """The trump Ace was not announced and ranks lowest; shown once the viewer can know it."""
     trick: tuple[tuple[Seat, Card], ...]
@@ -660,7 +662,7 @@ class SpoilFiveState(GameState[SpoilFiveAction, SpoilFiveView]):
             if self.announcer is None:
                 actions.append(Announce())
             if self.robber is None:
-                actions.extend(Rob(c) for c in hand if not self._is_trump_ace(c))
+                actions.extend(Rob(c) for c in hand)
         return actions
 
     def apply(self, seat: Seat, action: SpoilFiveAction, now: float = 0.0) -> list[Event]:
@@ -732,6 +734,8 @@ class SpoilFiveState(GameState[SpoilFiveAction, SpoilFiveView]):
 
     def _check_rob_or_announce(self, seat: Seat, action: Rob | Announce) -> None:
         ace = self.trump_ace
+        if isinstance(action, Rob) and self.robber == seat:  # first: the robber's Ace may be its discard
+            raise IllegalAction("you have already robbed: play a card")
         if ace not in self.hands[seat]:
             raise IllegalAction(f"only the holder of the trump Ace ({ace}) may {str(action).split()[0]}")
         if self.tricks:
@@ -740,12 +744,8 @@ class SpoilFiveState(GameState[SpoilFiveAction, SpoilFiveView]):
             if self.announcer is not None:
                 raise IllegalAction("the trump Ace is already announced (robbing announces it): play a card")
             return
-        if self.robber is not None:
-            raise IllegalAction("you have already robbed: play a card")
         if action.discard not in self.hands[seat]:
             raise IllegalAction(f"you do not hold {action.discard}")
-        if action.discard == ace:
-            raise IllegalAction(f"keep the trump Ace: discard another card to take {self.turn_up}")
 
     def _play(self, seat: Seat, card: Card) -> list[Event]:
         hand = self.hands[seat]
@@ -843,28 +843,53 @@ class SpoilFiveState(GameState[SpoilFiveAction, SpoilFiveView]):
 
     def resample_hidden(self, seat: Seat, rng: Rng) -> SpoilFiveState:
         """Re-deal what ``seat`` cannot see: other hands (less the cards known to
-        be there: a robbed turn-up, an announced Ace), the stock, another's discard."""
+        be there: a robbed turn-up, an announced Ace), the stock, another's discard.
+        A holder who robbed may have discarded the Ace: to the others it is then in
+        the robber's hand or discard, and the re-deal puts it in either."""
         twin = copy.deepcopy(self)
-        ace = twin.trump_ace
+        ace, robber = twin.trump_ace, twin.robber
         known: list[set[Card]] = [set() for _ in range(twin.players)]
-        if twin.robber is not None and twin.turn_up in twin.hands[twin.robber]:
-            known[twin.robber].add(twin.turn_up)
+        if robber is not None and twin.turn_up in twin.hands[robber]:
+            known[robber].add(twin.turn_up)
         if twin.announcer is not None and ace in twin.hands[twin.announcer]:
             known[twin.announcer].add(ace)  # the same card as the turn-up when the dealer robbed an Ace
         others = [s for s in range(twin.players) if s != seat]
         zones = [[c for c in twin.hands[s] if c not in known[s]] for s in others]
-        discards = [twin.discard] if twin.discard is not None and twin.robber != seat else []
+        hidden_discard = twin.discard is not None and robber != seat
+        discards = [twin.discard] if hidden_discard and twin.discard != ace else []
         redeal([*zones, twin.stock, discards], rng)
         for s, zone in zip(others, zones, strict=True):
             twin.hands[s] = _sorted_hand([*known[s], *zone])
         if discards:
             twin.discard = discards[0]
+        if hidden_discard:
+            twin._hide_ace_with_robber(rng)
         if not twin.ace_low_shown and twin.announcer is None:
             # The Ace's rank follows its (new) holder: low once they played without announcing.
             holder = next((s for s in range(twin.players) if ace in twin.hands[s]), None)
             played = bool(twin.tricks) or any(s == holder for s, _ in twin.trick)
             twin.ace_low = holder is not None and played
         return twin
+
+    def _hide_ace_with_robber(self, rng: Rng) -> None:
+        """Put the trump Ace at random in one of the robbing holder's hidden places: a hand slot
+        (the robbed turn-up stays known) or the discard. Nothing to do when the dealer robbed
+        the turned-up Ace (known in hand) or the Ace was played."""
+        ace, robber = self.trump_ace, self.robber
+        if robber is None or self.discard is None or ace == self.turn_up:
+            return
+        hand = self.hands[robber]
+        if ace != self.discard and ace not in hand:
+            return
+        kept = [c for c in hand if c == self.turn_up]
+        rest = [c for c in (*hand, self.discard) if c != ace and c != self.turn_up]
+        place = rng.randint(0, len(rest))
+        if place == len(rest):
+            self.discard = ace
+        else:
+            self.discard = rest.pop(place)
+            rest.append(ace)
+        self.hands[robber] = _sorted_hand([*kept, *rest])
 
 
 # --- setting up ----------------------------------------------------------------------

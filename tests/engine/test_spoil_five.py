@@ -186,7 +186,7 @@ def test_the_trump_ace_holder_may_rob_the_turn_up_at_their_first_turn_before_pla
     state = deal_from(THREE, HOLDER_LEADS, "7h")
     assert [str(a) for a in state.legal_actions(1)] == [
         *("2c", "3c", "4c", "5c", "Ah"),
-        *("announce", "rob 2c", "rob 3c", "rob 4c", "rob 5c"),
+        *("announce", "rob 2c", "rob 3c", "rob 4c", "rob 5c", "rob Ah"),
     ]
     assert act(state, "rob 2c") == [Robbed(1, C("7h"))]
     assert state.to_act() == {1}, "robbing comes before the play"
@@ -195,10 +195,16 @@ def test_the_trump_ace_holder_may_rob_the_turn_up_at_their_first_turn_before_pla
     assert all(state.view(s).ace_announced_by == 1 for s in range(3)), "robbing announces the Ace"
 
 
-def test_the_robber_keeps_the_trump_ace_and_discards_another_card() -> None:
-    state = deal_from(THREE, HOLDER_LEADS, "7h")
-    assert "keep the trump Ace" in refused(state, 1, "rob Ah")
-    assert "you do not hold 9c" in refused(state, 1, "rob 9c")
+def test_the_robber_may_discard_any_card_the_trump_ace_itself_included() -> None:
+    state = deal_from(Options(players=2), ["Ah 2c 3c 4c 5c", "6d 7d 8d 9d 10d"], "7h", dealer=1)
+    assert Rob(C("Ah")) in state.legal_actions(0), "the seed: any of their cards"
+    assert act(state, "rob Ah") == [Robbed(0, C("7h"))]
+    assert state.hands[0] == list(parse_cards("2c 3c 4c 5c 7h")) and state.view(0).discard == C("Ah")
+    assert state.view(1).ace_announced_by == 0 and state.view(1).discard is None, "robbing announces"
+    assert [str(a) for a in state.legal_actions(0)] == ["2c", "3c", "4c", "5c", "7h"], "no announce, no rob"
+    assert "already robbed" in refused(state, 0, "rob 2c")
+    assert "only the holder of the trump Ace (Ah) may announce" in refused(state, 0, "announce")
+    assert "you do not hold 9c" in refused(deal_from(THREE, HOLDER_LEADS, "7h"), 1, "rob 9c")
 
 
 def test_only_the_trump_ace_holder_robs_and_only_at_their_first_turn() -> None:
@@ -233,11 +239,25 @@ def test_a_redeal_of_hidden_cards_keeps_the_robbed_turn_up_with_the_robber_and_m
     discards = set()
     for seed in range(30):
         twin = state.resample_hidden(0, Rng(seed))
-        assert C("7h") in twin.hands[1] and C("Ah") in twin.hands[1], "robbed and announced cards are public"
+        assert C("7h") in twin.hands[1], "the robbed turn-up is public"
+        assert C("Ah") in [*twin.hands[1], twin.discard], "the robber holds or discarded the announced Ace"
         assert twin.view(0) == state.view(0)
         discards.add(twin.discard)
-    assert len(discards) > 1, "the discard is hidden from seat 0, so it must be re-dealt"
+    assert len(discards) > 2 and C("Ah") in discards, "the discard (maybe the Ace) is hidden from seat 0"
     assert all(state.resample_hidden(1, Rng(s)).discard == C("5c") for s in range(5)), "the robber knows it"
+
+
+def test_a_redeal_puts_a_discarded_trump_ace_in_the_robbers_hand_or_discard_as_the_others_see_it() -> None:
+    state = deal_from(THREE, HOLDER_LEADS, "7h")
+    act(state, "rob Ah")
+    where = set()
+    for seed in range(30):
+        twin = state.resample_hidden(2, Rng(seed))
+        assert twin.view(2) == state.view(2) and twin.public_view() == state.public_view()
+        assert C("7h") in twin.hands[1]
+        where.add("discard" if twin.discard == C("Ah") else "hand" if C("Ah") in twin.hands[1] else "lost")
+    assert where == {"discard", "hand"}, "seat 2 cannot tell a kept Ace from a discarded one"
+    assert all(state.resample_hidden(1, Rng(s)).discard == C("Ah") for s in range(5)), "the robber knows it"
 
 
 # --- announcing ---------------------------------------------------------------------------
