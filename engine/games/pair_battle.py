@@ -62,7 +62,8 @@ class Options:
     countdown_tick: float = 1.0
     """Seconds between the calls "3", "2", "1", "go" (real time only; 0 starts at once)."""
     window: float = 0.05
-    """Seconds after the first finisher in which others still finish with them (real time only)."""
+    """Seconds after the first finish in which others still finish with it (real time only): closed
+    at both ends, so with the first finish at f a finish at f + window counts (0: the same instant)."""
 
     def __post_init__(self) -> None:
         check_players(self.players, 2, 4, "Pair Battle")
@@ -240,7 +241,8 @@ class PairBattleView:
     go_at: float | None
     """Real time: the referee time of "go"; None in lockstep."""
     window_closes_at: float | None
-    """Real time, after the first finisher: when the game ends."""
+    """Real time, after the first finish: the last referee time at which plays are taken (the
+    first finish plus the window); the game ends as soon as time passes it."""
     tick: int
     """Lockstep: the tick now being collected, from 1; 0 in real time."""
     hands: tuple[tuple[Card, ...] | None, ...]
@@ -370,7 +372,7 @@ class PairBattleState(GameState[PairBattleAction, PairBattleView]):
                 raise IllegalAction("pass is only for timing=lockstep: in real time simply send nothing")
             if not self.started and now < self.go_at:
                 raise IllegalAction(f"too early: play starts at go, {self.go_at:.3f} s; it is {now:.3f} s")
-            if self.window_closes_at is not None and now >= self.window_closes_at:
+            if self._window_closed(now):
                 closed = self.window_closes_at
                 raise IllegalAction(f"the game is over: the finish window closed at {closed:.3f} s")
             if seat in self.finishers:
@@ -419,12 +421,14 @@ class PairBattleState(GameState[PairBattleAction, PairBattleView]):
         return events
 
     def _settle(self, now: float) -> list[Event]:
-        """Real time, after a play: open the window at the first finish, or end the game."""
+        """Real time, after a play: open the window at the first finish; end the game if nobody can play."""
         if self.finishers and self.window_closes_at is None:
             self.window_closes_at = now + self.options.window
-            if self.options.window == 0:
-                return self._end(EndReason.FINISHED)
         return self._end_if_nobody_can_play()
+
+    def _window_closed(self, now: float) -> bool:
+        """Real time: the finish window is closed at both ends, so ``now`` at its last instant is inside."""
+        return self.window_closes_at is not None and now > self.window_closes_at
 
     def _end_if_nobody_can_play(self) -> list[Event]:
         if any(self._can_play(s) for s in range(self.players)):
@@ -466,7 +470,7 @@ class PairBattleState(GameState[PairBattleAction, PairBattleView]):
             self.calls_made += 1
             if self.started:  # a deal nobody can play from ends at go
                 events.extend(self._end_if_nobody_can_play())
-        if self.window_closes_at is not None and now >= self.window_closes_at:
+        if self._window_closed(now):
             events.extend(self._end(EndReason.FINISHED))
         return events
 
@@ -475,7 +479,9 @@ class PairBattleState(GameState[PairBattleAction, PairBattleView]):
             return None
         if not self.started:
             return self._call_time(self.calls_made)
-        return self.window_closes_at
+        if self.window_closes_at is None:
+            return None
+        return math.nextafter(self.window_closes_at, math.inf)  # the first instant past the window
 
     def penalize(self, seat: Seat, reason: str, now: float = 0.0) -> list[Event]:
         """The 10 points a refused play costs (none in the no-penalty variant or after the end)."""

@@ -251,7 +251,7 @@ def test_first_finisher_ends_the_game_when_the_window_closes_and_ranks_first() -
     assert state.apply(0, play("5h 5d"), 0.5) == [Laid(0, parse_cards("5d 5h"), 0), Finished(0)]
     assert not state.is_over() and state.wake_at() == pytest.approx(0.55)
     assert state.to_act() == {1}
-    assert state.advance(0.54) == []
+    assert state.advance(0.54) == [] and state.advance(0.55) == [], "still open at its last instant"
     assert state.advance(0.56) == [Ended(EndReason.FINISHED, (0,), (20, 30))]
     outcome = state.outcome()
     assert outcome.scores == (20, 30) and outcome.places == (1, 2) and outcome.winners == {0}
@@ -295,10 +295,28 @@ def test_finished_player_cannot_play_again() -> None:
         state.apply(0, play("5h 5d"), 0.51)
 
 
-def test_zero_window_ends_the_game_at_the_first_finish() -> None:
+@pytest.mark.parametrize(("window", "second_finish"), [(0.05, 5.05), (0.0, 5.0)])
+def test_window_is_closed_at_both_ends_so_a_finish_at_its_last_instant_counts(
+    window: float, second_finish: float
+) -> None:
+    state = deal("2c 2d", "Ah As", window=window)
+    assert state.apply(0, play("2c 2d"), 5.0) == [Laid(0, parse_cards("2c 2d"), 0), Finished(0)]
+    assert not state.is_over() and state.to_act() == {1}
+    assert state.view(1).window_closes_at == second_finish
+    events = state.apply(1, play("Ah As"), second_finish)
+    assert events[-1] == Ended(EndReason.FINISHED, (0, 1), (20, 40))
+    assert state.outcome().places == (2, 1) and state.outcome().winners == {1}
+
+
+def test_zero_window_ends_the_game_as_soon_as_time_passes_the_first_finish() -> None:
     state = deal("5h 5d", "As Ah Kc Kd 3c", window=0.0)
-    events = state.apply(0, play("5h 5d"), 0.5)
-    assert events[-1] == Ended(EndReason.FINISHED, (0,), (20, 0))
+    assert state.apply(0, play("5h 5d"), 0.5)[-1] == Finished(0)
+    wake = state.wake_at()
+    assert wake is not None and 0.5 < wake < 0.5 + 1e-9, "the first instant past the finish"
+    with pytest.raises(IllegalAction, match=re.escape("the finish window closed at 0.500 s")):
+        state.apply(1, play("As Ah"), 0.501)
+    assert state.advance(0.5) == []
+    assert state.advance(wake) == [Ended(EndReason.FINISHED, (0,), (20, 0))]
     assert state.is_over() and state.to_act() == frozenset() and state.wake_at() is None
 
 
@@ -310,10 +328,15 @@ def test_game_ends_in_deadlock_when_nobody_has_a_legal_play() -> None:
     assert state.outcome().places == (1, 2)
 
 
-def test_deal_nobody_can_play_from_ends_at_go() -> None:
+def test_deal_nobody_can_play_still_counts_down_penalizes_early_plays_and_ends_at_go() -> None:
     state = deal("2c 3d", "4h 5s", countdown_tick=1.0)
-    assert state.advance(4.0)[-2:] == [Countdown("go"), Ended(EndReason.DEADLOCK, (), (0, 0))]
-    assert state.outcome().winners == {0, 1}
+    assert state.view(0).phase is Phase.COUNTDOWN and state.wake_at() == 1.0
+    with pytest.raises(IllegalAction, match="too early") as refusal:
+        state.apply(1, play("4h"), 2.5)
+    assert state.penalize(1, str(refusal.value), 2.5)[-1] == Penalized(1, 10, str(refusal.value))
+    assert state.advance(3.9) == [Countdown("1")] and not state.is_over()
+    assert state.advance(4.0) == [Countdown("go"), Ended(EndReason.DEADLOCK, (), (0, -10))]
+    assert state.outcome().places == (1, 2)
 
 
 # --- scoring and ranking ----------------------------------------------------------------------
@@ -415,6 +438,7 @@ def test_lockstep_players_finishing_in_the_same_tick_all_finish() -> None:
 
 def test_lockstep_tick_in_which_everyone_passes_ends_the_game() -> None:
     state = deal("5h 5d 9c", "6h 6d 2c", timing=Timing.LOCKSTEP)
+    assert state.legal_actions(0) == [play("5h 5d"), Pass()], "both could play, and both pass"
     state.apply(0, Pass())
     assert state.apply(1, Pass())[-1] == Ended(EndReason.STANDOFF, (), (0, 0))
     assert state.outcome().winners == {0, 1}
