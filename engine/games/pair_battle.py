@@ -175,12 +175,14 @@ class Finished(Event):
 
 @dataclass(frozen=True, slots=True)
 class Penalized(Event):
+    """Public, so without the refusal's reason: that names cards the seat holds (its mover is told
+    it in the answer to its play)."""
+
     seat: Seat
     points: int
-    reason: str
 
     def __str__(self) -> str:
-        return f"seat {self.seat} loses {self.points} points: {self.reason}"
+        return f"seat {self.seat} loses {self.points} points for a refused play"
 
 
 @dataclass(frozen=True, slots=True)
@@ -490,7 +492,7 @@ class PairBattleState(GameState[PairBattleAction, PairBattleView]):
         if self.end is None and self.options.penalty:
             self.penalties[seat] += 1
             self.scores[seat] -= PENALTY
-            events.append(Penalized(seat, PENALTY, reason))
+            events.append(Penalized(seat, PENALTY))
         return events
 
     # - views -

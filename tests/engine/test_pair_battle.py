@@ -110,7 +110,7 @@ def test_play_before_go_is_refused_and_costs_10_points() -> None:
         Countdown("3"),
         Countdown("2"),
         Countdown("1"),
-        Penalized(0, 10, str(refusal.value)),
+        Penalized(0, 10),
     ]
     assert state.view(1).scores == (-10, 0) and state.view(1).penalties == (1, 0)
 
@@ -214,7 +214,7 @@ def test_refused_play_changes_nothing_and_the_penalty_costs_10_points(
     with pytest.raises(IllegalAction, match=reason):
         state.apply(0, action, 1.0)
     assert state == before
-    assert state.penalize(0, reason, 1.0) == [Penalized(0, 10, reason)]
+    assert state.penalize(0, reason, 1.0) == [Penalized(0, 10)]
     assert state.view(0).scores == (-10, 0) and state.view(0).hands[0] == tuple(cards("5c 5d 7d 7h"))
 
 
@@ -230,7 +230,7 @@ def test_undecodable_play_is_malformed_and_the_referee_penalizes_it() -> None:
     state = deal("7h 7d 5c 5d", "8h 8d")
     with pytest.raises(MalformedInput, match="unknown suit"):
         parse_action("7x 7d")
-    assert state.penalize(1, "unknown suit in '7x'", 0.5) == [Penalized(1, 10, "unknown suit in '7x'")]
+    assert state.penalize(1, "unknown suit in '7x'", 0.5) == [Penalized(1, 10)]
 
 
 def test_penalty_after_the_end_costs_nothing() -> None:
@@ -423,7 +423,7 @@ def test_lockstep_refused_answer_is_penalized_and_the_seat_still_answers() -> No
     state = deal("7h 7d 9c", "8h 8d 3c", timing=Timing.LOCKSTEP)
     with pytest.raises(IllegalAction, match="a single 9c needs three 9s"):
         state.apply(0, play("9c"))
-    assert state.penalize(0, "a single 9c needs three 9s") == [Penalized(0, 10, "a single 9c needs three 9s")]
+    assert state.penalize(0, "a single 9c needs three 9s") == [Penalized(0, 10)]
     assert state.to_act() == {0, 1}
 
 
@@ -504,7 +504,7 @@ def test_events_read_as_a_spectator_would_say_them() -> None:
     assert str(Laid(1, parse_cards("7d 7h"), 2)) == "seat 1 lays a doublet 7d 7h and draws 2"
     assert str(Laid(0, parse_cards("7s"), 0)) == "seat 0 lays a single 7s and draws 0"
     assert str(Finished(2)) == "seat 2 has laid every card"
-    assert str(Penalized(0, 10, "too early")) == "seat 0 loses 10 points: too early"
+    assert str(Penalized(0, 10)) == "seat 0 loses 10 points for a refused play"
     finished = Ended(EndReason.FINISHED, (0, 2), (30, 5, 25))
     assert str(finished) == "game over (seat(s) 0, 2 finished): scores [30, 5, 25]"
     assert str(Ended(EndReason.DEADLOCK, (), (5, 5))) == "game over (nobody can play): scores [5, 5]"
