@@ -15,7 +15,7 @@ from croupier.engine.core import MalformedInput
 from croupier.engine.games import GAMES
 from croupier.engine.rng import Rng
 from croupier.server import convert
-from croupier.v1 import cards_pb2, chinese_ten_pb2, pair_battle_pb2, spoil_five_pb2
+from croupier.v1 import cards_pb2, chinese_ten_pb2, spoil_five_pb2
 
 VARIANTS = [(name, options) for name, spec in GAMES.items() for options in spec.test_variants]
 
@@ -105,7 +105,11 @@ def test_numbers_and_text_are_written_as_protobuf_itself_writes_them() -> None:
     message = spoil_five_pb2.SpoilFiveEvent.MatchOver
     compiler = convert.Compiler({})
     encode, decode = compiler.message(MatchOver, message.DESCRIPTOR, "test match over")
-    for value in (MatchOver("trop tôt: 7♥", (0, -3)), MatchOver("", (2**31 - 1,)), MatchOver("x", (-(2**31),))):
+    for value in (
+        MatchOver("trop tôt: 7♥", (0, -3)),
+        MatchOver("", (2**31 - 1,)),
+        MatchOver("x", (-(2**31),)),
+    ):
         written = _message_bytes(encode(value))
         assert written == message(**dataclasses.asdict(value)).SerializeToString()
         assert decode(message.FromString(written)) == value
