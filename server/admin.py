@@ -30,7 +30,10 @@ class AdminService:
         self.referee.check_admin(tokens_of(context))
         match, tokens = await self.referee.create_match(request)
         return admin_pb2.CreateMatchResponse(
-            match=match.info(), seat_tokens=tokens, referee=self.referee.address
+            match=match.info(),
+            seat_tokens=tokens,
+            referee=self.referee.address,
+            journal=str(match.journal_path),
         )
 
     async def GetMatch(self, request: admin_pb2.GetMatchRequest, context: Context) -> match_pb2.MatchInfo:

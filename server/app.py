@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import secrets
 import socket
+import stat
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,10 +22,11 @@ from croupier.engine.games import GAMES
 from croupier.server import convert, logs
 from croupier.server.admin import AdminService
 from croupier.server.bots import BotService
+from croupier.server.datafiles import FILE_MODE, OUT_OF_ROOM, private_folder, replace_file
 from croupier.server.errors import lenient_parser, server_stream, unary
 from croupier.server.match import Clocks
 from croupier.server.metrics import Metrics
-from croupier.server.referee import Referee
+from croupier.server.referee import MAX_TOKEN, MIN_ADMIN_TOKEN, Referee, token_problem
 from croupier.server.spectator import SpectatorService
 from croupier.v1 import admin_pb2, bots_pb2, spectator_pb2
 
@@ -105,8 +107,8 @@ async def create_server(
             backend=api_implementation.Type(),
         )
     convert.all_codecs()  # a game whose proto disagrees with its engine fails here, not mid-match
-    data_dir.mkdir(parents=True, exist_ok=True)
-    admin_token = admin_token or _admin_token(data_dir)
+    private_folder(data_dir)
+    admin_token = _checked_admin_token(admin_token) if admin_token else _admin_token(data_dir)
     metrics = Metrics(GAMES)
     referee = Referee(data_dir, admin_token, clocks or Clocks(), metrics)
     server = grpc.aio.server(
@@ -129,7 +131,15 @@ async def create_server(
     reflection.enable_server_reflection([*names, health.SERVICE_NAME, reflection.SERVICE_NAME], server)
     port = server.add_secure_port(address, tls.credentials()) if tls else server.add_insecure_port(address)
     referee.address = advertise or listening_address(address, port)
-    referee.load()
+    try:
+        referee.load()
+    except OSError as exc:
+        if exc.errno not in OUT_OF_ROOM:
+            raise
+        raise CannotStart(
+            f"cannot write to {data_dir} ({exc.strerror}): free space there or raise the open-files "
+            "limit, then start again"
+        ) from None
     await server.start()
     for name in ("", *names):
         await health_servicer.set(name, health_pb2.HealthCheckResponse.SERVING)
@@ -180,11 +190,42 @@ def listening_address(address: str, port: int) -> str:
     return f"{host}:{port}"
 
 
+class CannotStart(Exception):
+    """The referee must not start: the message says why and what to do about it, in one line."""
+
+
+HOW_TO_TOKEN = f"{MIN_ADMIN_TOKEN} to {MAX_TOKEN} printable ASCII characters without spaces"
+
+
+def _checked_admin_token(token: str) -> str:
+    problem = token_problem(token, MIN_ADMIN_TOKEN)
+    if problem:
+        raise CannotStart(f"the admin token given {problem}: give one of {HOW_TO_TOKEN}")
+    return token
+
+
 def _admin_token(data_dir: Path) -> str:
-    """The admin token kept in the data directory (made on first start, readable by its owner only)."""
+    """The admin token kept in the data directory: made on first start (written whole, readable by
+    its owner only), refused if it is not a sound token (an empty one must never be admin)."""
     path = data_dir / "admin-token"
     if not path.exists():
         token = "admin_" + secrets.token_urlsafe(24)
-        path.touch(mode=0o600)
-        path.write_text(token + "\n", encoding="utf-8")
-    return path.read_text(encoding="utf-8").strip()
+        try:
+            replace_file(path, (token + "\n").encode())
+        except OSError as exc:
+            why = f"cannot write {path} ({exc.strerror})"
+            raise CannotStart(f"{why}: free space there, or give --admin-token") from None
+        return token
+    try:
+        token = path.read_text(encoding="utf-8").strip()
+        if stat.S_IMODE(path.stat().st_mode) & 0o077:
+            path.chmod(FILE_MODE)
+    except (OSError, UnicodeDecodeError) as exc:
+        why = f"cannot read {path} ({exc})"
+        raise CannotStart(f"{why}: make it the referee's, or give --admin-token") from None
+    problem = token_problem(token, MIN_ADMIN_TOKEN)
+    if problem:
+        raise CannotStart(
+            f"{path} {problem}: delete it and a new token is made, or write a token of {HOW_TO_TOKEN} in it"
+        )
+    return token

@@ -68,7 +68,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from croupier.server.app import Tls
+    from croupier.server.app import CannotStart, Tls
     from croupier.server.errors import InvalidArgument
     from croupier.server.match import Clocks
 
@@ -86,7 +86,10 @@ def run(args: argparse.Namespace) -> int:
     except InvalidArgument as exc:
         raise SystemExit(f"croupier serve: {exc}") from None
     metrics = None if args.metrics_address == "off" else args.metrics_address
-    asyncio.run(_serve(args.address, args.data, args.admin_token, clocks, metrics, tls, args.advertise))
+    try:
+        asyncio.run(_serve(args.address, args.data, args.admin_token, clocks, metrics, tls, args.advertise))
+    except CannotStart as exc:
+        raise SystemExit(f"croupier serve: {exc}") from None
     return 0
 
 
@@ -111,6 +114,8 @@ async def _serve(
         advertise=advertise,
     )
     host = address.rpartition(":")[0] or "127.0.0.1"
+    for damage in referee.referee.damaged:
+        print(f"croupier: damaged: {damage}", flush=True)
     print(f"croupier: serving on {host}:{referee.port}", flush=True)
     if referee.referee.address != f"{host}:{referee.port}":
         print(f"croupier: advertised as {referee.referee.address}", flush=True)

@@ -21,11 +21,14 @@ Durability: every record is written and flushed to the OS before anyone is
 told of it, so a referee killed with SIGKILL loses nothing the bots saw; the
 file is fsync'ed at the start and the end of a match only (an fsync per
 decision would cost more than the decision). A machine crash may lose the
-last records of running matches: they resume from an earlier point.
+last records of running matches: they resume from an earlier point. A record
+that cannot be written whole (a full disk) is cut off again and not applied
+(``datafiles.Appender``), so the journal always ends with a whole record.
 
 The seed of an unfinished match lives beside its journal in a private file
-(mode 0600) with the hashes of its seat tokens, for resuming after a crash;
-it is deleted when the match ends.
+(mode 0600, replaced atomically) with the hashes of its seat tokens, for
+resuming after a crash; it is deleted when the match ends. Journals are 0600
+too: they hold discards and lockstep answers.
 """
 
 from __future__ import annotations
@@ -33,10 +36,12 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from croupier.engine.core import Event, GameSpec, GameState
+from croupier.server.datafiles import Appender, replace_file
 
 VERSION = 1
 
@@ -59,59 +64,91 @@ builds a new one each call)."""
 
 
 class JournalWriter:
-    """Appends records; each is on disk (in the OS's cache) when ``write`` returns."""
+    """Appends records; each is whole in the OS's cache when ``write`` returns, or not in the file at
+    all and ``write`` raises ``OSError`` (a full disk): nobody may then be told of it."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        self._file = path.open("a", encoding="utf-8")
+        self._file = Appender(path)
 
     def write(self, record: Record) -> None:
-        self._file.write(_encode(record) + "\n")
-        self._file.flush()
+        self._file.append((_encode(record) + "\n").encode())
 
     def sync(self) -> None:
-        os.fsync(self._file.fileno())
+        self._file.sync()
 
     def close(self) -> None:
-        if not self._file.closed:
-            self._file.close()
+        self._file.close()
 
 
 def read_records(path: Path) -> list[Record]:
     """Every complete record; a last line cut short by a crash is dropped (nobody was told of it)."""
-    records = []
-    with path.open(encoding="utf-8") as file:
-        for line in file:
-            if not line.endswith("\n"):
-                break
-            records.append(json.loads(line))
-    return records
+    return scan(path).records
 
 
-def header_and_last(path: Path) -> tuple[Record, Record]:
-    """The first and the last complete record, without reading the whole file."""
+@dataclass(frozen=True)
+class Scan:
+    """A journal read line by line, up to its first damaged line (if any)."""
+
+    records: list[Record]
+    lines: list[bytes]
+    """The raw lines of ``records``: the valid prefix to keep if the rest is damaged."""
+    damage: str
+    """What is wrong after ``records`` ("" if nothing)."""
+
+    def prefix(self, count: int) -> bytes:
+        return b"".join(self.lines[:count])
+
+
+def scan(path: Path) -> Scan:
+    """The records of a journal up to the first line that is torn or not a record."""
+    records: list[Record] = []
+    lines: list[bytes] = []
+    damage = ""
     with path.open("rb") as file:
-        header = json.loads(file.readline())
-        size = file.seek(0, os.SEEK_END)
-        chunk = min(size, 1 << 16)
-        while True:
-            file.seek(size - chunk)
-            lines = file.read(chunk).split(b"\n")
-            complete = lines[:-1]  # the part after the last newline is empty or a torn line
-            if len(complete) >= 2 or chunk == size:
+        for number, line in enumerate(file, 1):
+            if not line.endswith(b"\n"):
+                damage = f"line {number} is cut short"
                 break
-            chunk = min(size, chunk * 4)
-    last = json.loads(complete[-1]) if complete else header
+            try:
+                record = json.loads(line)
+            except ValueError:
+                damage = f"line {number} is not JSON"
+                break
+            if not isinstance(record, dict) or not isinstance(record.get("t"), str):
+                damage = f"line {number} is not a journal record"
+                break
+            records.append(record)
+            lines.append(line)
+    return Scan(records, lines, damage)
+
+
+def header_and_last(path: Path) -> tuple[Record, Record] | None:
+    """The first and the last record, without reading the whole file; None unless both are sound and
+    the file ends with a whole line (then read it whole: ``scan``)."""
+    try:
+        with path.open("rb") as file:
+            header = json.loads(file.readline())
+            size = file.seek(0, os.SEEK_END)
+            chunk = min(size, 1 << 16)
+            while True:
+                file.seek(size - chunk)
+                lines = file.read(chunk).split(b"\n")
+                complete = lines[:-1]  # the part after the last newline: empty, or a torn line
+                if len(complete) >= 2 or chunk == size:
+                    break
+                chunk = min(size, chunk * 4)
+        last = json.loads(complete[-1])
+    except (ValueError, IndexError):
+        return None
+    if lines[-1] or not isinstance(header, dict) or not isinstance(last, dict):
+        return None
     return header, last
 
 
 def write_private(path: Path, data: dict[str, Any]) -> None:
-    """A file only the referee's user may read, on disk before this returns."""
-    descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(descriptor, "w", encoding="utf-8") as file:
-        json.dump(data, file)
-        file.flush()
-        os.fsync(file.fileno())
+    """A file only the referee's user may read, whole on disk before this returns."""
+    replace_file(path, json.dumps(data).encode())
 
 
 def read_private(path: Path) -> dict[str, Any]:
@@ -137,6 +174,16 @@ def apply_record(spec: GameSpec[Any], state: GameState[Any, Any], record: Record
     if kind == "start":
         return list(state.opening)  # made by new_game: told at the start, like any other change
     return []
+
+
+def replayed(spec: GameSpec[Any], options: Any, seed: int, records: list[Record]) -> GameState[Any, Any]:
+    """The engine after a journal's records (the header is record 0)."""
+    from croupier.engine.rng import Rng
+
+    state = spec.new_game(options, Rng(seed))
+    for record in records[1:]:
+        apply_record(spec, state, record)
+    return state
 
 
 class ReplayMismatch(Exception):

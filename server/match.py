@@ -4,7 +4,11 @@ Bot streams, timers and the referee post jobs into the match's inbox; the
 actor runs them one at a time, each to its end (no job awaits), from an event
 loop callback, so nothing else ever touches the state. Each
 job that changes the match writes a journal record first, then tells the
-bots and spectators. After every job the actor settles the match: plays
+bots and spectators. A record the journal cannot take (a full disk) is not
+played: a change made to the engine to learn its events is undone (the
+engine rebuilt from the journal), so memory never runs ahead of the journal;
+the mover is answered RESOURCE_EXHAUSTED and the match tries again every
+``RETRY_SECONDS`` until there is room. After every job the actor settles the match: plays
 forfeited seats the match waits on, ends the match when the game is over,
 opens and re-opens decisions, pushes views, and arms one timer for the
 earliest thing time will do (a decision's deadline, a reconnect grace, the
@@ -45,14 +49,19 @@ from croupier.engine.core import (
 )
 from croupier.engine.rng import Rng
 from croupier.server import convert
-from croupier.server.errors import FailedPrecondition, InvalidArgument, PermissionDenied, ServiceError
+from croupier.server.errors import (
+    FailedPrecondition,
+    InvalidArgument,
+    PermissionDenied,
+    ResourceExhausted,
+    ServiceError,
+)
 from croupier.server.journal import (
     ACTION_RECORDS,
     JournalWriter,
     Record,
     apply_record,
-    read_private,
-    read_records,
+    replayed,
     seed_sha256,
     write_private,
 )
@@ -62,6 +71,13 @@ from croupier.v1 import bots_pb2, games_pb2, match_pb2, spectator_pb2
 
 EARLY = 1e-3
 """Timers may fire this much early: a deadline this close counts as reached."""
+RETRY_SECONDS = 1.0
+"""How long a match whose journal could not be written (a full disk) waits before trying again."""
+
+
+class JournalFull(ResourceExhausted):
+    """The journal could not take a record: nothing was changed."""
+
 
 Status = match_pb2.MatchStatus
 Result = bots_pb2.ActionResult
@@ -156,6 +172,8 @@ class SeatState:
     acting_since: float | None = None
     """Referee time the seat's clock started: it has been to act ever since."""
     last_think: float = 0.0
+    decisions: int = 0
+    """Decisions opened for the seat in this run of the referee: its ids count them."""
     resolved: tuple[int, str, Action] | None = None
     """The last decision settled: (id, "accepted" or "timeout", the action applied)."""
     unsent: list[games_pb2.Event] = field(default_factory=list)
@@ -220,8 +238,12 @@ class Match:
         self.log = structlog.get_logger("croupier.match").bind(match_id=match_id, game=spec.name)
         self._journal: JournalWriter | None = None
         self._origin = 0.0
+        self._last_at = 0.0
+        """Referee time of the last record (of a rebuilt match)."""
+        self._retry: asyncio.TimerHandle | None = None
+        """Armed while the journal cannot be written (a full disk): when to try again."""
         self._epoch = 1
-        self._next_decision = 1 << 32
+        """Which run of the match this is (the first is 1): a part of every decision id."""
         self._events: list[Event] = []
         self._views_due = False
         self._told: set[int] = set()
@@ -244,7 +266,7 @@ class Match:
             self.secret_path, {"seed": self._seed, "seat_tokens": [p.token_sha256 for p in self.players]}
         )
         self._journal = JournalWriter(self.journal_path)
-        self._record(
+        self._write_now(
             {
                 "t": "match",
                 "version": 1,
@@ -261,19 +283,21 @@ class Match:
         self.metrics.active_matches.inc()
 
     @classmethod
-    def resume(
+    def rebuild(
         cls,
         journal_path: Path,
+        records: list[Record],
+        secret: dict[str, Any],
         metrics: Metrics,
         on_released: Callable[[Match, int], None],
         on_finished: Callable[[Match], None],
-    ) -> Match:
-        """Rebuild an unfinished match from its journal and seed file, as it was when the referee died."""
+    ) -> tuple[Match, str]:
+        """An unfinished match as its journal's ``records`` and its seed file left it when the referee
+        died, taken up to the first record that does not apply, and what is wrong with that one ("" if
+        every record applied; ``len(match.records)`` did). Then ``reopen`` it."""
         from croupier.engine.games import get_game
 
-        records = read_records(journal_path)
         header = records[0]
-        secret = read_private(journal_path.with_suffix(".secret"))
         spec = get_game(header["game"])
         players = [
             Player(p["name"], p["bot_id"], token)
@@ -292,26 +316,31 @@ class Match:
             on_released=on_released,
             on_finished=on_finished,
         )
-        last_at = 0.0
-        for record in records[1:]:
-            apply_record(spec, match.state, record)
-            match._account(record)
-            last_at = record.get("at", last_at)
-        match.records = records
-        # Run n of a match (the first is 1) numbers its decisions from n << 32: this resume record is
-        # not written yet, so it counts as one more.
-        match._epoch = 2 + sum(1 for r in records if r["t"] == "resume")
-        match._next_decision = match._epoch << 32
-        match._journal = JournalWriter(journal_path)
-        match._record({"t": "resume", "at": last_at})
-        if match.status == Status.MATCH_STATUS_RUNNING:
-            match._origin = asyncio.get_running_loop().time() - last_at
-            for seat in match.seats:
+        for taken, record in enumerate(records[1:], 1):
+            try:
+                apply_record(spec, match.state, record)
+                match._account(record)
+            except Exception as exc:  # any damage: what was half applied is rebuilt without it
+                kept = records[:taken]
+                match, _ = cls.rebuild(journal_path, kept, secret, metrics, on_released, on_finished)
+                return match, f"line {taken + 1} does not apply ({exc!r})"
+            match._last_at = record.get("at", match._last_at)
+        match.records = list(records)
+        return match, ""
+
+    def reopen(self) -> None:
+        """Go on writing the journal of a rebuilt match (whose file holds exactly its records)."""
+        # This resume record is not written yet, so it counts as one more run.
+        self._epoch = 2 + sum(1 for r in self.records if r["t"] == "resume")
+        self._journal = JournalWriter(self.journal_path)
+        self._write_now({"t": "resume", "at": self._last_at})
+        if self.status == Status.MATCH_STATUS_RUNNING:
+            self._origin = asyncio.get_running_loop().time() - self._last_at
+            for seat in self.seats:
                 if not seat.forfeited:
-                    seat.gone_since = last_at  # nobody is connected yet: the grace starts now
-            match._dirty = True
-        match.metrics.active_matches.inc()
-        return match
+                    seat.gone_since = self._last_at  # nobody is connected yet: the grace starts now
+            self._dirty = True
+        self.metrics.active_matches.inc()
 
     def _account(self, record: Record) -> None:
         """Seat bookkeeping of one replayed record (the engine's part is ``apply_record``)."""
@@ -344,6 +373,8 @@ class Match:
         """Stop without finishing (the referee shuts down): the journal stays resumable."""
         self._acting = False
         self._cancel_timer()
+        if self._retry is not None:
+            self._retry.cancel()
         if self._journal is not None:
             self._journal.close()
 
@@ -366,6 +397,8 @@ class Match:
             job = self.inbox.popleft()
             try:
                 job()
+            except JournalFull:
+                pass  # changed nothing, said so, and tries again later
             except Exception:
                 # A bug must not take the match down: log it and go on with the next job.
                 self.log.exception("match job failed")
@@ -375,6 +408,8 @@ class Match:
     def _settle_safely(self) -> None:
         try:
             self._settle()
+        except JournalFull:
+            pass
         except Exception:
             self.log.exception("match job failed")
 
@@ -423,11 +458,13 @@ class Match:
             self._dirty = True
 
     def _start(self) -> None:
+        start: Record = {"t": "start", "at": 0.0}
+        self._journal_first(start)
         self._origin = asyncio.get_running_loop().time()
         self.status = Status.MATCH_STATUS_RUNNING
         # The opening events (cuts, antes, the first deal) reach spectators in the start frame and
         # the bots in their first ViewUpdate or DecisionRequest, once: a resume does not repeat them.
-        self._record({"t": "start", "at": 0.0}, list(self.state.opening))
+        self._tell(start, list(self.state.opening))
         self.log.info("match started", players=[p.name for p in self.players])
         for index, seat in enumerate(self.seats):
             if seat.holder is not None:
@@ -507,24 +544,23 @@ class Match:
             return
         decision_id = seat.decision.id if seat.decision else 0
         think = now - seat.acting_since if seat.acting_since is not None else 0.0
-        seat.bank = max(0.0, seat.bank - max(0.0, think - self.clocks.decision))
+        bank = max(0.0, seat.bank - max(0.0, think - self.clocks.decision))
+        act: Record = {
+            "t": "act",
+            "at": now,
+            "seat": index,
+            "action": str(action),
+            "d": decision_id,
+            "think": think,
+            "bank": bank,
+        }
+        self._journal_applied(act)
+        seat.bank = bank
         seat.last_think = think
         seat.resolved = (decision_id, "accepted", action)
         seat.decision = None
         seat.acting_since = None
-        text = str(action)
-        self._record(
-            {
-                "t": "act",
-                "at": now,
-                "seat": index,
-                "action": text,
-                "d": decision_id,
-                "think": think,
-                "bank": seat.bank,
-            },
-            events,
-        )
+        self._tell(act, events)
         session.send(self._result(index, move.decision_id, Result.ACCEPTED, action, think=think))
         self._told.add(index)
         self.metrics.decisions.inc()
@@ -558,10 +594,11 @@ class Match:
         now: float,
     ) -> None:
         seat = self.seats[index]
-        seat.refusals += 1
-        events = self.state.penalize(index, reason, now)
         attempt = str(action) if action is not None else _describe(move)
-        self._record({"t": "refuse", "at": now, "seat": index, "reason": reason, "action": attempt}, events)
+        refusal: Record = {"t": "refuse", "at": now, "seat": index, "reason": reason, "action": attempt}
+        self._journal_first(refusal)
+        seat.refusals += 1
+        self._tell(refusal, self.state.penalize(index, reason, now))
         session.send(self._result(index, move.decision_id, Result.REFUSED, action, reason=reason))
         self._told.add(index)
         self.metrics.refused.inc()
@@ -581,7 +618,9 @@ class Match:
         now = self.now()
         wake = self.state.wake_at()
         if wake is not None and now + EARLY >= wake:
-            self._record({"t": "clock", "at": now}, self.state.advance(now))
+            clock: Record = {"t": "clock", "at": now}
+            self._journal_first(clock)
+            self._tell(clock, self.state.advance(now))
         for index, seat in enumerate(self.seats):
             if self.state.is_over():
                 break
@@ -599,22 +638,28 @@ class Match:
         seat = self.seats[index]
         assert seat.decision is not None
         decision_id = seat.decision.id
-        seat.decision = None
-        seat.acting_since = None
         legal = self.state.legal_actions(index)  # now, not the decision's list: others may have acted
         if not legal:
+            seat.decision = None
+            seat.acting_since = None
             return
         action = legal[0]
         events = self.state.apply(index, action, now)
         if seat.forfeited:
-            self._record({"t": "auto", "at": now, "seat": index, "action": str(action)}, events)
+            auto: Record = {"t": "auto", "at": now, "seat": index, "action": str(action)}
+            self._journal_applied(auto)
+            seat.decision = None
+            seat.acting_since = None
+            self._tell(auto, events)
             return
+        timeout: Record = {"t": "timeout", "at": now, "seat": index, "action": str(action), "d": decision_id}
+        self._journal_applied(timeout)
+        seat.decision = None
+        seat.acting_since = None
         seat.timeouts += 1
         seat.bank = 0.0
         seat.resolved = (decision_id, "timeout", action)
-        self._record(
-            {"t": "timeout", "at": now, "seat": index, "action": str(action), "d": decision_id}, events
-        )
+        self._tell(timeout, events)
         if seat.holder is not None:
             seat.holder.send(self._result(index, decision_id, Result.TIMED_OUT, action))
             self._told.add(index)
@@ -624,12 +669,14 @@ class Match:
 
     def _forfeit(self, index: int, reason: str, now: float) -> None:
         seat = self.seats[index]
+        forfeit: Record = {"t": "forfeit", "at": now, "seat": index, "reason": reason}
+        self._journal_first(forfeit)
         seat.forfeited = reason
         seat.bank = 0.0
         seat.decision = None
         seat.acting_since = None
         seat.gone_since = None
-        self._record({"t": "forfeit", "at": now, "seat": index, "reason": reason})
+        self._tell(forfeit)
         self.log.info("seat forfeited", seat=index, reason=reason)
         if seat.holder is not None:
             seat.holder.send(self._forfeited_message(index))
@@ -676,7 +723,9 @@ class Match:
                 break
             now = self.now()
             events = self.state.apply(index, legal[0], now)
-            self._record({"t": "auto", "at": now, "seat": index, "action": str(legal[0])}, events)
+            auto: Record = {"t": "auto", "at": now, "seat": index, "action": str(legal[0])}
+            self._journal_applied(auto)
+            self._tell(auto, events)
         self._publish(to_act)
         self._arm_timer()
 
@@ -702,9 +751,9 @@ class Match:
             elif seat.decision is None or seat.decision.legal != legal:
                 if seat.acting_since is None:
                     seat.acting_since = now
-                self._next_decision += 1
+                seat.decisions += 1
                 deadline = seat.acting_since + self.clocks.decision + seat.bank
-                seat.decision = Decision(self._next_decision, legal, deadline)
+                seat.decision = Decision(decision_id(self._epoch, index, seat.decisions), legal, deadline)
                 opened = True
             if seat.holder is None or seat.forfeited:
                 continue
@@ -735,7 +784,6 @@ class Match:
     def _finish(self) -> None:
         now = self.now()
         outcome = self.state.outcome()
-        self.status = Status.MATCH_STATUS_FINISHED
         end: Record = {
             "t": "end",
             "at": now,
@@ -747,9 +795,11 @@ class Match:
             "refusals": [s.refusals for s in self.seats],
             "forfeited": [s.forfeited for s in self.seats],
         }
-        self.result = match_result(self.records[0], end, self.journal_path)
+        self._journal_first(end)
+        self.status = Status.MATCH_STATUS_FINISHED
+        self.result = match_result(self.records[0], end)
         self._cancel_timer()
-        self._record(end)
+        self._tell(end)
         # The end record is in the OS's hands already; make it durable off the event loop, and only
         # then drop the seed file a resume would need.
         self._close(self.secret_path)
@@ -771,8 +821,21 @@ class Match:
         self.done.set()
         self.on_finished(self)
 
-    def cancel(self, reason: str) -> None:
-        self.post(lambda: self._cancel(reason))
+    def cancel(self, reason: str) -> asyncio.Future[None]:
+        """Post the cancellation: the future is done once the match is over (cancelled, or finished
+        first), or raises why it could not be cancelled (a full disk)."""
+        outcome: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+
+        def job() -> None:
+            try:
+                self._cancel(reason)
+            except ServiceError as exc:
+                outcome.set_exception(exc)
+                raise
+            outcome.set_result(None)
+
+        self.post(job)
+        return outcome
 
     def _cancel(self, reason: str) -> None:
         """End the match without a result. Nothing hidden is revealed, not even the seed: a
@@ -780,12 +843,13 @@ class Match:
         if self.done.is_set():
             return
         at = self.now() if self.status == Status.MATCH_STATUS_RUNNING else 0.0
+        forfeited = [s.forfeited for s in self.seats]
+        cancel: Record = {"t": "cancel", "at": at, "reason": reason, "forfeited": forfeited}
+        self._journal_first(cancel)
         self.status = Status.MATCH_STATUS_CANCELLED
         self.cancel_reason = reason
         self._cancel_timer()
-        self._record(
-            {"t": "cancel", "at": at, "reason": reason, "forfeited": [s.forfeited for s in self.seats]}
-        )
+        self._tell(cancel)
         self._close(None)
         self._send_ended(lambda seat: self.codec.view(self.state.view(seat)), reason=reason)
         self._end_feeds()
@@ -822,11 +886,52 @@ class Match:
 
     # --- the journal and the spectators --------------------------------------------------------
 
-    def _record(self, record: Record, events: list[Event] | None = None) -> None:
-        """Journal one change (before anyone hears of it), then show it to the spectators."""
+    def _journal_first(self, record: Record) -> None:
+        """Journal a change about to be made: if the journal cannot take it (a full disk), nothing
+        is changed, the match tries again in ``RETRY_SECONDS``, and JournalFull is raised (a bot's
+        move is answered RESOURCE_EXHAUSTED)."""
+        assert self._journal is not None
+        try:
+            self._journal.write(record)
+        except OSError as exc:
+            self.log.warning("cannot write the journal: match waits", error=exc.strerror, kind=record["t"])
+            if self._retry is None and self._acting:
+                self._retry = asyncio.get_running_loop().call_later(
+                    RETRY_SECONDS, self._post_retry, context=self._context
+                )
+            raise JournalFull(
+                f"the referee cannot write match {self.id}'s journal ({exc.strerror}): nothing was "
+                "played; send your move again (the match waits until its referee has room)"
+            ) from None
+        self.records.append(record)
+
+    def _write_now(self, record: Record) -> None:
+        """Journal a record before the actor runs (creating or reopening): ``OSError`` if it cannot."""
         assert self._journal is not None
         self._journal.write(record)
         self.records.append(record)
+
+    def _journal_applied(self, record: Record) -> None:
+        """Journal a change already made to the engine; if the journal cannot take it, undo it (the
+        engine is rebuilt from the journal) before raising JournalFull."""
+        try:
+            self._journal_first(record)
+        except JournalFull:
+            self.state = replayed(self.spec, self.options, self._seed, self.records)
+            raise
+
+    def _post_retry(self) -> None:
+        self._retry = None
+        self.post(self._try_again)
+
+    def _try_again(self) -> None:
+        """After the journal could not be written: do what was due then."""
+        if self.status == Status.MATCH_STATUS_WAITING and all(s.holder is not None for s in self.seats):
+            self._start()
+        self._tick()
+
+    def _tell(self, record: Record, events: list[Event] | None = None) -> None:
+        """Show a journaled change to the spectators; its events go to the bots when the match settles."""
         if record["t"] in ("match", "resume"):
             return
         self._dirty = True
@@ -1000,6 +1105,13 @@ def final_places(engine_places: tuple[int, ...] | list[int], forfeited: list[boo
     ]
 
 
+def decision_id(epoch: int, seat: int, count: int) -> int:
+    """The id of a seat's ``count``-th decision in run ``epoch`` of its match: unique in the match,
+    growing for each seat across restarts, and telling a seat nothing about the others (a count
+    shared by every seat would show how often the others were asked)."""
+    return (epoch << 32) | (seat << 24) | count
+
+
 def decision_request(
     match_id: str,
     seat: int,
@@ -1058,7 +1170,7 @@ def action_result(
     return message
 
 
-def match_result(header: Record, end: Record, journal: Path) -> match_pb2.MatchResult:
+def match_result(header: Record, end: Record) -> match_pb2.MatchResult:
     """A finished match's result, from its journal's header and ``end`` records."""
     places = end["places"]
     return match_pb2.MatchResult(
@@ -1077,7 +1189,6 @@ def match_result(header: Record, end: Record, journal: Path) -> match_pb2.MatchR
         ],
         winners=[i for i, place in enumerate(places) if place == 1],
         duration_ms=_ms(end["at"]),
-        journal=str(journal),
     )
 
 

@@ -7,16 +7,18 @@ match at a time and at most ``max_matches`` matches at once, oldest match
 first. All of this runs on the event loop's one thread, so plain dicts are
 shared state enough; each match's own state belongs to its actor.
 
-Files under the data directory: ``matches/<id>.jsonl`` (journals),
-``matches/<id>.secret`` (seed and seat-token hashes of unfinished matches, 0600),
-``bots.jsonl`` (registered bots: id, name, token hash) and ``admin-token`` (0600).
+Files under the data directory (folders 0700, files 0600, written as ``datafiles`` says):
+``matches/<id>.jsonl`` (journals), ``matches/<id>.secret`` (seed and seat-token hashes of
+unfinished matches), ``bots.jsonl`` (registered bots: id, name, token hash) and
+``admin-token``. A file found damaged at start is set aside with its valid prefix kept,
+and said in ``Referee.damaged``; a match whose files cannot be taken up is listed DAMAGED.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
-import errno
 import json
 import re
 import secrets
@@ -29,6 +31,7 @@ import structlog
 
 from croupier.engine.games import get_game
 from croupier.server import convert
+from croupier.server.datafiles import OUT_OF_ROOM, Appender, private_folder, set_aside
 from croupier.server.errors import (
     AlreadyExists,
     Context,
@@ -38,7 +41,7 @@ from croupier.server.errors import (
     ResourceExhausted,
     Unauthenticated,
 )
-from croupier.server.journal import header_and_last, token_sha256
+from croupier.server.journal import Record, header_and_last, read_private, scan, token_sha256
 from croupier.server.match import Clocks, Match, Player, match_result
 from croupier.server.metrics import Metrics
 from croupier.server.session import Session
@@ -47,12 +50,24 @@ from croupier.v1 import admin_pb2, match_pb2
 log = structlog.get_logger("croupier.referee")
 
 MAX_SEATS = 16
-OUT_OF_ROOM = frozenset({errno.EMFILE, errno.ENFILE, errno.ENOSPC, errno.EDQUOT})
-"""File errors that mean the referee is full, not broken: CreateMatch says RESOURCE_EXHAUSTED."""
 MAX_NAME = 100
 BOT_ID = re.compile(r"[A-Za-z0-9._-]{1,64}")
 MIN_TOKEN, MAX_TOKEN = 24, 200
 """A caller's own bot token: long enough to be a secret, short enough for metadata."""
+MIN_ADMIN_TOKEN = 16
+"""The admin token, chosen by the operator (the one a referee makes itself is 38 characters)."""
+
+
+def token_problem(token: str, shortest: int = MIN_TOKEN) -> str:
+    """Why ``token`` cannot be a secret ("" if it can): ``shortest`` to MAX_TOKEN printable ASCII
+    characters without spaces (metadata carries nothing else)."""
+    if not token:
+        return "is empty"
+    if not shortest <= len(token) <= MAX_TOKEN:
+        return f"is {len(token)} characters long, not {shortest} to {MAX_TOKEN}"
+    if not all("!" <= c <= "~" for c in token):
+        return "holds characters other than printable ASCII without spaces"
+    return ""
 
 
 @dataclass
@@ -98,32 +113,106 @@ class Referee:
         """Where callers reach this referee, as it advertises itself (set once it listens)."""
         self.instance = secrets.token_hex(8)
         """Tells this run of the referee from any other, whatever address each advertises."""
+        self.damaged: list[str] = []
+        """What was found damaged at start, one line each (logged, and printed by ``croupier serve``)."""
 
     # --- start and stop ---------------------------------------------------------------------
 
     def load(self) -> None:
-        """Read the bots and the matches on disk; resume every unfinished match."""
-        self.matches_dir.mkdir(parents=True, exist_ok=True)
-        bots_file = self.data_dir / "bots.jsonl"
-        if bots_file.exists():
-            for line in bots_file.read_text(encoding="utf-8").splitlines():
-                bot = Bot(**json.loads(line))
-                self.bots[bot.bot_id] = bot
-                self.bot_tokens[bot.token_sha256] = bot
+        """Read the bots and the matches on disk; resume every unfinished match. Nothing is dropped
+        without a word: a damaged file is set aside and its valid prefix kept, a match that cannot
+        be taken up is listed DAMAGED, and each is said in ``damaged``. ``OSError`` if the data
+        directory cannot be written (a full disk: no match could go on)."""
+        for folder in (self.data_dir, self.matches_dir):
+            for warning in private_folder(folder):
+                log.warning("data folder open to others", problem=warning)
+        self._load_bots()
         for path in sorted(self.matches_dir.glob("*.jsonl")):
+            self._load_match(path)
+
+    def _load_bots(self) -> None:
+        path = self.data_dir / "bots.jsonl"
+        if not path.exists():
+            return
+        kept: list[bytes] = []
+        for number, line in enumerate(path.read_bytes().splitlines(keepends=True), 1):
             try:
-                self._load_match(path)
-            except Exception:
-                log.exception("cannot load a match journal", journal=str(path))
+                if not line.endswith(b"\n"):
+                    raise ValueError("it is cut short")
+                fields = json.loads(line)
+                bot = Bot(**fields)
+                if not all(isinstance(value, str) for value in fields.values()):
+                    raise TypeError("a field is not text")
+            except (ValueError, TypeError) as exc:
+                self._set_aside(path, kept, f"line {number} is not a registered bot ({exc})")
+                break
+            kept.append(line)
+            self.bots[bot.bot_id] = bot
+            self.bot_tokens[bot.token_sha256] = bot
+
+    def _set_aside(self, path: Path, kept: list[bytes], damage: str) -> None:
+        """Move a damaged file aside, keep its whole lines ``kept`` under its name, and say so."""
+        aside = set_aside(path, b"".join(kept))
+        before = f"its first {len(kept)} lines" if len(kept) != 1 else "its first line"
+        self._report(f"{path}: {damage}; moved aside to {aside.name}, {before} kept")
+
+    def _report(self, damage: str) -> None:
+        self.damaged.append(damage)
+        log.warning("damaged data file", damage=damage)
 
     def _load_match(self, path: Path) -> None:
-        header, last = header_and_last(path)
-        if last["t"] in ("end", "cancel"):
-            self.past[header["match_id"]] = info_from_journal(header, last, path)
+        """List or resume the match of one journal. A damaged journal is cut to its valid prefix (the
+        file set aside) and the match resumed up to the damage; one that cannot be is DAMAGED."""
+        ends = header_and_last(path)
+        if ends is not None and ends[1].get("t") in ("end", "cancel"):
+            with contextlib.suppress(Exception):  # unsound: read it whole below
+                self.past[path.stem] = info_from_journal(*ends)
+                return
+        journal = scan(path)
+        records, damage = journal.records, journal.damage
+        if not records or records[0].get("t") != "match":
+            self._list_damaged(path, None, f"{damage or 'it is empty'}: no match header")
             return
-        match = Match.resume(path, self.metrics, self._released, self._finished)
+        closing = next((i for i, r in enumerate(records) if r["t"] in ("end", "cancel")), None)
+        if closing is not None:
+            if closing + 1 < len(records):
+                damage = f"line {closing + 2} comes after the match's end"
+            try:
+                info = info_from_journal(records[0], records[closing])
+            except Exception as exc:
+                self._list_damaged(path, records[0], f"its last record cannot be read ({exc!r})")
+                return
+            if damage:
+                self._set_aside(path, journal.lines[: closing + 1], damage)
+            self.past[path.stem] = info
+            return
+        secret_path = path.with_suffix(".secret")
+        try:
+            secret = read_private(secret_path)
+        except FileNotFoundError:
+            self._list_damaged(path, records[0], f"its seed file {secret_path.name} is missing")
+            return
+        except ValueError:
+            self._list_damaged(path, records[0], f"its seed file {secret_path.name} cannot be read")
+            return
+        try:
+            match, unapplied = Match.rebuild(
+                path, records, secret, self.metrics, self._released, self._finished
+            )
+        except Exception as exc:
+            self._list_damaged(path, records[0], f"it cannot be rebuilt ({exc!r})")
+            return
+        damage = unapplied or damage
+        if damage:
+            self._set_aside(path, journal.lines[: len(match.records)], damage)
+        match.reopen()
         self._add(match)
         log.info("match resumed", match_id=match.id, status=match_pb2.MatchStatus.Name(match.status))
+
+    def _list_damaged(self, path: Path, header: Record | None, damage: str) -> None:
+        info = damaged_info(path.stem, header, damage)
+        self.past[info.match_id] = info
+        self._report(f"{path}: {damage}: match {info.match_id} is listed as DAMAGED (files left as they are)")
 
     async def close(self) -> None:
         """Stop every actor, leaving unfinished matches to be resumed by the next run."""
@@ -185,8 +274,19 @@ class Referee:
             if digest in self.bot_tokens:
                 raise AlreadyExists("that token is another bot's: give each bot a token of its own")
         bot = Bot(bot_id=bot_id, name=name, token_sha256=token_sha256(token))
-        with (self.data_dir / "bots.jsonl").open("a", encoding="utf-8") as file:
-            file.write(json.dumps(dataclasses.asdict(bot)) + "\n")
+        try:
+            bots = Appender(self.data_dir / "bots.jsonl", sync_each=True)  # rare, and worth keeping
+            try:
+                bots.append((json.dumps(dataclasses.asdict(bot)) + "\n").encode())
+            finally:
+                bots.close()
+        except OSError as exc:
+            if exc.errno not in OUT_OF_ROOM:
+                raise
+            raise ResourceExhausted(
+                f"cannot register the bot: the referee has no room for its files ({exc.strerror}); "
+                "nothing was registered: free disk space and try again"
+            ) from None
         self.bots[bot.bot_id] = bot
         self.bot_tokens[bot.token_sha256] = bot
         log.info("bot registered", bot_id=bot.bot_id, name=name)
@@ -198,7 +298,7 @@ class Referee:
             raise InvalidArgument("give both bot_id and token (or neither: the referee picks them)")
         if not BOT_ID.fullmatch(bot_id):
             raise InvalidArgument("bot_id must be 1 to 64 letters, digits, '.', '_' or '-'")
-        if not MIN_TOKEN <= len(token) <= MAX_TOKEN or not all("!" <= c <= "~" for c in token):
+        if token_problem(token):
             raise InvalidArgument(
                 f"token must be {MIN_TOKEN} to {MAX_TOKEN} printable ASCII characters without spaces"
             )
@@ -314,8 +414,7 @@ class Referee:
         reason = _check_name(reason, "reason")
         match = self.matches.get(match_id)
         if match is not None:
-            match.cancel(reason)
-            await match.done.wait()  # a match finishing first keeps its result
+            await match.cancel(reason)  # a match finishing first keeps its result
         return self.info(match_id)
 
     def journal_path(self, match_id: str) -> Path:
@@ -410,14 +509,14 @@ class Referee:
                 del self.unseated[match.id]
 
 
-def info_from_journal(header: dict[str, Any], end: dict[str, Any], path: Path) -> match_pb2.MatchInfo:
+def info_from_journal(header: dict[str, Any], end: dict[str, Any]) -> match_pb2.MatchInfo:
     """A finished or cancelled match of an earlier run, as listed: from its journal's first and last
     records (``end`` or ``cancel``)."""
     spec = get_game(header["game"])
     codec = convert.codec(spec.name)
     clocks = Clocks(**header["clocks"])
     cancelled = end["t"] == "cancel"
-    result = None if cancelled else match_result(header, end, path)
+    result = None if cancelled else match_result(header, end)
     return match_pb2.MatchInfo(
         match_id=header["match_id"],
         game=spec.name,
@@ -434,6 +533,28 @@ def info_from_journal(header: dict[str, Any], end: dict[str, Any], path: Path) -
         created_unix_ms=header["created_ms"],
         cancel_reason=end["reason"] if cancelled else "",
     )
+
+
+def damaged_info(match_id: str, header: Record | None, damage: str) -> match_pb2.MatchInfo:
+    """A match whose files cannot be taken up, as listed: what its journal's header still says."""
+    info = match_pb2.MatchInfo(match_id=match_id, status=match_pb2.MATCH_STATUS_DAMAGED, damage=damage)
+    if header is None:
+        return info
+    with contextlib.suppress(Exception):
+        info.game = get_game(header["game"]).name
+        codec = convert.codec(info.game)
+        info.options.CopyFrom(codec.options(codec.spec.options(header["options"])))
+    with contextlib.suppress(Exception):
+        players = header["players"]
+        info.players.extend(
+            match_pb2.Player(seat=i, name=p["name"], bot_id=p["bot_id"]) for i, p in enumerate(players)
+        )
+    with contextlib.suppress(Exception):
+        info.clocks.CopyFrom(Clocks(**header["clocks"]).to_proto())
+    with contextlib.suppress(Exception):
+        info.seed_sha256 = header["seed_sha256"]
+        info.created_unix_ms = header["created_ms"]
+    return info
 
 
 def _check_name(name: str, what: str) -> str:

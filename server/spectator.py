@@ -18,7 +18,7 @@ from croupier.server.errors import Context, FailedPrecondition, abort
 from croupier.server.journal import read_private, read_records
 from croupier.server.match import replay_frames
 from croupier.server.referee import Referee, tokens_of
-from croupier.v1 import spectator_pb2
+from croupier.v1 import match_pb2, spectator_pb2
 
 
 class SpectatorService:
@@ -77,6 +77,8 @@ class SpectatorService:
         match's hands only to the admin (its seed is not revealed: it may be dealt again)."""
         path: Path = self.referee.journal_path(match_id)
         info = self.referee.info(match_id)
+        if info.status == match_pb2.MATCH_STATUS_DAMAGED:
+            raise FailedPrecondition(f"match {match_id} is damaged ({info.damage}): it has no record to show")
         records = read_records(path)
         header, end = records[0], records[-1]
         spec = get_game(header["game"])

@@ -237,11 +237,11 @@ class Replicas:
 
     async def create_match(
         self, game: GameConfig, seed: int, seats: Sequence[tuple[str, str]]
-    ) -> tuple[str, match_pb2.MatchInfo]:
-        """The new match and the replica holding it."""
+    ) -> tuple[str, admin_pb2.CreateMatchResponse]:
+        """The replica holding the new match, and its answer (the match, where its journal is)."""
         if self._balanced is None:
             ((name, referee),) = self.referees.items()
-            return name, (await referee.create_match(game, seed, seats)).match
+            return name, await referee.create_match(game, seed, seats)
         try:
             reply = await self._balanced.create_match(game, seed, seats)
         except RefereeError as exc:
@@ -257,7 +257,7 @@ class Replicas:
                 f"match {reply.match.match_id} was created by a replica advertising {reply.referee!r}, "
                 f"not one of {', '.join(self.names)}: give each replica one --advertise address for good"
             )
-        return reply.referee, reply.match
+        return reply.referee, reply
 
     async def wait_match(self, replica: str, match_id: str) -> match_pb2.MatchInfo:
         return await self.referees[replica].wait_match(match_id)

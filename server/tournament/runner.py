@@ -183,15 +183,15 @@ class Runner:
         for record in pending:
             game = self.config.game(record.key.game)
             seats = [(bot, self.entrants[bot].bot_id) for bot in record.seats]
-            replica, info = await self.referees.create_match(game, record.seed, seats)
-            self.store.mark_started(record.id, info.match_id, info.result.journal or None, replica)
-            task = asyncio.create_task(self._finish(record, replica, info.match_id), name=str(record.key))
+            replica, created = await self.referees.create_match(game, record.seed, seats)
+            match_id = created.match.match_id
+            self.store.mark_started(record.id, match_id, created.journal or None, replica)
+            task = asyncio.create_task(self._finish(record, replica, match_id), name=str(record.key))
             running[task] = record
             busy.update(record.seats)
 
     async def _finish(self, record: MatchRecord, replica: str, match_id: str) -> FinishedMatch:
         info = await self.referees.wait_match(replica, match_id)
         results = seat_results(info, record.seats)
-        journal = info.result.journal or None
-        self.store.record_result(record.id, results, journal)
+        self.store.record_result(record.id, results, None)  # its journal was stored when it started
         return FinishedMatch(record, tuple(results))

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
+from croupier.server.datafiles import FILE_MODE, FOLDER_MODE, open_private
 from croupier.server.tournament.ratings import Places
 from croupier.server.tournament.schedule import MatchKey, ScheduledMatch
 
@@ -134,7 +135,11 @@ class FinishedMatch:
 class Store:
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.path.parent.mkdir(mode=FOLDER_MODE, parents=True, exist_ok=True)
+        # The tournament's secret and its seeds are in it: its owner's only (SQLite gives its WAL
+        # files the database's mode).
+        os.close(open_private(self.path, os.O_RDWR))
+        self.path.chmod(FILE_MODE)
         self._lock: TextIO | None = None
         self._db = sqlite3.connect(self.path, isolation_level=None)  # transactions are explicit
         self._db.execute("PRAGMA journal_mode = WAL")

@@ -136,7 +136,7 @@ async def test_a_bot_reconnects_after_the_referee_restarts_and_finishes_its_matc
         assert info.status == match_pb2.MATCH_STATUS_FINISHED
         assert not any(seat.forfeited for seat in info.result.seats)
         assert [seat.timeouts for seat in info.result.seats] == [0, 0, 0], "every resent request is answered"
-        kinds = [r["t"] for r in read_records(Path(info.result.journal))]
+        kinds = [r["t"] for r in read_records(Path(created.journal))]
         assert "resume" in kinds and kinds[-1] == "end"
     finally:
         await second.stop(grace=None)
@@ -162,7 +162,7 @@ async def test_real_time_plays_go_out_without_requests_and_are_never_refused(
     info = await admin.wait(created.match.match_id)
     assert plays, "the heuristic lays its further sets without waiting for a request"
     assert [s.refusals for s in info.result.seats] == [0, 0, 0]
-    records = read_records(Path(info.result.journal))
+    records = read_records(Path(created.journal))
     laid = {r["action"] for r in records if r["t"] == "act" and r["seat"] == 0}
     assert {str(p) for p in plays} <= laid
 

@@ -116,9 +116,10 @@ async def test_a_resumed_run_cancels_the_match_its_stopped_run_left_on_the_refer
         store.schedule(tournament.id, (m for d in config().schedule() for m in d.matches))
         first = min(store.matches(tournament.id).values(), key=lambda record: record.id)
         # left waiting on the referee: seats no connected bot is invited to
-        replica, abandoned = await referee.create_match(
+        replica, created = await referee.create_match(
             config().games[0], first.seed, [("gone", ""), ("gone too", "")]
         )
+        abandoned = created.match
         store.mark_started(first.id, abandoned.match_id, None, replica)
         assert await Runner(config(), store, referee, bots, Quiet()).run(tournament) is True
     info = await referee.referees[replica].get_match(abandoned.match_id)
