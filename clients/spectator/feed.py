@@ -21,6 +21,7 @@ STATUS = {
     match_pb2.MATCH_STATUS_RUNNING: "running",
     match_pb2.MATCH_STATUS_FINISHED: "finished",
     match_pb2.MATCH_STATUS_CANCELLED: "cancelled",
+    match_pb2.MATCH_STATUS_DAMAGED: "damaged",
 }
 
 Kind = spectator_pb2.Step.Kind
