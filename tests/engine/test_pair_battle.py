@@ -333,7 +333,7 @@ def test_deal_nobody_can_play_still_counts_down_penalizes_early_plays_and_ends_a
     assert state.view(0).phase is Phase.COUNTDOWN and state.wake_at() == 1.0
     with pytest.raises(IllegalAction, match="too early") as refusal:
         state.apply(1, play("4h"), 2.5)
-    assert state.penalize(1, str(refusal.value), 2.5)[-1] == Penalized(1, 10, str(refusal.value))
+    assert state.penalize(1, str(refusal.value), 2.5)[-1] == Penalized(1, 10)
     assert state.advance(3.9) == [Countdown("1")] and not state.is_over()
     assert state.advance(4.0) == [Countdown("go"), Ended(EndReason.DEADLOCK, (), (0, -10))]
     assert state.outcome().places == (1, 2)
