@@ -134,12 +134,10 @@ async def create_server(
     try:
         referee.load()
     except OSError as exc:
-        if exc.errno not in OUT_OF_ROOM:
-            raise
-        raise CannotStart(
-            f"cannot write to {data_dir} ({exc.strerror}): free space there or raise the open-files "
-            "limit, then start again"
-        ) from None
+        what = f"cannot use {exc.filename or data_dir} ({exc.strerror})"
+        if exc.errno in OUT_OF_ROOM:
+            raise CannotStart(f"{what}: free space or raise the open-files limit, then start again") from None
+        raise CannotStart(f"{what}: give the referee's user the data directory and its files") from None
     await server.start()
     for name in ("", *names):
         await health_servicer.set(name, health_pb2.HealthCheckResponse.SERVING)

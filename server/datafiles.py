@@ -110,9 +110,9 @@ class Appender:
         os.fsync(self._fd)
 
     def close(self) -> None:
-        if self._fd >= 0:
-            os.close(self._fd)
-            self._fd = -1
+        fd, self._fd = self._fd, -1
+        if fd >= 0:
+            os.close(fd)
 
     @property
     def closed(self) -> bool:

@@ -161,8 +161,21 @@ class Referee:
         log.warning("damaged data file", damage=damage)
 
     def _load_match(self, path: Path) -> None:
-        """List or resume the match of one journal. A damaged journal is cut to its valid prefix (the
-        file set aside) and the match resumed up to the damage; one that cannot be is DAMAGED."""
+        """List or resume the match of one journal; whatever goes wrong, it is listed (DAMAGED at
+        worst), never dropped. ``OSError`` for a full disk, which no match would get past."""
+        try:
+            self._take_up(path)
+        except OSError as exc:
+            if exc.errno in OUT_OF_ROOM:
+                raise
+            self._list_damaged(path, None, f"it cannot be used ({exc.strerror})")
+        except Exception as exc:
+            log.exception("cannot load a match journal", journal=str(path))
+            self._list_damaged(path, None, f"it cannot be loaded ({exc!r})")
+
+    def _take_up(self, path: Path) -> None:
+        """A damaged journal is cut to its valid prefix (the file set aside) and the match resumed up
+        to the damage; one that cannot be is DAMAGED."""
         ends = header_and_last(path)
         if ends is not None and ends[1].get("t") in ("end", "cancel"):
             with contextlib.suppress(Exception):  # unsound: read it whole below

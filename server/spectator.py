@@ -83,7 +83,10 @@ class SpectatorService:
         header, end = records[0], records[-1]
         spec = get_game(header["game"])
         if end["t"] == "cancel":
-            seed, reveal = read_private(path.with_suffix(".secret"))["seed"], admin
+            secret = path.with_suffix(".secret")
+            if not secret.exists():
+                raise FailedPrecondition(f"match {match_id} was cancelled and its seed file is lost")
+            seed, reveal = read_private(secret)["seed"], admin
         else:
             seed, reveal = end["seed"], True
         return replay_frames(spec, spec.options(header["options"]), seed, records, reveal, lambda: info)

@@ -196,6 +196,19 @@ async def test_a_journal_without_a_header_is_listed_damaged_under_its_file_name(
         assert (info.status, info.damage) == (DAMAGED, "line 1 is cut short: no match header")
 
 
+async def test_a_journal_the_referee_cannot_read_is_listed_damaged_and_the_others_load(
+    tmp_path: Path,
+) -> None:
+    data = tmp_path / "data"
+    finished = await finished_match(data)
+    (data / "matches" / "20990101-000000-abcdef.jsonl").mkdir()  # not a file at all
+    async with referee_on(data) as (croupier, admin, _channel):
+        assert len(croupier.referee.damaged) == 1
+        info = await listed(admin, "20990101-000000-abcdef")
+        assert (info.status, info.damage) == (DAMAGED, "it cannot be used (Is a directory)")
+        assert (await listed(admin, finished.match_id)).status == match_pb2.MATCH_STATUS_FINISHED
+
+
 async def test_croupier_serve_names_each_damaged_file_as_it_starts(tmp_path: Path) -> None:
     data = tmp_path / "data"
     data.mkdir()
