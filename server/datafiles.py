@@ -30,9 +30,9 @@ OUT_OF_ROOM = frozenset({errno.EMFILE, errno.ENFILE, errno.ENOSPC, errno.EDQUOT}
 
 def write_bytes(fd: int, data: bytes) -> None:
     """Write all of ``data`` to ``fd`` (``os.write`` may write part of it)."""
-    view = memoryview(data)
-    while view:
-        view = view[os.write(fd, view) :]
+    written = os.write(fd, data)
+    while written < len(data):  # rare: a signal, or a disk filling up mid-write
+        written += os.write(fd, memoryview(data)[written:])
 
 
 def private_folder(path: Path) -> list[str]:

@@ -72,7 +72,7 @@ class JournalWriter:
         self._file = Appender(path)
 
     def write(self, record: Record) -> None:
-        self._file.append((_encode(record) + "\n").encode())
+        self._file.append(_encode(record).encode() + b"\n")
 
     def sync(self) -> None:
         self._file.sync()

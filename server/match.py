@@ -894,8 +894,8 @@ class Match:
         try:
             self._journal.write(record)
         except OSError as exc:
-            self.log.warning("cannot write the journal: match waits", error=exc.strerror, kind=record["t"])
-            if self._retry is None and self._acting:
+            if self._retry is None and self._acting:  # said once per second at most
+                self.log.warning("journal full: the match waits", error=exc.strerror, kind=record["t"])
                 self._retry = asyncio.get_running_loop().call_later(
                     RETRY_SECONDS, self._post_retry, context=self._context
                 )
