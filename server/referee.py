@@ -171,7 +171,7 @@ class Referee:
             self._list_damaged(path, None, f"it cannot be used ({exc.strerror})")
         except Exception as exc:
             log.exception("cannot load a match journal", journal=str(path))
-            self._list_damaged(path, None, f"it cannot be loaded ({exc!r})")
+            self._list_damaged(path, None, "it cannot be loaded", repr(exc))
 
     def _take_up(self, path: Path) -> None:
         """A damaged journal is cut to its valid prefix (the file set aside) and the match resumed up
@@ -179,7 +179,8 @@ class Referee:
         ends = header_and_last(path)
         if ends is not None and ends[1].get("t") in ("end", "cancel"):
             with contextlib.suppress(Exception):  # unsound: read it whole below
-                self.past[path.stem] = info_from_journal(*ends)
+                info = info_from_journal(*ends)
+                self.past[info.match_id] = info
                 return
         journal = scan(path)
         records, damage = journal.records, journal.damage
@@ -193,11 +194,11 @@ class Referee:
             try:
                 info = info_from_journal(records[0], records[closing])
             except Exception as exc:
-                self._list_damaged(path, records[0], f"its last record cannot be read ({exc!r})")
+                self._list_damaged(path, records[0], "its last record cannot be read", repr(exc))
                 return
             if damage:
                 self._set_aside(path, journal.lines[: closing + 1], damage)
-            self.past[path.stem] = info
+            self.past[info.match_id] = info
             return
         secret_path = path.with_suffix(".secret")
         try:
@@ -213,7 +214,7 @@ class Referee:
                 path, records, secret, self.metrics, self._released, self._finished
             )
         except Exception as exc:
-            self._list_damaged(path, records[0], f"it cannot be rebuilt ({exc!r})")
+            self._list_damaged(path, records[0], "it cannot be rebuilt from its journal", repr(exc))
             return
         damage = unapplied or damage
         if damage:
@@ -222,10 +223,13 @@ class Referee:
         self._add(match)
         log.info("match resumed", match_id=match.id, status=match_pb2.MatchStatus.Name(match.status))
 
-    def _list_damaged(self, path: Path, header: Record | None, damage: str) -> None:
+    def _list_damaged(self, path: Path, header: Record | None, damage: str, detail: str = "") -> None:
+        """List a match as DAMAGED: ``damage`` is public (MatchInfo.damage), ``detail`` (an error, which
+        might quote a secret) only for the log and the operator."""
         info = damaged_info(path.stem, header, damage)
         self.past[info.match_id] = info
-        self._report(f"{path}: {damage}: match {info.match_id} is listed as DAMAGED (files left as they are)")
+        why = f"{damage} ({detail})" if detail else damage
+        self._report(f"{path}: {why}: match {info.match_id} is listed as DAMAGED (files left as they are)")
 
     async def close(self) -> None:
         """Stop every actor, leaving unfinished matches to be resumed by the next run."""

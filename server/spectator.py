@@ -81,6 +81,8 @@ class SpectatorService:
             raise FailedPrecondition(f"match {match_id} is damaged ({info.damage}): it has no record to show")
         records = read_records(path)
         header, end = records[0], records[-1]
+        if end["t"] not in ("end", "cancel"):  # damaged since the referee started
+            raise FailedPrecondition(f"match {match_id}'s journal is damaged: it has no record to show")
         spec = get_game(header["game"])
         if end["t"] == "cancel":
             secret = path.with_suffix(".secret")
