@@ -179,6 +179,8 @@ async def test_a_finished_match_whose_end_record_is_lost_is_listed_damaged(tmp_p
     journal = data / "matches" / f"{finished.match_id}.jsonl"
     lines = journal.read_bytes().splitlines(keepends=True)
     journal.write_bytes(b"".join(lines[:-1]))  # the end record, and the seed it revealed, lost
+    # the referee deletes the seed file once the end record is down, maybe just after WaitMatch answers
+    (data / "matches" / f"{finished.match_id}.secret").unlink(missing_ok=True)
     async with referee_on(data) as (croupier, admin, _channel):
         assert len(croupier.referee.damaged) == 1
         info = await listed(admin, finished.match_id)
