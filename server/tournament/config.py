@@ -2,18 +2,21 @@
 
 from __future__ import annotations
 
+import difflib
+import enum
 import hashlib
 import json
 import re
 import shlex
 import tomllib
-from collections.abc import Mapping, Sequence
+import typing
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
-from croupier.engine.core import CroupierError, options_to_dict
-from croupier.engine.games import get_game
+from croupier.engine.core import CroupierError, GameSpec, options_to_dict
+from croupier.engine.games import GAMES, get_game
 from croupier.server.tournament.schedule import (
     DuplicateSet,
     Rotations,
@@ -23,11 +26,16 @@ from croupier.server.tournament.schedule import (
 )
 
 BOT_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,39}")
+T = TypeVar("T")
 CLOCK_FIELDS = ("decision_ms", "bank_ms", "max_timeouts", "grace_ms", "max_refusals")
 
 
 class ConfigError(ValueError):
-    """A tournament file that cannot be run; the message says where and why."""
+    """A tournament file that cannot be run: one line per problem, each saying where and why."""
+
+    def __init__(self, *problems: str) -> None:
+        super().__init__("\n".join(problems))
+        self.problems = list(problems)
 
 
 @dataclass(frozen=True)
@@ -140,110 +148,165 @@ def load(path: str | Path) -> TournamentConfig:
     try:
         return parse(data, source=path)
     except ConfigError as exc:
-        raise ConfigError(f"{path}: {exc}") from None
+        raise ConfigError(*(f"{path}: {problem}" for problem in exc.problems)) from None
 
 
 def parse(data: Mapping[str, Any], source: Path | None = None) -> TournamentConfig:
-    """Check every setting, with an error that names it."""
-    top = _Table(data, "")
+    """Check every setting; every problem of the file is in the one ConfigError, each naming its
+    setting."""
+    problems: list[str] = []
+    top = _Table(data, "", problems)
     name = top.string("name")
-    if not BOT_NAME.fullmatch(name):
-        raise ConfigError(f"name {name!r}: use letters, digits, '.', '_' or '-' (up to 40)")
+    if name and not BOT_NAME.fullmatch(name):
+        top.problem("name", f"{name!r}: use letters, digits, '.', '_' or '-' (up to 40)")
     seed = top.integer("seed", 0, low=0)
     rounds = top.integer("rounds", 1, low=1)
-    rotations_text = top.string("rotations", "cyclic")
-    try:
-        rotations = Rotations(rotations_text)
-    except ValueError:
-        raise ConfigError(f"rotations {rotations_text!r}: use 'cyclic' or 'all'") from None
+    rotations = Rotations(top.choice("rotations", "cyclic", [r.value for r in Rotations]))
     concurrency = top.integer("concurrency", 4, low=1)
     default_clock = _clock(top.table("clock"), Clock())
-    games = tuple(_game(table, default_clock) for table in top.tables("games", required=True))
+    game_tables = top.tables("games", required=True)
+    games = tuple(game for table in game_tables if (game := _checked(problems, _game, table, default_clock)))
     names = [g.game for g in games]
     if len(set(names)) != len(names):
-        raise ConfigError("a game is listed twice in [[games]]; give it one entry")
-    bots = tuple(_bot(table, names) for table in top.tables("bots", required=True))
+        problems.append("a game is listed twice in [[games]]; give it one entry")
+    # which games a bot plays is checked only once every game is: a misspelt game is told once
+    every_game = len(games) == len(game_tables)
+    bots = tuple(
+        bot
+        for table in top.tables("bots", required=True)
+        if (bot := _checked(problems, _bot, table, names, every_game))
+    )
     seen: set[str] = set()
     for bot in bots:
         if bot.name in seen:
-            raise ConfigError(f"two bots are named {bot.name!r}")
+            problems.append(f"two bots are named {bot.name!r}")
         seen.add(bot.name)
     top.check_unknown()
+    if problems:  # the checks below would only repeat them in other words
+        raise ConfigError(*problems)
     config = TournamentConfig(name, seed, rounds, rotations, concurrency, games, bots, source)
     for game in games:
         players = config.bots_of(game.game)
         if len(players) < game.seats:
-            raise ConfigError(
+            problems.append(
                 f"{game.game} is played {game.seats} to a table but only {len(players)} bot(s) play it"
                 + (f" ({', '.join(players)})" if players else "")
             )
         together = rotation_count(game.seats, rotations)
         if together > concurrency:
-            raise ConfigError(
+            problems.append(
                 f"concurrency {concurrency} is below the {together} rotations of each {game.game} deal, "
                 f"which start together; raise it to at least {together}"
             )
+    if problems:
+        raise ConfigError(*problems)
     return config
 
 
+def _checked(problems: list[str], read: Callable[..., T], *args: Any) -> T | None:
+    """``read(*args)``, or None with its ConfigError's problems noted: the rest of the file is
+    still checked."""
+    before = len(problems)
+    try:
+        value = read(*args)
+    except ConfigError as exc:
+        problems.extend(exc.problems)
+        return None
+    return value if len(problems) == before else None
+
+
 def _game(table: _Table, default_clock: Clock) -> GameConfig:
+    noted = table.count()
     name = table.string("game")
     try:
         spec = get_game(name)
-    except CroupierError as exc:
-        raise ConfigError(f"{table.where}: {exc}") from None
-    options = dict(table.table("options").data)
+    except CroupierError:
+        raise ConfigError(
+            f"{table.field('game')}: no game {name!r}{did_you_mean(name, GAMES)}; known: {', '.join(GAMES)}"
+        ) from None
+    options_table = table.table("options")
+    options = dict(options_table.data)
+    _check_option_types(options_table, spec)
     seats = table.integer("seats", options.get("players"), low=1)
     if "players" in options and options["players"] != seats:
-        raise ConfigError(
-            f"{table.where}: options.players ({options['players']}) differs from seats ({seats})"
-        )
+        table.problem("options.players", f"{options['players']} differs from seats ({seats})")
     if seats is not None:
         options["players"] = seats
+    deals = table.integer("deals", 1, low=1)
+    clock = _clock(table.table("clock"), default_clock)
+    table.check_unknown()
+    if table.count() > noted:
+        raise ConfigError()  # noted already; the options' own check would only repeat them
     try:
         checked = options_to_dict(spec.options(options))
     except CroupierError as exc:
         raise ConfigError(f"{table.where} ({name}): {exc}") from None
-    game = GameConfig(
-        game=name,
-        seats=checked["players"],
-        options=checked,
-        deals=table.integer("deals", 1, low=1),
-        clock=_clock(table.table("clock"), default_clock),
-    )
-    table.check_unknown()
-    return game
+    return GameConfig(game=name, seats=checked["players"], options=checked, deals=deals, clock=clock)
 
 
-def _bot(table: _Table, games: Sequence[str]) -> BotConfig:
+def _check_option_types(table: _Table, spec: GameSpec[Any]) -> None:
+    """A misspelt option or a value of the wrong kind (``target = "300"``), named; the engine,
+    which also takes options from text, would quietly turn "300" into 300."""
+    hints = typing.get_type_hints(spec.options_type)
+    for key, value in table.data.items():
+        if key not in hints:
+            table.problem(
+                key,
+                f"{spec.name} has no option {key!r}{did_you_mean(key, hints)}; "
+                f"its options: {', '.join(hints)}",
+            )
+            continue
+        wanted = {t for t in typing.get_args(hints[key]) or (hints[key],) if t is not type(None)}
+        number = wanted & {int, float}
+        if number and (isinstance(value, bool) or not isinstance(value, (int, float))):
+            kind = "a whole number" if int in number else "a number"
+            unquoted = f" (write {key} = {value} without quotes)" if _numeric(value) else ""
+            table.problem(key, f"{kind} is required, not {value!r}{unquoted}")
+        elif bool in wanted and not isinstance(value, bool):
+            table.problem(key, f"true or false is required, not {value!r}")
+        elif any(isinstance(t, type) and issubclass(t, enum.Enum) for t in wanted) and not isinstance(
+            value, str
+        ):
+            table.problem(key, f"a string is required, not {value!r}")
+
+
+def _numeric(value: object) -> bool:
+    try:
+        float(str(value))
+    except ValueError:
+        return False
+    return isinstance(value, str)
+
+
+def _bot(table: _Table, games: Sequence[str], check_games: bool = True) -> BotConfig:
     name = table.string("name")
-    if not BOT_NAME.fullmatch(name):
-        raise ConfigError(
-            f"{table.where}: bot name {name!r}: use letters, digits, '.', '_' or '-' (up to 40)"
-        )
+    if name and not BOT_NAME.fullmatch(name):
+        table.problem("name", f"bot name {name!r}: use letters, digits, '.', '_' or '-' (up to 40)")
     external = table.boolean("external", False)
     raw_command = table.get("command")
-    command: tuple[str, ...] | None
-    if raw_command is None:
-        command = None
-    elif isinstance(raw_command, str):
+    command: tuple[str, ...] | None = None
+    if isinstance(raw_command, str):
         command = tuple(shlex.split(raw_command))
     elif isinstance(raw_command, list) and all(isinstance(part, str) for part in raw_command):
         command = tuple(raw_command)
-    else:
-        raise ConfigError(f"{table.where}.command: a string or a list of strings")
+    elif raw_command is not None:
+        table.problem("command", "a string or a list of strings")
     if external and command is not None:
-        raise ConfigError(
-            f"bot {name!r}: either a command (the runner launches it) or external = true, not both"
+        table.problem(
+            "command", f"bot {name!r}: either a command (the runner launches it) or external = true, not both"
         )
-    if not external and not command:
-        raise ConfigError(
-            f"bot {name!r}: give a command to launch it, or external = true if it connects by itself"
+    if not external and not command and raw_command is None:
+        table.problem(
+            "command",
+            f"bot {name!r}: give a command to launch it, or external = true if it connects by itself",
         )
     bot_games = table.strings("games", list(games))
     unknown = [g for g in bot_games if g not in games]
-    if unknown:
-        raise ConfigError(f"bot {name!r} plays {', '.join(unknown)}, not in this tournament's [[games]]")
+    if unknown and check_games:
+        mean = did_you_mean(unknown[0], games)
+        table.problem(
+            "games", f"bot {name!r} plays {', '.join(unknown)}, not in this tournament's [[games]]{mean}"
+        )
     capacity = table.integer("capacity", None, low=1)
     table.check_unknown()
     return BotConfig(name, command, tuple(g for g in games if g in bot_games), capacity)
@@ -255,16 +318,32 @@ def _clock(table: _Table, default: Clock) -> Clock:
     return Clock(**values)
 
 
-class _Table:
-    """One TOML table, read field by field; check_unknown() catches typos."""
+def did_you_mean(word: str, choices: Iterable[str]) -> str:
+    """' (did you mean X?)' for the choice closest to a misspelt ``word``, or ''."""
+    close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
+    return f" (did you mean {close[0]}?)" if close else ""
 
-    def __init__(self, data: Mapping[str, Any], where: str) -> None:
+
+class _Table:
+    """One TOML table, read field by field. A bad value is noted in ``problems`` (the file's
+    list) and read as its default, so the whole file is checked in one go; check_unknown()
+    catches typos."""
+
+    def __init__(self, data: Mapping[str, Any], where: str, problems: list[str]) -> None:
         self.data = data
         self.where = where
+        self._problems = problems
         self._read: set[str] = set()
 
-    def _field(self, key: str) -> str:
+    def count(self) -> int:
+        """Problems noted in the whole file so far."""
+        return len(self._problems)
+
+    def field(self, key: str) -> str:
         return f"{self.where}.{key}" if self.where else key
+
+    def problem(self, key: str, text: str) -> None:
+        self._problems.append(f"{self.field(key)}: {text}")
 
     def get(self, key: str) -> Any:
         self._read.add(key)
@@ -275,7 +354,17 @@ class _Table:
         if value is None and default is not None:
             return default
         if not isinstance(value, str) or not value:
-            raise ConfigError(f"{self._field(key)}: a non-empty string is required")
+            self.problem(key, "a non-empty string is required" + (f", not {value!r}" if value else ""))
+            return default or ""
+        return value
+
+    def choice(self, key: str, default: str, choices: Sequence[str]) -> str:
+        value = self.string(key, default)
+        if value not in choices:
+            self.problem(
+                key, f"{value!r}{did_you_mean(value, choices)}: use {' or '.join(map(repr, choices))}"
+            )
+            return default
         return value
 
     def strings(self, key: str, default: list[str]) -> list[str]:
@@ -283,7 +372,8 @@ class _Table:
         if value is None:
             return default
         if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
-            raise ConfigError(f"{self._field(key)}: a list of strings is required")
+            self.problem(key, "a list of strings is required")
+            return default
         return value
 
     def boolean(self, key: str, default: bool) -> bool:
@@ -291,7 +381,8 @@ class _Table:
         if value is None:
             return default
         if not isinstance(value, bool):
-            raise ConfigError(f"{self._field(key)}: true or false")
+            self.problem(key, f"true or false is required, not {value!r}")
+            return default
         return value
 
     def integer(self, key: str, default: Any, low: int) -> Any:
@@ -299,9 +390,9 @@ class _Table:
         if value is None:
             return default
         if isinstance(value, bool) or not isinstance(value, int) or value < low:
-            raise ConfigError(
-                f"{self._field(key)}: a whole number of at least {low} is required, not {value!r}"
-            )
+            unquoted = f" (write {key} = {value} without quotes)" if _numeric(value) else ""
+            self.problem(key, f"a whole number of at least {low} is required, not {value!r}{unquoted}")
+            return default
         return value
 
     def table(self, key: str) -> _Table:
@@ -309,18 +400,23 @@ class _Table:
         if value is None:
             value = {}
         if not isinstance(value, dict):
-            raise ConfigError(f"{self._field(key)}: a table is required")
-        return _Table(value, self._field(key))
+            self.problem(key, "a table is required")
+            value = {}
+        return _Table(value, self.field(key), self._problems)
 
     def tables(self, key: str, required: bool) -> list[_Table]:
         value = self.get(key)
         if value is None and not required:
             return []
         if not isinstance(value, list) or not value or not all(isinstance(item, dict) for item in value):
-            raise ConfigError(f"at least one [[{self._field(key)}]] table is required")
-        return [_Table(item, f"{self._field(key)}[{index}]") for index, item in enumerate(value)]
+            self._problems.append(f"at least one [[{self.field(key)}]] table is required")
+            return []
+        return [
+            _Table(item, f"{self.field(key)}[{index}]", self._problems) for index, item in enumerate(value)
+        ]
 
     def check_unknown(self) -> None:
-        unknown = sorted(set(self.data) - self._read)
-        if unknown:
-            raise ConfigError(f"{self.where or 'top level'}: unknown setting(s) {', '.join(unknown)}")
+        for key in sorted(set(self.data) - self._read):
+            self._problems.append(
+                f"{self.where or 'top level'}: unknown setting {key!r}{did_you_mean(key, self._read)}"
+            )

@@ -111,37 +111,102 @@ def test_the_fingerprint_ignores_commands_and_concurrency_but_not_bots_or_option
     assert load(write(tmp_path, EXAMPLE.replace('"gamma"', '"delta"'))).fingerprint() != base
 
 
+KNOWN_GAMES = "chinese_ten, pair_battle, platinum_fish, spoil_five"
+
+
 @pytest.mark.parametrize(
-    ("change", "message"),
+    ("change", "line"),
     [
-        (("seed = 7", 'seed = "x"'), "seed: a whole number of at least 0"),
-        (('rotations = "all"', 'rotations = "some"'), "rotations 'some': use 'cyclic' or 'all'"),
-        (('game = "spoil_five"', 'game = "poker"'), "games\\[1\\]: unknown game 'poker'"),
-        (("target = 200", "target = 200, colour = 1"), "unknown option\\(s\\) colour"),
-        (("seats = 2", "seats = 11"), "Spoil Five is played by 2 to 10 players, not 11"),
-        (("decision_ms = 500", "decision_ms = -1"), "clock.decision_ms: a whole number of at least 0"),
-        (("decision_ms = 500", "decison_ms = 500"), "clock: unknown setting\\(s\\) decison_ms"),
-        (("concurrency = 12", "concurency = 12"), "top level: unknown setting\\(s\\) concurency"),
+        (("seed = 7", 'seed = "x"'), "seed: a whole number of at least 0 is required, not 'x'"),
+        (
+            ("seed = 7", 'seed = "7"'),
+            "seed: a whole number of at least 0 is required, not '7' (write seed = 7 without quotes)",
+        ),
+        (('rotations = "all"', 'rotations = "some"'), "rotations: 'some': use 'cyclic' or 'all'"),
+        (('game = "spoil_five"', 'game = "poker"'), f"games[1].game: no game 'poker'; known: {KNOWN_GAMES}"),
+        (
+            ('game = "spoil_five"', 'game = "spoil_fve"'),
+            f"games[1].game: no game 'spoil_fve' (did you mean spoil_five?); known: {KNOWN_GAMES}",
+        ),
+        (
+            ("target = 200", "targt = 200"),
+            "games[0].options.targt: chinese_ten has no option 'targt' (did you mean target?); "
+            "its options: players, scoring, target",
+        ),
+        (
+            ("target = 200", 'target = "300"'),
+            "games[0].options.target: a whole number is required, not '300' (write target = 300 without quotes)",
+        ),
+        (('scoring = "red_frog"', "scoring = 1"), "games[0].options.scoring: a string is required, not 1"),
+        (
+            ("seats = 2", "seats = 11"),
+            "games[1] (spoil_five): Spoil Five is played by 2 to 10 players, not 11",
+        ),
+        (
+            ("decision_ms = 500", "decision_ms = -1"),
+            "clock.decision_ms: a whole number of at least 0 is required, not -1",
+        ),
+        (
+            ("decision_ms = 500", "decison_ms = 500"),
+            "clock: unknown setting 'decison_ms' (did you mean decision_ms?)",
+        ),
+        (
+            ("concurrency = 12", "concurency = 12"),
+            "top level: unknown setting 'concurency' (did you mean concurrency?)",
+        ),
         (
             ("concurrency = 12", "concurrency = 5"),
-            "concurrency 5 is below the 6 rotations of each chinese_ten deal",
+            "concurrency 5 is below the 6 rotations of each chinese_ten deal, which start together; "
+            "raise it to at least 6",
         ),
         (('name = "beta"', 'name = "alpha"'), "two bots are named 'alpha'"),
-        (('name = "beta"', 'name = "be ta"'), "bot name 'be ta'"),
-        (("external = true", 'external = true\ncommand = "x"'), "either a command .* or external = true"),
-        (("external = true", "external = false"), "give a command to launch it"),
-        (('games = ["chinese_ten"]', 'games = ["go"]'), "bot 'beta' plays go, not in this tournament"),
+        (
+            ('name = "beta"', 'name = "be ta"'),
+            "bots[1].name: bot name 'be ta': use letters, digits, '.', '_' or '-' (up to 40)",
+        ),
+        (
+            ("external = true", 'external = true\ncommand = "x"'),
+            "bots[2].command: bot 'gamma': either a command (the runner launches it) or external = true, not both",
+        ),
+        (
+            ("external = true", "external = false"),
+            "bots[2].command: bot 'gamma': give a command to launch it, or external = true if it connects by itself",
+        ),
+        (
+            ('games = ["chinese_ten"]', 'games = ["go"]'),
+            "bots[1].games: bot 'beta' plays go, not in this tournament's [[games]]",
+        ),
         (
             ('games = ["chinese_ten"]\n', 'games = ["chinese_ten"]\n[[games]]\ngame = "chinese_ten"\n'),
-            "twice",
+            "a game is listed twice in [[games]]; give it one entry",
         ),
     ],
 )
-def test_a_bad_setting_is_named_in_the_error(tmp_path: Path, change: tuple[str, str], message: str) -> None:
+def test_a_bad_setting_is_one_line_naming_it(tmp_path: Path, change: tuple[str, str], line: str) -> None:
     text = EXAMPLE.replace(*change)
     assert text != EXAMPLE
-    with pytest.raises(ConfigError, match=message):
-        load(write(tmp_path, text))
+    path = write(tmp_path, text)
+    with pytest.raises(ConfigError) as raised:
+        load(path)
+    assert str(raised.value).splitlines() == [f"{path}: {line}"]
+
+
+def test_every_problem_of_a_file_is_told_at_once(tmp_path: Path) -> None:
+    text = (
+        EXAMPLE.replace("seed = 7", 'seed = "7"')
+        .replace('game = "chinese_ten"', 'game = "chinese_tne"')
+        .replace("decision_ms = 500", "decison_ms = 500")
+        .replace("capacity = 8", "capacity = 0")
+    )
+    path = write(tmp_path, text)
+    with pytest.raises(ConfigError) as raised:
+        load(path)
+    assert str(raised.value).splitlines() == [
+        f"{path}: seed: a whole number of at least 0 is required, not '7' (write seed = 7 without quotes)",
+        f"{path}: clock: unknown setting 'decison_ms' (did you mean decision_ms?)",
+        f"{path}: games[0].game: no game 'chinese_tne' (did you mean chinese_ten?); known: {KNOWN_GAMES}",
+        f"{path}: bots[0].capacity: a whole number of at least 1 is required, not 0",
+    ]
 
 
 def test_too_few_bots_for_a_table_is_refused(tmp_path: Path) -> None:
