@@ -34,6 +34,15 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
         "croupier.server.tournament.ratings_cli",
         "print every game's Elo ratings from the results database",
     ),
+    "match": (
+        "croupier.clients.match",
+        "play a game between bots (bundled, or any command) on an embedded referee: results and ratings",
+    ),
+    "register": ("croupier.clients.register", "register a bot on a referee and print its token"),
+    "matches": (
+        "croupier.clients.matches",
+        "list the matches in the results database: ids, seats, scores (then croupier replay ID)",
+    ),
 }
 
 

@@ -43,6 +43,7 @@ import grpc
 from croupier.engine.core import Action, Event, GameSpec, IllegalAction, Outcome
 from croupier.engine.rng import Rng
 from croupier.server import convert
+from croupier.server.errors import no_referee
 from croupier.v1 import bots_pb2, bots_pb2_grpc
 
 PROTOCOL_VERSION = 1
@@ -204,6 +205,7 @@ class Client:
     async def run(self) -> int:
         """Play until stopped (0), until ``stop_after`` matches ended (0), or a fatal refusal (2)."""
         delay = FIRST_DELAY
+        asked = False  # whether the referee is running at all, said once while nothing answers
         while not self._stop.is_set():
             welcomed = False
             try:
@@ -212,13 +214,18 @@ class Client:
                 if exc.code() in FATAL:
                     log.error("the referee refused this bot: %s: %s", exc.code().name, exc.details())
                     return 2
-                log.warning("connection to %s lost: %s: %s", self.server, exc.code().name, exc.details())
+                if exc.code() != grpc.StatusCode.UNAVAILABLE:
+                    log.warning("connection to %s lost: %s: %s", self.server, exc.code().name, exc.details())
+                elif not asked:
+                    log.warning("%s; retrying until one does", no_referee(self.server))
+                    asked = True
             if self._stop.is_set():
                 break
             if welcomed:
                 delay = FIRST_DELAY  # it was working: come back quickly
+                asked = False
             wait = delay * random.uniform(0.8, 1.2)
-            log.info("reconnecting in %.1f s", wait)
+            log.log(logging.DEBUG if asked else logging.INFO, "reconnecting in %.1f s", wait)
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._stop.wait(), wait)
             delay = min(MAX_DELAY, delay * 2)

@@ -132,3 +132,12 @@ def server_stream(
             await _abort(context, exc)
 
     return wrapped
+
+
+def no_referee(address: str) -> str:
+    """What every client (bot, runner, spectator, register) says when nothing answers at a
+    referee's address: the one line, with what to do about it."""
+    return (
+        f"no referee answers at {address}: is `croupier serve` running there? "
+        "(start one, or give the right --server HOST:PORT)"
+    )

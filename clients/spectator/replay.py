@@ -86,12 +86,25 @@ def run(args: argparse.Namespace) -> int:
     return view(console, replay)
 
 
+JOURNAL_FOLDERS = ("matches", "referee/matches")
+"""Where journals are under a data directory: ``croupier serve``'s, then those of the referee that
+``croupier tournament``, ``croupier match`` and ``make run`` embed."""
+
+
 def _journal(args: argparse.Namespace, source: str) -> Path | None:
     path = Path(source)
     if path.is_file():
         return path
-    in_data = args.data / "matches" / f"{source}.jsonl"
-    return in_data if in_data.is_file() else None
+    for folder in JOURNAL_FOLDERS:
+        in_data = args.data / folder / f"{source}.jsonl"
+        if in_data.is_file():
+            return in_data
+    return None
+
+
+def _not_found(args: argparse.Namespace, source: str) -> str:
+    folders = " nor ".join(f"{args.data}/{folder}/{source}.jsonl" for folder in JOURNAL_FOLDERS)
+    return f"no journal {source!r} (nor {folders})"
 
 
 def _check(args: argparse.Namespace, console: Console) -> int:
@@ -102,7 +115,7 @@ def _check(args: argparse.Namespace, console: Console) -> int:
     for source in args.sources:
         path = _journal(args, source)
         if path is None:
-            console.print(f"croupier replay: no journal {source!r} (nor {args.data}/matches/{source}.jsonl)")
+            console.print(f"croupier replay: {_not_found(args, source)}")
             return 1
         paths.append(path)
     return journal_check.run(argparse.Namespace(journals=paths, seed=args.seed))
@@ -115,9 +128,7 @@ def _load(args: argparse.Namespace, source: str) -> Replay:
     if path is not None:
         return from_journal(path, args.seed)
     if args.server is None:
-        raise LookupError(
-            f"no journal {source!r} (nor {args.data}/matches/{source}.jsonl); give --server to ask a referee"
-        )
+        raise LookupError(f"{_not_found(args, source)}; give --server to ask a referee")
     return _from_server(args, source)
 
 

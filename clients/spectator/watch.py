@@ -60,6 +60,7 @@ def run(args: argparse.Namespace) -> int:
 async def _watch(args: argparse.Namespace, console: Console) -> int:
     import grpc
 
+    from croupier.server.errors import no_referee
     from croupier.v1 import spectator_pb2_grpc
 
     credentials = grpc.ssl_channel_credentials(args.tls_ca.read_bytes()) if args.tls_ca else None
@@ -74,8 +75,27 @@ async def _watch(args: argparse.Namespace, console: Console) -> int:
         try:
             return await _session(args, console, stub, metadata)
         except grpc.aio.AioRpcError as exc:
-            console.print(f"croupier watch: {args.server}: {exc.code().name}: {exc.details()}")
+            if exc.code() == grpc.StatusCode.UNAVAILABLE:
+                console.print(f"croupier watch: {no_referee(args.server)}", markup=False, highlight=False)
+            else:
+                console.print(f"croupier watch: {args.server}: {exc.code().name}: {exc.details()}")
             return 1
+
+
+async def follow(server: str, console: Console) -> int:
+    """Watch every match of the referee at ``server`` from its start, one after another, until
+    cancelled (``croupier match --watch``)."""
+    args = argparse.Namespace(
+        match=None,
+        server=server,
+        admin_token=None,
+        list=False,
+        game=None,
+        from_start=True,
+        follow=True,
+        tls_ca=None,
+    )
+    return await _watch(args, console)
 
 
 async def _session(args: argparse.Namespace, console: Console, stub: Stub, metadata: Metadata) -> int:
@@ -83,6 +103,7 @@ async def _session(args: argparse.Namespace, console: Console, stub: Stub, metad
 
     watched: set[str] = set()
     match_id = args.match
+    waiting = False
     while True:
         if match_id is None:
             live = await _live_matches(stub, args.game)
@@ -94,8 +115,13 @@ async def _session(args: argparse.Namespace, console: Console, stub: Stub, metad
                 if not args.follow:
                     console.print(f"no live matches on {args.server}")
                     return 0
+                if not waiting:
+                    game = f"{args.game} " if args.game else ""
+                    console.print(f"waiting for a {game}match to start on {args.server} (Ctrl-C to stop)")
+                    waiting = True
                 await asyncio.sleep(POLL_SECONDS)
                 continue
+            waiting = False
             match_id = _choose(console, live, args.server) if not watched else live[0].match_id
             if match_id is None:
                 return 0
@@ -161,15 +187,18 @@ async def _attach(console: Console, stub: Stub, metadata: Metadata, match_id: st
     from croupier.clients.spectator.render import Header, Scene, render
     from croupier.v1 import spectator_pb2
 
-    note = "admin: every hand shown" if metadata else "spectator: hands stay hidden until the end"
     header: Header | None = None
     scenes: Scenes | None = None
     scene: Scene | None = None
+    over_before = False
+    """The match had ended when we came: its record streams by, and only its last screen is true."""
     received = time.monotonic()
 
     def screen() -> RenderableType:
         if header is None or scene is None:
             return f"waiting for match {match_id} ..."
+        if over_before:
+            return f"match {match_id} is {header.status}: reading its record ..."
         running = header.status == "running"
         now = scene.time_ms + (int((time.monotonic() - received) * 1000) if running else 0)
         return render(header, scene, clock_ms=now, footer="Ctrl-C: stop watching")
@@ -185,9 +214,10 @@ async def _attach(console: Console, stub: Stub, metadata: Metadata, match_id: st
     ) as live:
         async for frame in stub.WatchMatch(request, metadata=metadata):
             if frame.HasField("info"):
-                header = header_of(frame.info, note)
+                header = header_of(frame.info, _note(frame.info, admin=bool(metadata)))
                 if scenes is None:
                     scenes = Scenes(frame.info.game)
+                    over_before = header.status not in ("running", "waiting")
             if scenes is None:
                 continue
             scene = scenes.scene(frame)
@@ -196,3 +226,17 @@ async def _attach(console: Console, stub: Stub, metadata: Metadata, match_id: st
     if header is not None and scene is not None:
         console.print(render(header, scene))
         console.print(f"match {match_id} is {header.status}")
+
+
+def _note(info: match_pb2.MatchInfo, admin: bool) -> str:
+    """Whose hands the screen shows, as the match's status has it now: a match caught up with
+    after its end shows them all."""
+    from croupier.v1 import match_pb2
+
+    if admin:
+        return "admin: every hand shown"
+    if info.status == match_pb2.MATCH_STATUS_FINISHED:
+        return "the match is over: every hand shown"
+    if info.status == match_pb2.MATCH_STATUS_CANCELLED:
+        return "the match was called off: hands stay hidden"
+    return "spectator: hands stay hidden until the end"

@@ -15,9 +15,10 @@ import asyncio
 import contextlib
 import os
 import re
+import shutil
 import signal
 import sys
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -113,29 +114,53 @@ def run(args: argparse.Namespace) -> int:
             )
             report(console, config, store, tournament, args.samples, [], _journals_where(args))
             return 0
-        return asyncio.run(_play(args, console, config, store, tournament))
+        return asyncio.run(play(args, console, config, store, tournament))
 
 
-async def _play(
-    args: argparse.Namespace, console: Console, config: TournamentConfig, store: Store, tournament: Tournament
+Report = Callable[
+    ["Console", "TournamentConfig", "Store", "Tournament", int, Sequence["BotProcess"], str], None
+]
+"""What is printed once the matches are played (``report``, or ``croupier match``'s)."""
+
+
+async def play(
+    args: argparse.Namespace,
+    console: Console,
+    config: TournamentConfig,
+    store: Store,
+    tournament: Tournament,
+    display: Display | None = None,
+    on_referee: Callable[[str], None] | None = None,
+    tables: Report | None = None,
 ) -> int:
+    """Play the tournament's matches not done yet (``args``: those of ``croupier tournament``) and
+    print the tables; the exit status. ``on_referee`` is told the embedded referee's address."""
     from croupier.server.tournament.display import make_display
     from croupier.server.tournament.referee import RefereeError, Replicas, TargetError
     from croupier.server.tournament.runner import Runner, ScheduleError
 
-    display = make_display(console, plain=True if args.plain else None)
+    display = display or make_display(console, plain=True if args.plain else None)
     logs = args.data / "logs" / f"{tournament.name}-{tournament.run}"
     launched: list[BotProcess] = []
     complete = False
+    started = False
     main = asyncio.current_task()
     assert main is not None
     try:
         async with _referee(args) as (target, admin_token):
+            if not args.server:
+                display.note(
+                    f"referee on {target}; watch its matches: "
+                    f"{croupier_command()} watch --server {target} --follow"
+                )
+                if on_referee is not None:
+                    on_referee(target)
             referees = await Replicas.connect(target, admin_token)
             try:
                 entrants = await _enter_bots(config, referees, logs, display, launched)
                 runner = Runner(config, store, referees, entrants, display)
                 _on_interrupt(runner, display, main)
+                started = True
                 complete = await runner.run(tournament)
             finally:
                 await asyncio.gather(*(bot.stop() for bot in launched))
@@ -143,6 +168,8 @@ async def _play(
     except TargetError as exc:
         return fail(f"--server: {exc}", 2)
     except (RefereeError, ScheduleError, BotsNotReady) as exc:
+        if not started:  # nothing was played: the one line says what to mend
+            return fail(str(exc), 1)
         return fail(
             f"tournament stopped: {exc}\nwhat finished is saved; run the same command again to go on", 1
         )
@@ -150,11 +177,25 @@ async def _play(
         return fail(
             "interrupted; what finished is saved: run the same command again to go on", EXIT_INTERRUPTED
         )
-    report(console, config, store, tournament, args.samples, launched, _journals_where(args))
+    (tables or report)(console, config, store, tournament, args.samples, launched, _journals_where(args))
     if not complete:
         say(console, "stopped early; run the same command again to play the rest")
         return EXIT_INTERRUPTED
     return 0
+
+
+def croupier_command() -> str:
+    """How to type the ``croupier`` this process runs: plain if it is the one on PATH, else its
+    path (``.venv/bin/croupier`` under ``make run``)."""
+    script = Path(sys.executable).parent / "croupier"
+    on_path = shutil.which("croupier")
+    if on_path is not None and Path(on_path).resolve() == script.resolve():
+        return "croupier"
+    if not script.exists():
+        return f"{sys.executable} -m croupier.clients.cli"
+    with contextlib.suppress(ValueError):
+        return str(script.relative_to(Path.cwd()))
+    return str(script)
 
 
 @contextlib.asynccontextmanager
@@ -256,13 +297,21 @@ async def _wait_connected(
             if bot is None:
                 continue  # external: it comes when its owner starts it
             if len(bot.exits) >= EXITS_BEFORE_CONNECTING:
-                problem = f"exited {len(bot.exits)} times without connecting (last exit code {bot.exits[-1]})"
+                problem = f"it exited {len(bot.exits)} times (last exit code {bot.exits[-1]})"
             elif loop.time() > deadline:
-                problem = f"did not connect within {CONNECT_SECONDS:g}s"
+                problem = (
+                    f"not within {CONNECT_SECONDS:g}s (does it use $CROUPIER_SERVER and $CROUPIER_TOKEN?)"
+                )
             else:
                 continue
+            last = bot.log_tail(1)
             raise BotsNotReady(
-                f"bot {bot.name} {problem}; the end of its log ({bot.log_path}):\n{bot.log_tail()}"
+                f"bot {bot.name} never connected: {problem}; "
+                + (
+                    f"its log ends {last!r} (all of it: {bot.log_path})"
+                    if last
+                    else f"its log: {bot.log_path}"
+                )
             )
         await asyncio.sleep(0.1)
 

@@ -21,6 +21,7 @@ import grpc
 
 from croupier.engine.games import get_game
 from croupier.server.convert import codec
+from croupier.server.errors import no_referee
 from croupier.server.tournament.config import GameConfig
 from croupier.server.tournament.store import SeatResult
 from croupier.v1 import admin_pb2, admin_pb2_grpc, match_pb2
@@ -160,6 +161,8 @@ class Referee:
         try:
             return await call
         except grpc.aio.AioRpcError as exc:
+            if exc.code() == grpc.StatusCode.UNAVAILABLE and "connect" in (exc.details() or ""):
+                raise RefereeError(no_referee(self.address), exc.code()) from None
             raise RefereeError(
                 f"referee at {self.address}: {method}: {exc.code().name}: {exc.details()}", exc.code()
             ) from None

@@ -201,5 +201,8 @@ def test_a_bot_command_that_fails_stops_the_tournament_with_its_log(tmp_path: Pa
     text = STEADY.replace('command = "croupier bot --strategy random"', broken, 1)
     run = subprocess.run(tournament(tmp_path, text), capture_output=True, text=True, timeout=120)
     assert run.returncode == 1
-    assert "bot alpha exited 3 times without connecting (last exit code 1); the end of its log" in run.stderr
-    assert "no such strategy" in run.stderr
+    log = tmp_path / "data" / "logs" / "steady-1" / "alpha.log"
+    assert run.stderr.splitlines() == [
+        f"bot alpha never connected: it exited 3 times (last exit code 1); "
+        f"its log ends 'no such strategy' (all of it: {log})"
+    ]

@@ -1,0 +1,91 @@
+"""``croupier register NAME``: register a bot on a referee and print its token.
+
+    croupier register mybot
+    python mybot.py --server 127.0.0.1:50051 --token TOKEN
+
+A referee on this machine is asked with the admin token it keeps in its data
+directory (DATA/admin-token, written by ``croupier serve --data DATA``); give
+--admin-token or $CROUPIER_ADMIN_TOKEN for any other. The token is printed
+alone on stdout, for scripts; how to use it goes to stderr.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+from croupier.server.tournament.ratings_cli import DEFAULT_DATA, fail
+
+LOCAL_HOSTS = frozenset({"127.0.0.1", "localhost", "[::1]", "0.0.0.0"})
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("name", help="the bot's name in tables and logs (letters, digits, '.', '_', '-')")
+    parser.add_argument(
+        "--server",
+        default=os.environ.get("CROUPIER_SERVER", "127.0.0.1:50051"),
+        help="the referee, HOST:PORT (default: $CROUPIER_SERVER, else %(default)s)",
+    )
+    parser.add_argument(
+        "--admin-token",
+        default=os.environ.get("CROUPIER_ADMIN_TOKEN"),
+        help="the referee's admin token (default: $CROUPIER_ADMIN_TOKEN, else DATA/admin-token "
+        "for a referee on this machine)",
+    )
+    parser.add_argument(
+        "--data",
+        type=Path,
+        default=DEFAULT_DATA,
+        help="the local referee's data directory, where its admin token is (default: %(default)s)",
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    import asyncio
+
+    admin_token, source = args.admin_token, "--admin-token or $CROUPIER_ADMIN_TOKEN"
+    if not admin_token:
+        if args.server.rpartition(":")[0] not in LOCAL_HOSTS:
+            return fail(
+                f"croupier register: give the admin token of the referee at {args.server}: "
+                "--admin-token or $CROUPIER_ADMIN_TOKEN",
+                2,
+            )
+        path = args.data / "admin-token"
+        try:
+            admin_token, source = path.read_text().strip(), str(path)
+        except OSError:
+            return fail(
+                f"croupier register: no admin token at {path}: give the --data of `croupier serve` "
+                "(or --admin-token)",
+                2,
+            )
+    return asyncio.run(_register(args.server, admin_token, source, args.name))
+
+
+async def _register(server: str, admin_token: str, source: str, name: str) -> int:
+    import grpc
+
+    from croupier.server.tournament.referee import Referee, RefereeError
+
+    referee = Referee(server, admin_token)
+    try:
+        bot_id, token = await referee.register_bot(name)
+    except RefereeError as exc:
+        if exc.code in (grpc.StatusCode.PERMISSION_DENIED, grpc.StatusCode.UNAUTHENTICATED):
+            return fail(
+                f"croupier register: the referee at {server} refused the admin token from {source}: "
+                "is it that referee's?",
+                1,
+            )
+        return fail(f"croupier register: {exc}", 1)
+    finally:
+        await referee.close()
+    print(token)
+    print(
+        f"registered {name} as {bot_id}; play with: --server {server} --token {token}",
+        file=sys.stderr,
+    )
+    return 0
