@@ -76,9 +76,9 @@ async def _watch(args: argparse.Namespace, console: Console) -> int:
             return await _session(args, console, stub, metadata)
         except grpc.aio.AioRpcError as exc:
             if exc.code() == grpc.StatusCode.UNAVAILABLE:
-                console.print(f"croupier watch: {no_referee(args.server)}", markup=False, highlight=False)
+                print(f"croupier watch: {no_referee(args.server)}", file=sys.stderr)
             else:
-                console.print(f"croupier watch: {args.server}: {exc.code().name}: {exc.details()}")
+                print(f"croupier watch: {args.server}: {exc.code().name}: {exc.details()}", file=sys.stderr)
             return 1
 
 

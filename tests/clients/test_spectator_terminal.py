@@ -236,3 +236,6 @@ async def test_watch_of_a_finished_match_prints_its_end_once_where_there_is_no_t
     )  # fmt: skip
     assert result.returncode == 0, result.stderr
     assert result.stdout.count("─ result ─") == 1 and f"match {journal.stem} is finished" in result.stdout
+    # one consistent screen: the hands it shows are not said to be hidden, and no seat is to act
+    assert "the match is over: every hand shown" in result.stdout and "hidden" not in result.stdout
+    assert "▶" not in result.stdout

@@ -1,0 +1,110 @@
+"""``croupier match``: a bundled bot, a Python bot and a shell-command bot play on an embedded
+referee; what the author sees at the end, and the one line of each mistake."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.clients.terminal import croupier
+from tests.e2e.test_wheel import readme_bot
+
+WAIT = 120
+
+
+def match(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        croupier("match", *args, "--data", str(tmp_path / "data"), "--plain"),
+        cwd=tmp_path, capture_output=True, text=True, timeout=WAIT,
+    )  # fmt: skip
+
+
+def row(table_output: str, bot: str) -> list[str]:
+    """A bot's row of a printed table, cell by cell."""
+    line = next(line for line in table_output.splitlines() if re.match(rf"│ {re.escape(bot)} +│", line))
+    return [cell.strip() for cell in line.strip("│").split("│")]
+
+
+def test_bundled_bots_play_duplicate_deals_and_the_results_and_ratings_are_printed(tmp_path: Path) -> None:
+    run = match(
+        tmp_path, "platinum_fish", "--bot", "heuristic", "--bot", "random", "--games", "2", "--seed", "4"
+    )
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "seed 4 (--seed 4 deals the same cards again)" in run.stdout
+    assert "platinum_fish: results per bot" in run.stdout
+    heuristic, random = row(run.stdout, "heuristic"), row(run.stdout, "random")
+    assert heuristic[1] == random[1] == "4"  # two deals, each played with the seats both ways round
+    assert int(heuristic[2]) + int(random[2]) >= 4  # every match has a winner (or a shared first place)
+    assert "platinum_fish: ratings of this run" in run.stdout
+    journals = list((tmp_path / "data" / "referee" / "matches").glob("*.jsonl"))
+    assert len(journals) == 4
+    assert f"journals in {tmp_path / 'data' / 'referee' / 'matches'}" in run.stdout
+
+
+def test_a_python_bot_and_a_shell_command_bot_are_given_the_server_and_their_token(tmp_path: Path) -> None:
+    (tmp_path / "mybot.py").write_text(readme_bot())
+    # a shell-command bot: it notes what it was given, then plays as the bundled random bot
+    (tmp_path / "shellbot.sh").write_text(
+        'echo "args: $*" > given.txt\n'
+        'echo "env: $CROUPIER_SERVER $CROUPIER_TOKEN" >> given.txt\n'
+        f'exec {sys.executable} -m croupier.clients.cli bot --strategy random "$@"\n'
+    )
+    run = match(
+        tmp_path, "spoil_five", "--bot", "python mybot.py", "--bot", "sh shellbot.sh", "--bot", "heuristic",
+        "--games", "1", "--option", "deals=2",
+    )  # fmt: skip
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert (
+        row(run.stdout, "mybot")[1]
+        == row(run.stdout, "shellbot")[1]
+        == row(run.stdout, "heuristic")[1]
+        == "3"
+    )
+    args, env = (tmp_path / "given.txt").read_text().splitlines()
+    found = re.fullmatch(r"args: --server (127\.0\.0\.1:\d+) --token (bot_\S+)", args)
+    assert found, args
+    assert env == f"env: {found.group(1)} {found.group(2)}"
+
+
+def test_a_misspelt_game_or_option_is_one_line_each_with_what_was_meant(tmp_path: Path) -> None:
+    run = match(tmp_path, "platnum_fish", "--bot", "random", "--bot", "random")
+    assert run.returncode == 2
+    assert run.stderr.splitlines() == [
+        "croupier match: no game 'platnum_fish' (did you mean platinum_fish?); "
+        "known: chinese_ten, pair_battle, platinum_fish, spoil_five"
+    ]
+    run = match(
+        tmp_path, "chinese_ten", "--bot", "random", "--bot", "random", "--option", "targt=300",
+        "--option", 'target="300"',
+    )  # fmt: skip
+    assert run.returncode == 2
+    assert run.stderr.splitlines() == [
+        "croupier match: --option targt: chinese_ten has no option 'targt' (did you mean target?); "
+        "its options: players, scoring, target",
+        "croupier match: --option target: a whole number is required, not '300' "
+        "(write target = 300 without quotes)",
+    ]
+    assert not (tmp_path / "data").exists()
+
+
+def test_a_bot_that_never_connects_is_one_line_with_the_end_of_its_log(tmp_path: Path) -> None:
+    run = match(tmp_path, "platinum_fish", "--bot", "random", "--bot", "pythn mybot.py")
+    assert run.returncode == 1
+    [line] = run.stderr.splitlines()
+    log = re.escape(str(tmp_path / "data" / "logs"))
+    assert re.fullmatch(
+        r"bot pythn never connected: it exited 3 times \(last exit code 127\); "
+        r"its log ends '[^']*pythn: (command )?not found' "
+        rf"\(all of it: {log}/match-platinum_fish-[\d-]+-1/pythn\.log\)",
+        line,
+    ), line
+
+
+def test_the_command_line_is_checked_before_anything_starts(tmp_path: Path) -> None:
+    run = match(tmp_path, "platinum_fish", "--bot", "random", "--bot", "random", "--option", "short_roll")
+    assert run.returncode == 2
+    assert run.stderr.splitlines() == [
+        "croupier match: --option 'short_roll': write KEY=VALUE, e.g. --option target=300"
+    ]
