@@ -96,7 +96,7 @@ def _journal(args: argparse.Namespace, source: str) -> Path | None:
     if path.is_file():
         return path
     for folder in JOURNAL_FOLDERS:
-        in_data = args.data / folder / f"{source}.jsonl"
+        in_data: Path = args.data / folder / f"{source}.jsonl"
         if in_data.is_file():
             return in_data
     return None
