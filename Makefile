@@ -27,6 +27,7 @@ lint: $(INSTALLED) $(STUBS)
 	@if [ -f Dockerfile ]; then $(VENV)/bin/hadolint Dockerfile; fi
 
 serve: $(RUNTIME) $(STUBS)
+	@echo "make serve: once it listens, a bot token: $(VENV)/bin/croupier register NAME (in another terminal)"
 	$(PY) -m croupier.clients.cli serve
 
 bench: $(RUNTIME) $(STUBS)

@@ -74,8 +74,12 @@ _SUIT_BY_TEXT = {s.value: s for s in Suit}
 
 @dataclass(frozen=True, slots=True, order=True)
 class Card:
+    """A playing card; its one text form is rank then suit letter (``10h``, ``Qs``)."""
+
     rank: Rank
+    """2 to Ace (``Rank``)."""
     suit: Suit
+    """Clubs, diamonds, hearts or spades (``Suit``)."""
 
     @classmethod
     def parse(cls, text: str) -> Card:
@@ -90,6 +94,7 @@ class Card:
 
     @property
     def color(self) -> Color:
+        """Red for diamonds and hearts, black for clubs and spades."""
         return self.suit.color
 
     def __str__(self) -> str:

@@ -109,7 +109,9 @@ class Play(Action):
     """
 
     card: Card
+    """The card played from hand."""
     taken: tuple[Card, ...] = ()
+    """The table cards it captures; empty: it joins the table."""
 
     def __str__(self) -> str:
         if not self.taken:
@@ -122,6 +124,7 @@ class Pick(Action):
     """Choose which table card the turned-up stock card captures. Text: ``pick 3c``."""
 
     target: Card
+    """The table card the turned-up card captures."""
 
     def __str__(self) -> str:
         return f"pick {self.target}"
@@ -231,21 +234,35 @@ class ChineseTenView:
     """
 
     seat: Seat | None
+    """The viewer's seat; None for a spectator or the full (admin) view."""
     scoring: Scoring
+    """Chinese Ten or Red Frog Black Frog scoring."""
     target: int
+    """The total that ends the match."""
     deal: int
+    """This deal's number, from 1."""
     dealer: Seat
+    """The dealer's seat."""
     to_act: Seat | None
+    """The seat whose decision it is; None when the game is over."""
     hands: tuple[tuple[Card, ...] | None, ...]
+    """Each seat's hand where the viewer may see it (its own; all in the full view), else None."""
     hand_sizes: tuple[int, ...]
+    """How many cards each seat holds."""
     table: tuple[Card, ...]
+    """The face-up layout cards that may be captured."""
     stock_size: int
+    """Cards left in the stock."""
     turned: Card | None
     """The turned-up stock card waiting for its player to pick a target."""
     captured: tuple[tuple[Card, ...], ...]
+    """Each seat's captured cards this deal."""
     deal_points: tuple[int, ...]
+    """Each seat's points this deal so far."""
     totals: tuple[int, ...]
+    """Each seat's points over the finished deals."""
     stock: tuple[Card, ...] | None = None
+    """The stock in its order; only in the full (admin) view, else None."""
 
 
 # --- state ---------------------------------------------------------------------------

@@ -96,6 +96,7 @@ class Play(Action):
     """
 
     cards: tuple[Card, ...]
+    """The set's cards: two or three of one rank, or one."""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "cards", tuple(sorted(self.cards, key=card_order)))
@@ -224,8 +225,11 @@ class Ended(Event):
 
 class Phase(Enum):
     COUNTDOWN = "countdown"
+    """The calls "3", "2", "1", "go": nobody may play yet."""
     PLAY = "play"
+    """Sets may be laid."""
     OVER = "over"
+    """The game has ended."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -238,8 +242,11 @@ class PairBattleView:
     """
 
     seat: Seat | None
+    """The viewer's seat; None for a spectator or the full (admin) view."""
     timing: Timing
+    """Real time or lockstep."""
     phase: Phase
+    """Countdown, play or over."""
     go_at: float | None
     """Real time: the referee time of "go"; None in lockstep."""
     window_closes_at: float | None
@@ -248,18 +255,25 @@ class PairBattleView:
     tick: int
     """Lockstep: the tick now being collected, from 1; 0 in real time."""
     hands: tuple[tuple[Card, ...] | None, ...]
+    """Each seat's hand where the viewer may see it (its own; all in the full view), else None."""
     hand_sizes: tuple[int, ...]
+    """How many cards each seat holds."""
     reserve_sizes: tuple[int, ...]
+    """Cards left in each seat's face-down reserve."""
     laid: tuple[tuple[Card, ...], ...]
     """The cards each seat has laid face up, in the order laid."""
     scores: tuple[int, ...]
+    """Each seat's points so far."""
     penalties: tuple[int, ...]
+    """Points each seat has lost to refused plays."""
     finishers: tuple[Seat, ...]
+    """The seats that have emptied hand and reserve, in the order they did."""
     submitted: tuple[bool, ...]
     """Lockstep: who has answered this tick."""
     submissions: tuple[PairBattleAction | None, ...]
     """Lockstep: the answers of this tick that the viewer may see (its own; all in the full view)."""
     end: EndReason | None
+    """Why the game ended; None while it runs."""
     reserves: tuple[tuple[Card, ...], ...] | None = None
     """Full view only: each reserve, top card first."""
     out_of_play: tuple[Card, ...] | None = None

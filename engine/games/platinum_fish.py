@@ -161,7 +161,9 @@ class Ask(FishAction):
     """
 
     rank: Rank
+    """The rank asked for."""
     seat: Seat | None = None
+    """The opponent asked (named-opponent variant); None otherwise."""
 
     def __str__(self) -> str:
         return f"ask {self.rank}" if self.seat is None else f"ask {self.rank} from {self.seat}"
@@ -368,6 +370,7 @@ class Phase(enum.Enum):
     ASK = "ask"
     """The seat's roll found nothing in the stock: it asks or passes."""
     OVER = "over"
+    """The game has ended."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -379,17 +382,27 @@ class PlatinumFishView:
     """
 
     seat: Seat | None
+    """The viewer's seat; None for a spectator or the full (admin) view."""
     dealer: Seat
+    """The dealer's seat."""
     phase: Phase
+    """What the seat to act is deciding."""
     to_act: Seat | None
+    """The seat whose decision it is; None when the game is over."""
     hands: tuple[tuple[Card, ...] | None, ...]
+    """Each seat's hand where the viewer may see it (its own; all in the full view), else None."""
     hand_sizes: tuple[int, ...]
+    """How many cards each seat holds."""
     matches: tuple[tuple[tuple[Card, Card], ...], ...]
+    """Each seat's laid matches (pairs of cards)."""
     scores: tuple[int, ...]
     """Matches laid per seat."""
     discard: tuple[Card, ...]
+    """The discard pile, top card last."""
     stock_size: int
+    """Cards left in the stock."""
     stock: tuple[Card, ...] | None
+    """The stock in its order; only in the full (admin) view, else None."""
     dice: tuple[int, int] | None
     """The roll being answered (phase ASK), else None."""
     targets: tuple[int, ...]

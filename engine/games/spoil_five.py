@@ -167,6 +167,7 @@ class Play(Action):
     """Play a card to the trick. Text: ``7h``."""
 
     card: Card
+    """The card played to the trick."""
 
     def __str__(self) -> str:
         return str(self.card)
@@ -183,6 +184,7 @@ class Rob(Action):
     """
 
     discard: Card
+    """The card discarded face down for the turn-up."""
 
     def __str__(self) -> str:
         return f"rob {self.discard}"
@@ -396,16 +398,22 @@ class Phase(Enum):
     ROB_TURN_UP = "rob_turn_up"
     """The turn-up is an Ace: the dealer robs or declines before the first lead."""
     PLAY = "play"
+    """Cards are played to tricks."""
     JINX_CHOICE = "jinx_choice"
     """The winner of tricks 1-3 takes the pool or jinxes."""
     OVER = "over"
+    """The match has ended."""
 
 
 class Result(Enum):
     TAKEN = "taken"
+    """A seat won three tricks (or more) and took the pool."""
     JINX_WON = "jinx_won"
+    """The jinxer won all five tricks."""
     JINX_LOST = "jinx_lost"
+    """The jinxer lost a trick after jinxing."""
     SPOILED = "spoiled"
+    """Nobody won three tricks: the pool stays for the next deal."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -413,6 +421,7 @@ class Trick:
     plays: tuple[tuple[Seat, Card], ...]
     """(seat, card) in the order played; the first is the lead."""
     winner: Seat
+    """The seat that won it."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -420,12 +429,15 @@ class DealResult:
     """How a finished deal ended, so a bot sees the last tricks after the next deal starts."""
 
     deal: int
+    """The deal's number, from 1."""
     result: Result
+    """Taken, jinx won, jinx lost or spoiled."""
     seat: Seat | None
     """Who took the pool or lost the jinx; None for a plain spoil."""
     chips: int
     """Chips the seat won (pool + jinx bonus); 0 for a spoil."""
     tricks: tuple[Trick, ...]
+    """Its five tricks."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -438,17 +450,29 @@ class SpoilFiveView:
     """
 
     seat: Seat | None
+    """The viewer's seat; None for a spectator or the full (admin) view."""
     ranking: Ranking
+    """The card order in play (plain or classic)."""
     ante: int
+    """Chips paid into the pool when an ante falls due."""
     deal: int
+    """This deal's number, from 1."""
     deals: int
+    """Deals in the match."""
     dealer: Seat
+    """The dealer's seat."""
     phase: Phase
+    """What the seat to act is deciding."""
     to_act: Seat | None
+    """The seat whose decision it is; None when the game is over."""
     hands: tuple[tuple[Card, ...] | None, ...]
+    """Each seat's hand where the viewer may see it (its own; all in the full view), else None."""
     hand_sizes: tuple[int, ...]
+    """How many cards each seat holds."""
     turn_up: Card
+    """The card turned up for trumps."""
     trumps: Suit
+    """The trump suit (the turn-up's)."""
     robbed_by: Seat | None
     """Who took the turn-up into hand (it stays known to be there until played)."""
     ace_announced_by: Seat | None
@@ -457,17 +481,27 @@ class SpoilFiveView:
     trump_ace_low: bool
     """The trump Ace was not announced and ranks lowest; shown once the viewer can know it."""
     trick: tuple[tuple[Seat, Card], ...]
+    """The trick in progress: (seat, card) in the order played."""
     tricks: tuple[Trick, ...]
     """This deal's finished tricks."""
     tricks_won: tuple[int, ...]
+    """Tricks each seat has won this deal."""
     jinxer: Seat | None
+    """The seat playing on to win all five tricks; None if nobody jinxed."""
     banks: tuple[int, ...]
+    """Each seat's chips."""
     pool: int
+    """Chips in the pool."""
     unassigned: int
+    """Chips of a shared pool that did not divide evenly, carried over."""
     stock_size: int
+    """Cards left in the stock."""
     last_deal: DealResult | None
+    """How the previous deal ended; None before the first ends."""
     discard: Card | None = None
+    """The robber's face-down discard: only to the robber and in the full view, else None."""
     stock: tuple[Card, ...] | None = None
+    """The stock in its order; only in the full (admin) view, else None."""
 
 
 # --- state ---------------------------------------------------------------------------
