@@ -86,6 +86,7 @@ async def follow(server: str, console: Console) -> int:
     """Watch every match of the referee at ``server`` from its start, one after another, until
     cancelled (``croupier match --watch``)."""
     args = argparse.Namespace(
+        every=True,
         match=None,
         server=server,
         admin_token=None,
@@ -102,11 +103,14 @@ async def _session(args: argparse.Namespace, console: Console, stub: Stub, metad
     import asyncio
 
     watched: set[str] = set()
+    if getattr(args, "every", False):  # the matches to come, not those of earlier runs
+        watched = {m.match_id for m in await _live_matches(stub, args.game, ended=True)}
     match_id = args.match
     waiting = False
     while True:
         if match_id is None:
-            live = await _live_matches(stub, args.game)
+            # every match: one over before the poll came is still shown, as its last screen
+            live = await _live_matches(stub, args.game, ended=getattr(args, "every", False))
             live = [m for m in live if m.match_id not in watched]
             if args.list:
                 _print_list(console, live, args.server)
@@ -132,11 +136,12 @@ async def _session(args: argparse.Namespace, console: Console, stub: Stub, metad
         match_id = None
 
 
-async def _live_matches(stub: Stub, game: str | None) -> list[match_pb2.MatchInfo]:
+async def _live_matches(stub: Stub, game: str | None, ended: bool = False) -> list[match_pb2.MatchInfo]:
     from croupier.v1 import match_pb2, spectator_pb2
 
     found: list[match_pb2.MatchInfo] = []
-    for status in (match_pb2.MATCH_STATUS_RUNNING, match_pb2.MATCH_STATUS_WAITING):
+    statuses = [match_pb2.MATCH_STATUS_RUNNING, match_pb2.MATCH_STATUS_WAITING]
+    for status in [match_pb2.MATCH_STATUS_FINISHED, *statuses] if ended else statuses:
         request = spectator_pb2.ListMatchesRequest(status=status, game=game or "")
         response = await stub.ListMatches(request)
         found.extend(response.matches)

@@ -108,3 +108,14 @@ def test_the_command_line_is_checked_before_anything_starts(tmp_path: Path) -> N
     assert run.stderr.splitlines() == [
         "croupier match: --option 'short_roll': write KEY=VALUE, e.g. --option target=300"
     ]
+
+
+def test_watch_shows_every_match_of_the_run_in_the_terminal_spectator(tmp_path: Path) -> None:
+    args = ("chinese_ten", "--bot", "heuristic", "--bot", "random", "--games", "1", "--option", "target=100")
+    first = match(tmp_path, *args)
+    assert first.returncode == 0, first.stderr
+    watched = match(tmp_path, *args, "--watch")  # the referee keeps the first run's matches: not shown
+    assert watched.returncode == 0, watched.stderr
+    ends = re.findall(r"match (\S+) is finished", watched.stdout)
+    assert len(ends) == 2 and watched.stdout.count("the match is over: every hand shown") == 2
+    assert "chinese_ten: results per bot" in watched.stdout
