@@ -40,6 +40,8 @@ if TYPE_CHECKING:
     from croupier.server.tournament.store import FinishedMatch, Store, Tournament
 
 BUNDLED = ("random", "heuristic")
+SPECTATOR_SECONDS = 60.0
+"""How long --watch's spectator may take to show the run's last matches before the tables."""
 CONNECT_OPTIONS = ' --server "$CROUPIER_SERVER" --token "$CROUPIER_TOKEN"'
 """Appended to a SPEC that is a shell command (the shell fills them in from the bot's environment)."""
 LAUNCHERS = frozenset(
@@ -208,25 +210,31 @@ async def _play(
     from croupier.server.tournament.cli import play
 
     spectator: list[asyncio.Task[int]] = []
+    played = asyncio.Event()
 
     def watch(target: str) -> None:
         from croupier.clients.spectator.watch import follow
 
-        spectator.append(asyncio.create_task(follow(target, console)))
+        spectator.append(asyncio.create_task(follow(target, console, played)))
 
     runner_args = argparse.Namespace(
         server=None, admin_token=None, data=args.data, plain=args.plain, samples=DEFAULT_SAMPLES
     )
+    display = _Quiet() if args.watch else None
+
+    async def tables(*report: Any) -> None:
+        """The spectator shows the last matches, then the tables follow."""
+        played.set()
+        for task in spectator:
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(task, SPECTATOR_SECONDS)
+        if display is not None:
+            display.flush()
+        _tables(*report)
+
     try:
         return await play(
-            runner_args,
-            console,
-            config,
-            store,
-            tournament,
-            display=_Quiet() if args.watch else None,
-            on_referee=watch if args.watch else None,
-            tables=_tables,
+            runner_args, console, config, store, tournament, display, watch if args.watch else None, tables
         )
     finally:
         for task in spectator:
@@ -321,5 +329,9 @@ class _Quiet:
         self.notes.append(text)
 
     def end(self) -> None:
+        pass
+
+    def flush(self) -> None:
         for text in self.notes:
             print(text, file=sys.stderr)
+        self.notes.clear()

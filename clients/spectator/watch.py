@@ -7,6 +7,7 @@ backs, until the match is over; with the admin token, every hand.
 from __future__ import annotations
 
 import argparse
+import asyncio
 import os
 import sys
 from pathlib import Path
@@ -82,11 +83,11 @@ async def _watch(args: argparse.Namespace, console: Console) -> int:
             return 1
 
 
-async def follow(server: str, console: Console) -> int:
-    """Watch every match of the referee at ``server`` from its start, one after another, until
-    cancelled (``croupier match --watch``)."""
+async def follow(server: str, console: Console, done: asyncio.Event) -> int:
+    """Watch every match the referee at ``server`` starts from now on, from its start, one after
+    another; once ``done`` is set, return when none is left (``croupier match --watch``)."""
     args = argparse.Namespace(
-        every=True,
+        every=done,
         match=None,
         server=server,
         admin_token=None,
@@ -102,20 +103,24 @@ async def follow(server: str, console: Console) -> int:
 async def _session(args: argparse.Namespace, console: Console, stub: Stub, metadata: Metadata) -> int:
     import asyncio
 
+    every: asyncio.Event | None = getattr(args, "every", None)
     watched: set[str] = set()
-    if getattr(args, "every", False):  # the matches to come, not those of earlier runs
+    if every is not None:  # the matches to come, not those of earlier runs
         watched = {m.match_id for m in await _live_matches(stub, args.game, ended=True)}
     match_id = args.match
     waiting = False
     while True:
         if match_id is None:
             # every match: one over before the poll came is still shown, as its last screen
-            live = await _live_matches(stub, args.game, ended=getattr(args, "every", False))
+            finishing = every is not None and every.is_set()  # set before the listing: it has them all
+            live = await _live_matches(stub, args.game, ended=every is not None)
             live = [m for m in live if m.match_id not in watched]
             if args.list:
                 _print_list(console, live, args.server)
                 return 0
             if not live:
+                if finishing:
+                    return 0
                 if not args.follow:
                     console.print(f"no live matches on {args.server}")
                     return 0

@@ -18,7 +18,7 @@ import re
 import shutil
 import signal
 import sys
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -118,9 +118,11 @@ def run(args: argparse.Namespace) -> int:
 
 
 Report = Callable[
-    ["Console", "TournamentConfig", "Store", "Tournament", int, Sequence["BotProcess"], str], None
+    ["Console", "TournamentConfig", "Store", "Tournament", int, Sequence["BotProcess"], str],
+    Awaitable[None] | None,
 ]
-"""What is printed once the matches are played (``report``, or ``croupier match``'s)."""
+"""What is printed once the matches are played (``report``, or ``croupier match``'s, which may
+wait for its spectator first)."""
 
 
 async def play(
@@ -177,7 +179,11 @@ async def play(
         return fail(
             "interrupted; what finished is saved: run the same command again to go on", EXIT_INTERRUPTED
         )
-    (tables or report)(console, config, store, tournament, args.samples, launched, _journals_where(args))
+    shown = (tables or report)(
+        console, config, store, tournament, args.samples, launched, _journals_where(args)
+    )
+    if shown is not None:
+        await shown
     if not complete:
         say(console, "stopped early; run the same command again to play the rest")
         return EXIT_INTERRUPTED
