@@ -24,13 +24,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_connection_arguments(parser)
 
 
-def add_connection_arguments(parser: argparse.ArgumentParser) -> None:
-    """The connection options shared by ``main`` and ``croupier bot``."""
+def add_server_argument(parser: argparse.ArgumentParser) -> None:
+    """--server, as every command that talks to one referee takes it."""
     parser.add_argument(
         "--server",
         default=os.environ.get("CROUPIER_SERVER", "127.0.0.1:50051"),
         help="the referee, HOST:PORT (default: $CROUPIER_SERVER, else %(default)s)",
     )
+
+
+def add_connection_arguments(parser: argparse.ArgumentParser) -> None:
+    """The connection options shared by ``main`` and ``croupier bot``."""
+    add_server_argument(parser)
     parser.add_argument(
         "--token",
         action="append",

@@ -16,6 +16,7 @@ import os
 import sys
 from pathlib import Path
 
+from croupier.clients.bot_cli import add_server_argument
 from croupier.server.tournament.ratings_cli import DEFAULT_DATA, fail
 
 LOCAL_HOSTS = frozenset({"127.0.0.1", "localhost", "[::1]", "0.0.0.0"})
@@ -23,11 +24,7 @@ LOCAL_HOSTS = frozenset({"127.0.0.1", "localhost", "[::1]", "0.0.0.0"})
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("name", help="the bot's name in tables and logs (letters, digits, '.', '_', '-')")
-    parser.add_argument(
-        "--server",
-        default=os.environ.get("CROUPIER_SERVER", "127.0.0.1:50051"),
-        help="the referee, HOST:PORT (default: $CROUPIER_SERVER, else %(default)s)",
-    )
+    add_server_argument(parser)
     parser.add_argument(
         "--admin-token",
         default=os.environ.get("CROUPIER_ADMIN_TOKEN"),

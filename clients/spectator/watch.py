@@ -13,6 +13,8 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from croupier.clients.bot_cli import add_server_argument
+
 if TYPE_CHECKING:  # imported in run(): `croupier --help` stays quick
     from rich.console import Console
 
@@ -27,11 +29,7 @@ POLL_SECONDS = 1.0
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("match", nargs="?", help="the match id (default: choose among the live matches)")
-    parser.add_argument(
-        "--server",
-        default=os.environ.get("CROUPIER_SERVER", "127.0.0.1:50051"),
-        help="the referee, HOST:PORT (default: $CROUPIER_SERVER, else %(default)s)",
-    )
+    add_server_argument(parser)
     parser.add_argument(
         "--admin-token",
         default=os.environ.get("CROUPIER_ADMIN_TOKEN"),
