@@ -9,6 +9,7 @@ imported: it starts in milliseconds.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -24,17 +25,24 @@ def main(argv: list[str]) -> int:
         print("usage: python -m croupier.server.tournament.watchdog COMMAND [ARG ...]", file=sys.stderr)
         return 2
     try:
-        bot = subprocess.Popen(argv, stdin=subprocess.DEVNULL)
+        # a process group of its own: a command run through a shell (sh -c "python bot.py") is
+        # stopped with the shell, which passes no signal on to its children
+        bot = subprocess.Popen(argv, stdin=subprocess.DEVNULL, process_group=0)
     except OSError as exc:
         print(f"cannot start {argv[0]!r}: {exc}", file=sys.stderr)
         return 127
+
+    def signal_bot(signum: int) -> None:
+        with contextlib.suppress(ProcessLookupError):  # every process of the group has ended
+            os.killpg(bot.pid, signum)
 
     def stop() -> None:
         """Ask the bot to end, and make sure it does. The main thread's wait() reaps it:
         waiting here too would queue behind that wait's lock."""
         if bot.poll() is None:
-            bot.terminate()
-            killer = threading.Timer(STOP_GRACE_SECONDS, bot.kill)  # only if it ignores the request
+            signal_bot(signal.SIGTERM)
+            # only if it ignores the request
+            killer = threading.Timer(STOP_GRACE_SECONDS, signal_bot, [signal.SIGKILL])
             killer.daemon = True
             killer.start()
 

@@ -3,6 +3,7 @@ referee; what the author sees at the end, and the one line of each mistake."""
 
 from __future__ import annotations
 
+import contextlib
 import re
 import subprocess
 import sys
@@ -19,6 +20,15 @@ def match(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
         croupier("match", *args, "--data", str(tmp_path / "data"), "--plain"),
         cwd=tmp_path, capture_output=True, text=True, timeout=WAIT,
     )  # fmt: skip
+
+
+def command_lines() -> list[str]:
+    """Every running process's command line."""
+    lines = []
+    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+        with contextlib.suppress(OSError):
+            lines.append(cmdline.read_bytes().replace(b"\0", b" ").decode(errors="replace"))
+    return lines
 
 
 def row(table_output: str, bot: str) -> list[str]:
@@ -51,11 +61,13 @@ def test_a_python_bot_and_a_shell_command_bot_are_given_the_server_and_their_tok
         'echo "env: $CROUPIER_SERVER $CROUPIER_TOKEN" >> given.txt\n'
         f'exec {sys.executable} -m croupier.clients.cli bot --strategy random "$@"\n'
     )
+    marker = f"--name mybot-{tmp_path.name}"  # finds the bot's process (run by a shell) afterwards
     run = match(
-        tmp_path, "spoil_five", "--bot", "python mybot.py", "--bot", "sh shellbot.sh", "--bot", "heuristic",
-        "--games", "1", "--option", "deals=2",
+        tmp_path, "spoil_five", "--bot", f"python mybot.py {marker}", "--bot", "sh shellbot.sh",
+        "--bot", "heuristic", "--games", "1", "--option", "deals=2",
     )  # fmt: skip
     assert run.returncode == 0, run.stdout + run.stderr
+    assert not [cmd for cmd in command_lines() if marker in cmd], "the shell's bot outlived the match"
     assert (
         row(run.stdout, "mybot")[1]
         == row(run.stdout, "shellbot")[1]
