@@ -1,8 +1,8 @@
 """``croupier matches``: the matches of a tournament (or a ``croupier match`` run), from the
 results database: ids, seats, scores and places, for ``croupier replay ID``.
 
-Without --tournament, the tournament run most recently started; the other
-tournaments in the database are named at the end.
+Without --tournament, the tournament run most recently started (that got as far as scheduling
+its matches); the other tournaments in the database are named at the end.
 """
 
 from __future__ import annotations
@@ -58,7 +58,8 @@ def run(args: argparse.Namespace) -> int:
                 f"there: {', '.join(names)}",
                 1,
             )
-        tournament = wanted[-1]
+        # the latest run with matches (a run that stopped before its first has none to list)
+        tournament = next((t for t in reversed(wanted) if store.matches(t.id)), wanted[-1])
         records = sorted(store.matches(tournament.id).values(), key=lambda r: r.id)
         results = {match.record.id: match for match in store.finished(tournament.id)}
         shown = [r for r in records if args.game in (None, r.key.game)]
