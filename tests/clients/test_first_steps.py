@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import re
 import selectors
+import shlex
 import signal
 import socket
 import subprocess
@@ -16,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.clients.terminal import croupier
+from tests.clients.terminal import REPO, croupier
 from tests.e2e.test_wheel import readme_bot
 
 WAIT = 60
@@ -66,15 +67,15 @@ def stop(process: subprocess.Popen[str]) -> None:
 
 @pytest.fixture
 def serve(tmp_path: Path) -> Iterator[tuple[str, Path]]:
-    """``croupier serve`` on a free port: its address and data directory."""
-    data = tmp_path / "data"
+    """``croupier serve`` run in tmp_path on a free port (its data in ./croupier-data, the
+    default): its address and data directory."""
     process = subprocess.Popen(
-        croupier("serve", "--address", "127.0.0.1:0", "--data", str(data), "--metrics-address", "off"),
-        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+        croupier("serve", "--address", "127.0.0.1:0", "--metrics-address", "off"),
+        cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
     )  # fmt: skip
     try:
         line = read_until(process, "stdout", "serving on")
-        yield line.rpartition(" ")[2], data
+        yield line.rpartition(" ")[2], tmp_path / "croupier-data"
     finally:
         stop(process)
 
@@ -83,11 +84,25 @@ def run(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]
     return subprocess.run(croupier(*args), capture_output=True, text=True, timeout=WAIT, cwd=cwd)
 
 
+def readme_steps() -> list[list[str]]:
+    """The README's commands after ``make serve``: register the bot, run it with its token."""
+    readme = (REPO / "README.md").read_text()
+    block = re.search(r"```sh\nmake serve .*?\n(.*?)```", readme, re.S)
+    assert block, "the README shows make serve, then how to get a token and run the bot"
+    return [shlex.split(line.partition("#")[0]) for line in block.group(1).splitlines()]
+
+
 def test_the_readme_path_a_referee_a_token_and_the_readme_bot(
     serve: tuple[str, Path], tmp_path: Path
 ) -> None:
-    address, data = serve
-    registered = run("register", "mybot", "--server", address, "--data", str(data))
+    address, _ = serve
+    register, play = readme_steps()
+    assert register == [".venv/bin/croupier", "register", "mybot"]
+    # the README's referee listens on the default address; this one on a free port
+    env = {**os.environ, "CROUPIER_SERVER": address}
+    registered = subprocess.run(
+        croupier(*register[1:]), cwd=tmp_path, env=env, capture_output=True, text=True, timeout=WAIT
+    )
     assert registered.returncode == 0, registered.stderr
     [token] = registered.stdout.splitlines()
     assert token.startswith("bot_")
@@ -96,6 +111,7 @@ def test_the_readme_path_a_referee_a_token_and_the_readme_bot(
         told
     )
     (tmp_path / "mybot.py").write_text(readme_bot())
+    assert play == [".venv/bin/python", "mybot.py", "--server", "127.0.0.1:50051", "--token", "TOKEN"]
     bot = subprocess.Popen(
         [sys.executable, "mybot.py", "--server", address, "--token", token],
         cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
