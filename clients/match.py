@@ -212,10 +212,12 @@ async def _play(
     spectator: list[asyncio.Task[int]] = []
     played = asyncio.Event()
 
-    def watch(target: str) -> None:
-        from croupier.clients.spectator.watch import follow
+    async def watch(target: str) -> None:
+        """The spectator, for the matches to come (not those of earlier runs on this data)."""
+        from croupier.clients.spectator.watch import follow, matches_now
 
-        spectator.append(asyncio.create_task(follow(target, console, played)))
+        before = await matches_now(target)
+        spectator.append(asyncio.create_task(follow(target, console, played, before)))
 
     runner_args = argparse.Namespace(
         server=None, admin_token=None, data=args.data, plain=args.plain, samples=DEFAULT_SAMPLES

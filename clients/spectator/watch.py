@@ -81,11 +81,12 @@ async def _watch(args: argparse.Namespace, console: Console) -> int:
             return 1
 
 
-async def follow(server: str, console: Console, done: asyncio.Event) -> int:
-    """Watch every match the referee at ``server`` starts from now on, from its start, one after
-    another; once ``done`` is set, return when none is left (``croupier match --watch``)."""
+async def follow(server: str, console: Console, done: asyncio.Event, skip: set[str]) -> int:
+    """Watch every match of the referee at ``server`` but those in ``skip``, each from its start,
+    one after another; once ``done`` is set, return when none is left (``croupier match --watch``)."""
     args = argparse.Namespace(
         every=done,
+        skip=skip,
         match=None,
         server=server,
         admin_token=None,
@@ -98,13 +99,22 @@ async def follow(server: str, console: Console, done: asyncio.Event) -> int:
     return await _watch(args, console)
 
 
+async def matches_now(server: str) -> set[str]:
+    """The ids of every match the referee at ``server`` knows now (for ``follow``'s ``skip``)."""
+    import grpc
+
+    from croupier.v1 import spectator_pb2_grpc
+
+    async with grpc.aio.insecure_channel(server) as channel:
+        stub: Stub = spectator_pb2_grpc.SpectatorServiceStub(channel)
+        return {m.match_id for m in await _live_matches(stub, None, ended=True)}
+
+
 async def _session(args: argparse.Namespace, console: Console, stub: Stub, metadata: Metadata) -> int:
     import asyncio
 
     every: asyncio.Event | None = getattr(args, "every", None)
-    watched: set[str] = set()
-    if every is not None:  # the matches to come, not those of earlier runs
-        watched = {m.match_id for m in await _live_matches(stub, args.game, ended=True)}
+    watched: set[str] = set(getattr(args, "skip", ()))
     match_id = args.match
     waiting = False
     while True:

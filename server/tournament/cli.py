@@ -132,7 +132,7 @@ async def play(
     store: Store,
     tournament: Tournament,
     display: Display | None = None,
-    on_referee: Callable[[str], None] | None = None,
+    on_referee: Callable[[str], Awaitable[None]] | None = None,
     tables: Report | None = None,
 ) -> int:
     """Play the tournament's matches not done yet (``args``: those of ``croupier tournament``) and
@@ -156,7 +156,7 @@ async def play(
                     f"{croupier_command()} watch --server {target} --follow"
                 )
                 if on_referee is not None:
-                    on_referee(target)
+                    await on_referee(target)
             referees = await Replicas.connect(target, admin_token)
             try:
                 entrants = await _enter_bots(config, referees, logs, display, launched)
