@@ -51,9 +51,7 @@ def test_matches_lists_ids_seats_scores_and_places(data: Path) -> None:
     assert len(rows) == 2
     for line in rows:
         seats = line.split("│")[4].strip()
-        assert re.fullmatch(r"0 (careful|lucky) \d+ \([12]\) · 1 (careful|lucky) \d+ \([12]\)", seats), (
-            seats
-        )
+        assert re.fullmatch(r"0 (careful|lucky) \d+ \([12]\) · 1 (careful|lucky) \d+ \([12]\)", seats), seats
     assert f"tiny (run 1): 2 matches in {data / 'results.db'}" in listed.stdout
 
 

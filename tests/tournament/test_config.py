@@ -135,7 +135,8 @@ KNOWN_GAMES = "chinese_ten, pair_battle, platinum_fish, spoil_five"
         ),
         (
             ("target = 200", 'target = "300"'),
-            "games[0].options.target: a whole number is required, not '300' (write target = 300 without quotes)",
+            "games[0].options.target: a whole number is required, not '300' "
+            "(write target = 300 without quotes)",
         ),
         (('scoring = "red_frog"', "scoring = 1"), "games[0].options.scoring: a string is required, not 1"),
         (
@@ -166,11 +167,13 @@ KNOWN_GAMES = "chinese_ten, pair_battle, platinum_fish, spoil_five"
         ),
         (
             ("external = true", 'external = true\ncommand = "x"'),
-            "bots[2].command: bot 'gamma': either a command (the runner launches it) or external = true, not both",
+            "bots[2].command: bot 'gamma': either a command (the runner launches it) "
+            "or external = true, not both",
         ),
         (
             ("external = true", "external = false"),
-            "bots[2].command: bot 'gamma': give a command to launch it, or external = true if it connects by itself",
+            "bots[2].command: bot 'gamma': give a command to launch it, "
+            "or external = true if it connects by itself",
         ),
         (
             ('games = ["chinese_ten"]', 'games = ["go"]'),
