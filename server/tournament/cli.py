@@ -310,7 +310,9 @@ async def _wait_connected(
                 )
             else:
                 continue
-            last = bot.log_tail(1)
+            # the bot's own last words, not the runner's "--- starting" line before each start
+            said = [line for line in bot.log_tail(20).splitlines() if not line.startswith("--- ")]
+            last = said[-1] if said else ""
             raise BotsNotReady(
                 f"bot {bot.name} never connected: {problem}; "
                 + (
