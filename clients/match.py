@@ -24,7 +24,7 @@ import shlex
 import sys
 import time
 import tomllib
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -209,40 +209,33 @@ async def _play(
 ) -> int:
     from croupier.server.tournament.cli import play
 
-    spectator: list[asyncio.Task[int]] = []
-    played = asyncio.Event()
-
-    async def watch(target: str) -> None:
-        """The spectator, for the matches to come (not those of earlier runs on this data)."""
-        from croupier.clients.spectator.watch import follow, matches_now
-
-        before = await matches_now(target)
-        spectator.append(asyncio.create_task(follow(target, console, played, before)))
-
     runner_args = argparse.Namespace(
         server=None, admin_token=None, data=args.data, plain=args.plain, samples=DEFAULT_SAMPLES
     )
-    display = _Quiet() if args.watch else None
+    quiet = _Quiet()
 
-    async def tables(*report: Any) -> None:
-        """The spectator shows the last matches, then the tables follow."""
-        played.set()
-        for task in spectator:
+    @contextlib.asynccontextmanager
+    async def spectating(target: str) -> AsyncIterator[None]:
+        """The spectator, while the referee runs: the matches to come (not those of earlier runs
+        on this data), and once they are played, the last of them before the tables."""
+        from croupier.clients.spectator.watch import follow, matches_now
+
+        played = asyncio.Event()
+        spectator = asyncio.create_task(follow(target, console, played, await matches_now(target)))
+        try:
+            yield
+            played.set()
             with contextlib.suppress(Exception):
-                await asyncio.wait_for(task, SPECTATOR_SECONDS)
-        if display is not None:
-            display.flush()
-        _tables(*report)
-
-    try:
-        return await play(
-            runner_args, console, config, store, tournament, display, watch if args.watch else None, tables
-        )
-    finally:
-        for task in spectator:
-            task.cancel()
+                await asyncio.wait_for(spectator, SPECTATOR_SECONDS)
+        finally:
+            spectator.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
-                await task
+                await spectator
+            quiet.flush()
+
+    if not args.watch:
+        return await play(runner_args, console, config, store, tournament, tables=_tables)
+    return await play(runner_args, console, config, store, tournament, quiet, spectating, _tables)
 
 
 def _tables(

@@ -18,7 +18,7 @@ import re
 import shutil
 import signal
 import sys
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -118,11 +118,9 @@ def run(args: argparse.Namespace) -> int:
 
 
 Report = Callable[
-    ["Console", "TournamentConfig", "Store", "Tournament", int, Sequence["BotProcess"], str],
-    Awaitable[None] | None,
+    ["Console", "TournamentConfig", "Store", "Tournament", int, Sequence["BotProcess"], str], None
 ]
-"""What is printed once the matches are played (``report``, or ``croupier match``'s, which may
-wait for its spectator first)."""
+"""What is printed once the matches are played (``report``, or ``croupier match``'s)."""
 
 
 async def play(
@@ -132,11 +130,12 @@ async def play(
     store: Store,
     tournament: Tournament,
     display: Display | None = None,
-    on_referee: Callable[[str], Awaitable[None]] | None = None,
+    beside: Callable[[str], contextlib.AbstractAsyncContextManager[None]] | None = None,
     tables: Report | None = None,
 ) -> int:
     """Play the tournament's matches not done yet (``args``: those of ``croupier tournament``) and
-    print the tables; the exit status. ``on_referee`` is told the embedded referee's address."""
+    print the tables; the exit status. ``beside(address)`` runs while the embedded referee does,
+    around the play (``croupier match --watch``'s spectator)."""
     from croupier.server.tournament.display import make_display
     from croupier.server.tournament.referee import RefereeError, Replicas, TargetError
     from croupier.server.tournament.runner import Runner, ScheduleError
@@ -149,14 +148,14 @@ async def play(
     main = asyncio.current_task()
     assert main is not None
     try:
-        async with _referee(args) as (target, admin_token):
+        async with _referee(args) as (target, admin_token), contextlib.AsyncExitStack() as alongside:
             if not args.server:
                 display.note(
                     f"referee on {target}; watch its matches: "
                     f"{croupier_command()} watch --server {target} --follow"
                 )
-                if on_referee is not None:
-                    await on_referee(target)
+                if beside is not None:
+                    await alongside.enter_async_context(beside(target))
             referees = await Replicas.connect(target, admin_token)
             try:
                 entrants = await _enter_bots(config, referees, logs, display, launched)
@@ -179,11 +178,7 @@ async def play(
         return fail(
             "interrupted; what finished is saved: run the same command again to go on", EXIT_INTERRUPTED
         )
-    shown = (tables or report)(
-        console, config, store, tournament, args.samples, launched, _journals_where(args)
-    )
-    if shown is not None:
-        await shown
+    (tables or report)(console, config, store, tournament, args.samples, launched, _journals_where(args))
     if not complete:
         say(console, "stopped early; run the same command again to play the rest")
         return EXIT_INTERRUPTED
