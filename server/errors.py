@@ -19,6 +19,17 @@ from croupier.engine.core import IllegalAction, InvalidOptions, MalformedInput
 
 R = TypeVar("R")
 
+MAX_ECHO = 300
+"""Characters of a caller's input an error message, refusal reason or journal record repeats: enough
+to recognise it, never a caller's megabyte copied into every frame, record and reply."""
+
+
+def clip(text: str, limit: int = MAX_ECHO) -> str:
+    """``text`` cut to ``limit`` characters, saying how much was left out."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}... ({len(text) - limit} more characters)"
+
 
 class ServiceError(Exception):
     """An error a caller can act on, with its status code."""
@@ -98,7 +109,7 @@ async def _abort(context: Context, exc: BaseException) -> NoReturn:
     code = status_of(exc)
     if code is None:
         raise exc
-    await abort(context, code, str(exc))
+    await abort(context, code, clip(str(exc)))
 
 
 def unary(handler: Callable[[Any, Context], Awaitable[R]]) -> Callable[[Any, Context], Awaitable[R]]:

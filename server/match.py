@@ -55,6 +55,7 @@ from croupier.server.errors import (
     PermissionDenied,
     ResourceExhausted,
     ServiceError,
+    clip,
 )
 from croupier.server.journal import (
     ACTION_RECORDS,
@@ -73,6 +74,8 @@ EARLY = 1e-3
 """Timers may fire this much early: a deadline this close counts as reached."""
 RETRY_SECONDS = 1.0
 """How long a match whose journal could not be written (a full disk) waits before trying again."""
+MAX_MOVE_TEXT = 200
+"""Characters of a Move's text: every action's text form is a few words."""
 
 
 class JournalFull(ResourceExhausted):
@@ -581,6 +584,10 @@ class Match:
         if choice == "action":
             return self.codec.action_from_proto(move.action)
         if choice == "text":
+            if len(move.text) > MAX_MOVE_TEXT:
+                raise MalformedInput(
+                    f"a move's text is at most {MAX_MOVE_TEXT} characters, not {len(move.text)}"
+                )
             return self.spec.parse_action(move.text)
         raise MalformedInput("a move needs a choice: set index, action or text")
 
@@ -594,7 +601,8 @@ class Match:
         now: float,
     ) -> None:
         seat = self.seats[index]
-        attempt = str(action) if action is not None else _describe(move)
+        reason = clip(reason)  # it may quote the move: the bot's own input, at any size
+        attempt = clip(str(action) if action is not None else _describe(move))
         refusal: Record = {"t": "refuse", "at": now, "seat": index, "reason": reason, "action": attempt}
         self._journal_first(refusal)
         seat.refusals += 1

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 import grpc
 
+from croupier.server.errors import clip
 from croupier.v1 import bots_pb2
 
 if TYPE_CHECKING:
@@ -57,8 +58,8 @@ class Session:
         """An Error about one message, with the status the call would end with: the stream goes on."""
         error = bots_pb2.Error(
             code=bots_pb2.Error.Code.ValueType(code.value[0]),
-            message=message,
-            match_id=match_id,
+            message=clip(message),
+            match_id=clip(match_id, 100),
             decision_id=decision_id,
         )
         self.send(bots_pb2.ServerMessage(error=error))
