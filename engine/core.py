@@ -279,6 +279,29 @@ def _coerce(name: str, hint: Any, value: Any) -> Any:
     return value
 
 
+N = TypeVar("N", int, float)
+
+
+def bounded(default: N | None, low: N, high: N, unit: str) -> Any:
+    """A numeric option: its default and the range it must lie in, declared with the field
+    (``check_bounds`` enforces it). The ranges keep a match finite and its numbers in proto's."""
+    return dataclasses.field(default=default, metadata={"bounds": (low, high, unit)})
+
+
+def check_bounds(options: object) -> None:
+    """Every ``bounded`` field of an options dataclass within its range (None, where allowed, is
+    the option's own "not set"), else ``InvalidOptions`` stating the range."""
+    assert dataclasses.is_dataclass(options)
+    for f in dataclasses.fields(options):
+        bounds = f.metadata.get("bounds")
+        value = getattr(options, f.name)
+        if bounds is None or value is None:
+            continue
+        low, high, unit = bounds
+        if not low <= value <= high:  # NaN fails too
+            raise InvalidOptions(f"{f.name} must be {low} to {high} {unit}, not {value}")
+
+
 def check_players(players: int, low: int, high: int, game: str) -> None:
     """The shared player-count check of every options class."""
     if not low <= players <= high:

@@ -118,10 +118,10 @@ class Clocks:
         for name in ("decision", "bank", "grace"):
             if not 0 <= getattr(self, name) <= 86_400:
                 raise InvalidArgument(f"clock {name} must be 0 to 86400 s, not {getattr(self, name)}")
-        if self.max_timeouts < 1:
-            raise InvalidArgument("max_timeouts must be at least 1")
-        if self.max_refusals < 0:
-            raise InvalidArgument("max_refusals must be 0 (never) or more")
+        if not 1 <= self.max_timeouts <= 1_000:
+            raise InvalidArgument(f"max_timeouts must be 1 to 1000, not {self.max_timeouts}")
+        if not 0 <= self.max_refusals <= 100_000:
+            raise InvalidArgument(f"max_refusals must be 0 (never) to 100000, not {self.max_refusals}")
 
     def merged(self, pb: match_pb2.Clocks) -> Clocks:
         """These clocks with the fields set in ``pb`` (milliseconds) replacing ours."""

@@ -19,10 +19,11 @@ from croupier.engine.core import (
     GameSpec,
     GameState,
     IllegalAction,
-    InvalidOptions,
     MalformedInput,
     Outcome,
     Seat,
+    bounded,
+    check_bounds,
     check_players,
     deal_round,
     redeal,
@@ -47,13 +48,12 @@ class Scoring(Enum):
 class Options:
     players: int = 3
     scoring: Scoring = Scoring.CHINESE_TEN
-    target: int = 1000
+    target: int = bounded(1000, 1, 10_000, "points")
     """The match ends after the deal in which someone reaches this total (ties at the top play on)."""
 
     def __post_init__(self) -> None:
         check_players(self.players, 2, 4, "Chinese Ten")
-        if self.target < 1:
-            raise InvalidOptions(f"target must be at least 1 point, not {self.target}")
+        check_bounds(self)
 
 
 def card_points(card: Card, scoring: Scoring) -> int:

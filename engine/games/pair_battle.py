@@ -16,7 +16,6 @@ player submits one play or a pass.
 from __future__ import annotations
 
 import copy
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import Enum
@@ -33,6 +32,8 @@ from croupier.engine.core import (
     MalformedInput,
     Outcome,
     Seat,
+    bounded,
+    check_bounds,
     check_players,
     deal_round,
     redeal,
@@ -59,18 +60,15 @@ class Options:
     timing: Timing = Timing.REALTIME
     penalty: bool = True
     """A refused play costs 10 points; False: refused without penalty."""
-    countdown_tick: float = 1.0
+    countdown_tick: float = bounded(1.0, 0.0, 10.0, "seconds")
     """Seconds between the calls "3", "2", "1", "go" (real time only; 0 starts at once)."""
-    window: float = 0.05
+    window: float = bounded(0.05, 0.0, 10.0, "seconds")
     """Seconds after the first finish in which others still finish with it (real time only): closed
     at both ends, so with the first finish at f a finish at f + window counts (0: the same instant)."""
 
     def __post_init__(self) -> None:
         check_players(self.players, 2, 4, "Pair Battle")
-        for name in ("countdown_tick", "window"):
-            value = getattr(self, name)
-            if not (math.isfinite(value) and value >= 0):
-                raise InvalidOptions(f"{name} must be a number of seconds, 0 or more, not {value}")
+        check_bounds(self)
 
 
 def card_points(card: Card) -> int:

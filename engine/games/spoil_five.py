@@ -26,6 +26,8 @@ from croupier.engine.core import (
     MalformedInput,
     Outcome,
     Seat,
+    bounded,
+    check_bounds,
     check_players,
     clockwise_from,
     deal_round,
@@ -58,22 +60,19 @@ class Ranking(Enum):
 @dataclass(frozen=True)
 class Options:
     players: int = 5
-    bank: int = 20
+    bank: int = bounded(20, 1, 10_000, "chips")
     """Chips each player starts with."""
-    ante: int = 1
+    ante: int = bounded(1, 1, 1_000, "chips")
     """Chips a player pays into the pool when an ante falls due (and the jinx bonus)."""
-    deals: int | None = None
+    deals: int | None = bounded(None, 1, 1_000, "deals (or unset: each player deals twice)")
     """Deals in the match; None: each player deals twice (2 * players)."""
     ranking: Ranking = Ranking.PLAIN
 
     def __post_init__(self) -> None:
         check_players(self.players, MIN_PLAYERS, MAX_PLAYERS, GAME)
-        if self.ante < 1:
-            raise InvalidOptions(f"ante must be at least 1 chip, not {self.ante}")
+        check_bounds(self)
         if self.bank < self.ante:
             raise InvalidOptions(f"bank ({self.bank}) must cover at least one ante ({self.ante})")
-        if self.deals is not None and self.deals < 1:
-            raise InvalidOptions(f"deals must be at least 1 (or None: each deals twice), not {self.deals}")
 
     @property
     def total_deals(self) -> int:
