@@ -5,7 +5,7 @@ from __future__ import annotations
 import secrets
 import socket
 import stat
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -74,10 +74,13 @@ class Croupier:
     metrics_port: int | None
     admin_token: str
 
-    async def stop(self, grace: float | None = 5.0) -> None:
-        """Stop taking calls, give running calls ``grace`` seconds, then stop every match's actor
-        (their journals stay resumable)."""
+    async def stop(self, grace: float | None = 5.0, drain: Awaitable[object] | None = None) -> None:
+        """Report NOT_SERVING and go on serving until ``drain`` is done (a load balancer notices
+        before any connection is refused), then stop taking calls, give running calls ``grace``
+        seconds, and stop every match's actor (their journals stay resumable)."""
         await self.health.enter_graceful_shutdown()
+        if drain is not None:
+            await drain
         await self.server.stop(grace)
         await self.referee.close()
         self.metrics.stop()
@@ -101,6 +104,8 @@ async def create_server(
     default the listening address.
     """
     logs.configure()
+    if not address.rpartition(":")[2].isdigit():
+        raise CannotStart(f"--address {address!r} is not HOST:PORT (port 0 picks a free one)")
     if api_implementation.Type() != "upb":
         log.warning(
             "protobuf is not on its upb backend: expect a much slower referee",
@@ -110,6 +115,7 @@ async def create_server(
     private_folder(data_dir)
     admin_token = _checked_admin_token(admin_token) if admin_token else _admin_token(data_dir)
     metrics = Metrics(GAMES)
+    metrics_port = None if metrics_address is None else _serve_metrics(metrics, metrics_address)
     referee = Referee(data_dir, admin_token, clocks or Clocks(), metrics)
     server = grpc.aio.server(
         options=[
@@ -129,11 +135,26 @@ async def create_server(
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
     names = [s.full_name for s in SERVICES]
     reflection.enable_server_reflection([*names, health.SERVICE_NAME, reflection.SERVICE_NAME], server)
-    port = server.add_secure_port(address, tls.credentials()) if tls else server.add_insecure_port(address)
+    try:
+        busy = _bind_error(address)  # asked first: grpc's own failure is a log line and no reason
+        if busy is not None:
+            raise RuntimeError(busy)
+        port = (
+            server.add_secure_port(address, tls.credentials()) if tls else server.add_insecure_port(address)
+        )
+    except RuntimeError as exc:
+        metrics.stop()
+        await server.stop(None)
+        raise CannotStart(
+            f"cannot listen on {address} for gRPC ({busy or exc}): stop what uses it, or pass "
+            "another --address (port 0 picks a free one)"
+        ) from None
     referee.address = advertise or listening_address(address, port)
     try:
         referee.load()
     except OSError as exc:
+        metrics.stop()
+        await server.stop(None)
         what = f"cannot use {exc.filename or data_dir} ({exc.strerror})"
         if exc.errno in OUT_OF_ROOM:
             raise CannotStart(f"{what}: free space or raise the open-files limit, then start again") from None
@@ -141,10 +162,6 @@ async def create_server(
     await server.start()
     for name in ("", *names):
         await health_servicer.set(name, health_pb2.HealthCheckResponse.SERVING)
-    metrics_port = None
-    if metrics_address is not None:
-        host, _, metrics_port_text = metrics_address.rpartition(":")
-        metrics_port = metrics.serve(host or "127.0.0.1", int(metrics_port_text))
     log.info(
         "referee started",
         port=port,
@@ -154,6 +171,36 @@ async def create_server(
         tls=tls is not None,
     )
     return Croupier(server, port, referee, health_servicer, metrics, metrics_port, admin_token)
+
+
+def _serve_metrics(metrics: Metrics, address: str) -> int:
+    """Serve metrics on ``address`` ("host:port", port 0 picks one); the port it got."""
+    host, _, port = address.rpartition(":")
+    if not port.isdigit() or int(port) > 65535:
+        raise CannotStart(f"--metrics-address {address!r} is not HOST:PORT (or 'off' for no metrics)")
+    try:
+        return metrics.serve(host or "127.0.0.1", int(port))
+    except OSError as exc:
+        raise CannotStart(
+            f"cannot serve metrics on {address} ({exc.strerror}): pass another --metrics-address "
+            "(port 0 picks a free one), or --metrics-address off for none"
+        ) from None
+
+
+def _bind_error(address: str) -> str | None:
+    """Why ``address`` cannot be bound, as the OS says it ("Address already in use"), or None."""
+    host, _, port = address.rpartition(":")
+    if not port.isdigit() or int(port) == 0:
+        return None
+    try:
+        infos = socket.getaddrinfo(host.strip("[]") or None, int(port), type=socket.SOCK_STREAM)
+        family, kind, proto, _name, where = infos[0]
+        with socket.socket(family, kind, proto) as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as grpc binds
+            probe.bind(where)
+    except OSError as exc:
+        return exc.strerror or str(exc)
+    return None
 
 
 Handlers = dict[str, "grpc.RpcMethodHandler[Any, Any]"]  # generic only in grpc-stubs

@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import os
 import signal
+from collections.abc import Awaitable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -41,6 +43,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--metrics-address",
         default="127.0.0.1:9464",
         help="HOST:PORT for Prometheus metrics (port 0 picks one; 'off' for none)",
+    )
+    parser.add_argument(
+        "--drain-seconds",
+        type=float,
+        default=2.0,
+        help="on SIGTERM, seconds to report NOT_SERVING while still serving, so a load balancer "
+        "stops sending calls before connections are refused (default 2; a second signal ends it)",
     )
     parser.add_argument("--tls-cert", type=Path, help="PEM certificate chain: serve TLS (with --tls-key)")
     parser.add_argument("--tls-key", type=Path, help="PEM private key of --tls-cert")
@@ -86,34 +95,28 @@ def run(args: argparse.Namespace) -> int:
     except InvalidArgument as exc:
         raise SystemExit(f"croupier serve: {exc}") from None
     metrics = None if args.metrics_address == "off" else args.metrics_address
+    if not 0 <= args.drain_seconds <= 3600:
+        raise SystemExit("croupier serve: --drain-seconds must be 0 to 3600")
     try:
-        asyncio.run(_serve(args.address, args.data, args.admin_token, clocks, metrics, tls, args.advertise))
+        asyncio.run(_serve(args, clocks, metrics, tls))
     except CannotStart as exc:
         raise SystemExit(f"croupier serve: {exc}") from None
     return 0
 
 
-async def _serve(
-    address: str,
-    data: Path,
-    admin_token: str | None,
-    clocks: Clocks,
-    metrics: str | None,
-    tls: Tls | None,
-    advertise: str | None,
-) -> None:
+async def _serve(args: argparse.Namespace, clocks: Clocks, metrics: str | None, tls: Tls | None) -> None:
     from croupier.server.app import create_server
 
     referee = await create_server(
-        address,
-        data,
-        admin_token=admin_token,
+        args.address,
+        args.data,
+        admin_token=args.admin_token,
         clocks=clocks,
         metrics_address=metrics,
         tls=tls,
-        advertise=advertise,
+        advertise=args.advertise,
     )
-    host = address.rpartition(":")[0] or "127.0.0.1"
+    host = args.address.rpartition(":")[0] or "127.0.0.1"
     for damage in referee.referee.damaged:
         print(f"croupier: damaged: {damage}", flush=True)
     print(f"croupier: serving on {host}:{referee.port}", flush=True)
@@ -122,15 +125,22 @@ async def _serve(
     if metrics is not None:
         metrics_host = metrics.rpartition(":")[0] or "127.0.0.1"
         print(f"croupier: metrics on http://{metrics_host}:{referee.metrics_port}/metrics", flush=True)
-    if admin_token is None:
-        print(f"croupier: admin token in {data / 'admin-token'}", flush=True)
-    stop = asyncio.Event()
+    if args.admin_token is None:
+        print(f"croupier: admin token in {args.data / 'admin-token'}", flush=True)
+    signals = asyncio.Queue[int]()
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(signum, stop.set)
-    await stop.wait()
-    print("croupier: stopping", flush=True)
-    await referee.stop(grace=5.0)
+        loop.add_signal_handler(signum, signals.put_nowait, signum)
+    await signals.get()
+    print(f"croupier: stopping: NOT_SERVING, draining for {args.drain_seconds:g} s", flush=True)
+    drain = asyncio.wait_for(signals.get(), args.drain_seconds)  # a second signal cuts it short
+    await referee.stop(grace=5.0, drain=_quietly(drain))
+    print("croupier: stopped", flush=True)
+
+
+async def _quietly(waiting: Awaitable[object]) -> None:
+    with contextlib.suppress(TimeoutError):
+        await waiting
 
 
 def main() -> int:

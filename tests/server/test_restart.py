@@ -24,11 +24,11 @@ ROOT = Path(__file__).resolve().parents[2]
 class RefereeProcess:
     """``python -m croupier.server.cli`` in a subprocess, as a user runs it."""
 
-    def __init__(self, data: Path, log: Path) -> None:
+    def __init__(self, data: Path, log: Path, *args: str) -> None:
         self.log = log.open("a")
         self.process = subprocess.Popen(
             [sys.executable, "-m", "croupier.server.cli", "--address", "127.0.0.1:0", "--data", str(data),
-             "--admin-token", ADMIN_TOKEN, "--metrics-address", "off"],
+             "--admin-token", ADMIN_TOKEN, "--metrics-address", "off", *args],
             cwd=ROOT, stdout=subprocess.PIPE, stderr=self.log, text=True,
         )  # fmt: skip
 

@@ -1,0 +1,78 @@
+"""``croupier serve`` starting and stopping as a user and a load balancer see it: a taken port is
+one line saying which and what to do; SIGTERM turns health NOT_SERVING while the listener stays up
+for a short drain."""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import grpc
+import pytest
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+from tests.server.test_restart import ROOT, RefereeProcess
+
+Serving = health_pb2.HealthCheckResponse.ServingStatus
+
+
+@pytest.fixture
+def taken_port() -> Iterator[int]:
+    """A port something else listens on."""
+    with socket.socket() as other:
+        other.bind(("127.0.0.1", 0))
+        other.listen()
+        yield other.getsockname()[1]
+
+
+def serve(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    command = [sys.executable, "-m", "croupier.server.cli", "--data", str(tmp_path / "data"), *args]
+    return subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=60, check=False)
+
+
+def test_a_taken_grpc_port_is_one_line_saying_which_and_what_to_do(tmp_path: Path, taken_port: int) -> None:
+    done = serve(tmp_path, "--address", f"127.0.0.1:{taken_port}", "--metrics-address", "127.0.0.1:0")
+    assert done.returncode == 1
+    assert done.stdout == ""
+    assert done.stderr == (
+        f"croupier serve: cannot listen on 127.0.0.1:{taken_port} for gRPC (Address already in use): "
+        "stop what uses it, or pass another --address (port 0 picks a free one)\n"
+    )
+
+
+def test_a_taken_metrics_port_is_one_line_offering_another_port_or_off(tmp_path: Path, taken_port: int) -> None:
+    done = serve(tmp_path, "--address", "127.0.0.1:0", "--metrics-address", f"127.0.0.1:{taken_port}")
+    assert done.returncode == 1
+    assert done.stdout == ""
+    assert done.stderr == (
+        f"croupier serve: cannot serve metrics on 127.0.0.1:{taken_port} (Address already in use): pass "
+        "another --metrics-address (port 0 picks a free one), or --metrics-address off for none\n"
+    )
+
+
+async def health(port: int) -> int:
+    async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
+        stub = health_pb2_grpc.HealthStub(channel)
+        reply = await stub.Check(health_pb2.HealthCheckRequest(service=""), timeout=10)
+        return int(reply.status)
+
+
+async def test_sigterm_reports_not_serving_first_and_keeps_the_listener_up_to_drain(tmp_path: Path) -> None:
+    referee = RefereeProcess(tmp_path / "data", tmp_path / "referee.log", "--drain-seconds", "600")
+    try:
+        port = await referee.port()
+        assert await health(port) == Serving.SERVING
+        referee.process.send_signal(15)
+        assert referee.process.stdout is not None
+        line = await asyncio.to_thread(referee.process.stdout.readline)
+        assert line == "croupier: stopping: NOT_SERVING, draining for 600 s\n"
+        # a new connection is still taken, and told not to send more
+        assert await health(port) == Serving.NOT_SERVING
+        assert referee.stop() == 0  # a second signal ends the drain
+        assert referee.process.stdout.read() == "croupier: stopped\n"
+    finally:
+        referee.kill()
