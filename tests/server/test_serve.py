@@ -44,7 +44,7 @@ def test_a_taken_grpc_port_is_one_line_saying_which_and_what_to_do(tmp_path: Pat
     )
 
 
-def test_a_taken_metrics_port_is_one_line_offering_another_port_or_off(tmp_path: Path, taken_port: int) -> None:
+def test_a_taken_metrics_port_is_one_line_offering_another_or_off(tmp_path: Path, taken_port: int) -> None:
     done = serve(tmp_path, "--address", "127.0.0.1:0", "--metrics-address", f"127.0.0.1:{taken_port}")
     assert done.returncode == 1
     assert done.stdout == ""
