@@ -32,6 +32,7 @@ class BotService:
         try:
             identity = self.referee.identify(tokens_of(context))
         except ServiceError as exc:
+            await _let_the_bot_finish_writing(requests)
             await abort(context, exc.code, str(exc))
         hello = await _hello(requests, context)
         session = Session(
@@ -96,6 +97,22 @@ class BotService:
             pass  # the stream broke: the writer's end does the clean-up
         finally:
             session.close()
+
+
+REFUSAL_LINGER = 0.1, 2.0
+"""Seconds: a refused stream ends once its bot has sent nothing for the first, or after the second.
+Ending it while the bot's messages are still on their way makes grpc's client turn its failed
+write into INTERNAL, which hides the real status (UNAUTHENTICATED) from the bot."""
+
+
+async def _let_the_bot_finish_writing(requests: AsyncIterator[bots_pb2.BotMessage | Malformed]) -> None:
+    quiet, longest = REFUSAL_LINGER
+    loop = asyncio.get_running_loop()
+    until = loop.time() + longest
+    stream = aiter(requests)
+    with contextlib.suppress(TimeoutError, StopAsyncIteration, grpc.RpcError):
+        while (left := until - loop.time()) > 0:
+            await asyncio.wait_for(anext(stream), min(quiet, left))
 
 
 async def _hello(

@@ -8,6 +8,7 @@ import asyncio
 import socket
 import subprocess
 import sys
+from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -15,6 +16,8 @@ import grpc
 import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
+from croupier.v1 import bots_pb2, bots_pb2_grpc
+from tests.server.botclient import token
 from tests.server.test_restart import ROOT, RefereeProcess
 
 Serving = health_pb2.HealthCheckResponse.ServingStatus
@@ -74,5 +77,34 @@ async def test_sigterm_reports_not_serving_first_and_keeps_the_listener_up_to_dr
         assert await health(port) == Serving.NOT_SERVING
         assert referee.stop() == 0  # a second signal ends the drain
         assert referee.process.stdout.read() == "croupier: stopped\n"
+    finally:
+        referee.kill()
+
+
+async def refused_stream(port: int, moves: int) -> str:
+    """A stream with an unknown token that writes its Hello and ``moves`` moves before reading."""
+    async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
+        call = bots_pb2_grpc.BotServiceStub(channel).Play(metadata=token("bot_not-a-token-of-this-referee"))
+        try:
+            await call.write(bots_pb2.BotMessage(hello=bots_pb2.Hello(protocol_version=1)))
+            for _ in range(moves):
+                await call.write(bots_pb2.BotMessage(move=bots_pb2.Move(match_id="m", text="7h" * 2000)))
+            await call.read()
+        except grpc.aio.AioRpcError as exc:
+            return f"{exc.code().name}: {exc.details()}"
+        except asyncio.InvalidStateError:  # a write after the call ended: its status is kept
+            return f"{(await call.code()).name}: {await call.details()}"
+        return "not refused"
+
+
+async def test_streams_with_an_unknown_token_always_get_unauthenticated(tmp_path: Path) -> None:
+    """grpc's client reports INTERNAL for a write the server's end overtook: 4 of 40 such streams
+    did when the referee refused a stream at once, without letting the bot finish writing."""
+    referee = RefereeProcess(tmp_path / "data", tmp_path / "referee.log", "--drain-seconds", "0")
+    try:
+        port = await referee.port()
+        answers = await asyncio.gather(*(refused_stream(port, moves) for moves in [1] * 40 + [100] * 20))
+        unknown = "UNAUTHENTICATED: unknown token (a seat token expires when its match ends)"
+        assert Counter(answers) == {unknown: 60}
     finally:
         referee.kill()
