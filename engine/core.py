@@ -152,6 +152,17 @@ class GameState(ABC, Generic[A, V]):
         """When ``advance`` must next be called, or None if time alone changes nothing."""
         return None
 
+    @property
+    def realtime(self) -> bool:
+        """Seats race each other on the clock (Pair Battle in real time): a referee restarting the
+        match waits for every seat, then calls ``recount``. Turn-based games: False."""
+        return False
+
+    def recount(self, now: float) -> list[Event]:
+        """Every seat is back after a restart: count down again from ``now`` before play goes on,
+        so that no seat plays while another is away (real-time games; others change nothing)."""
+        return []
+
     def wait_for_clock(self, now: float) -> tuple[float, list[Event]]:
         """Nobody may act: the game waits on its clock (a countdown, a window). Jump to the
         next wake-up and let time act; returns that time and the events it caused."""

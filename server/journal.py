@@ -13,6 +13,7 @@ Record kinds (``t``):
   refuse   a refused action (the game's penalty, if any, is re-applied from it)
   clock    time passed (the game's countdowns and windows: ``advance``)
   forfeit  a seat was forfeited            resume   a restarted referee took the match up again
+  recount  every seat of a resumed real-time match is back: the countdown starts again (``at``)
   end      the result and the seed
   cancel   the admin called the match off (``reason``): the last record, no result, the seed
            kept secret (a tournament may deal it again) in the seed file, which stays
@@ -171,6 +172,8 @@ def apply_record(spec: GameSpec[Any], state: GameState[Any, Any], record: Record
         return state.penalize(record["seat"], record["reason"], record["at"])
     if kind == "clock":
         return state.advance(record["at"])
+    if kind == "recount":
+        return state.recount(record["at"])
     if kind == "start":
         return list(state.opening)  # made by new_game: told at the start, like any other change
     return []

@@ -96,6 +96,7 @@ STEP_KINDS = {
     "auto": Kind.FALLBACK,
     "refuse": Kind.REFUSAL,
     "clock": Kind.CLOCK,
+    "recount": Kind.CLOCK,
     "forfeit": Kind.FORFEIT,
     "end": Kind.END,
     "cancel": Kind.CANCEL,
@@ -256,6 +257,9 @@ class Match:
         self._timer_at: float | None = None
         self._acting = False
         """The actor runs jobs (from start_actor to stop_actor)."""
+        self._regathering = False
+        """A resumed real-time match waits for every seat to be back (or forfeited), then the
+        game counts down again: nobody plays while another seat is away."""
         self._drain_due = False
         self._context = contextvars.copy_context()
         """Where jobs run: the match's own log context, not that of whoever posted them."""
@@ -342,6 +346,7 @@ class Match:
             for seat in self.seats:
                 if not seat.forfeited:
                     seat.gone_since = self._last_at  # nobody is connected yet: the grace starts now
+            self._regathering = self.state.realtime
             self._dirty = True
         self.metrics.active_matches.inc()
 
@@ -489,6 +494,11 @@ class Match:
                 )
             if self.done.is_set():
                 raise FailedPrecondition(f"match {self.id} is over")
+            if self._regathering:
+                raise FailedPrecondition(
+                    f"match {self.id} resumed after a referee restart: it waits for every seat to be "
+                    "back, then counts down again"
+                )
             seat = self.seats[index]
             if seat.forfeited:
                 raise FailedPrecondition(
@@ -624,7 +634,7 @@ class Match:
         if self.status != Status.MATCH_STATUS_RUNNING:
             return
         now = self.now()
-        wake = self.state.wake_at()
+        wake = None if self._regathering else self.state.wake_at()
         if wake is not None and now + EARLY >= wake:
             clock: Record = {"t": "clock", "at": now}
             self._journal_first(clock)
@@ -700,7 +710,7 @@ class Match:
     def _arm_timer(self) -> None:
         due = [s.decision.deadline for s in self.seats if s.decision is not None]
         due += [s.gone_since + self.clocks.grace for s in self.seats if s.gone_since is not None]
-        wake = self.state.wake_at()
+        wake = None if self._regathering else self.state.wake_at()
         if wake is not None:
             due.append(wake)
         when = min(due) if due else None
@@ -718,6 +728,14 @@ class Match:
         self._dirty = False
         if self.status != Status.MATCH_STATUS_RUNNING:
             return
+        if self._regathering:
+            if any(s.holder is None and not s.forfeited for s in self.seats):
+                self._arm_timer()  # the graces of the seats still away
+                return
+            recount: Record = {"t": "recount", "at": self.now()}
+            self._journal_first(recount)  # a full disk: the match stays as it is, and tries again
+            self._regathering = False
+            self._tell(recount, self.state.recount(recount["at"]))
         while True:
             if self.state.is_over():
                 self._finish()

@@ -300,6 +300,8 @@ class PairBattleState(GameState[PairBattleAction, PairBattleView]):
     finishers: list[Seat] = field(default_factory=list)
     calls_made: int = 0
     """How many of the countdown calls "3", "2", "1", "go" have been made."""
+    countdown_from: float = 0.0
+    """Referee time the countdown started: 0, or when a restarted referee had every seat back."""
     window_closes_at: float | None = None
     tick: int = 0
     submissions: list[PairBattleAction | None] = field(default_factory=list)
@@ -315,7 +317,7 @@ class PairBattleState(GameState[PairBattleAction, PairBattleView]):
 
     def _call_time(self, call: int) -> float:
         """Referee time of countdown call ``call`` (0 = "3"): one tick apart, from one tick in."""
-        return (call + 1) * self.options.countdown_tick
+        return self.countdown_from + (call + 1) * self.options.countdown_tick
 
     @property
     def go_at(self) -> float:
@@ -487,6 +489,22 @@ class PairBattleState(GameState[PairBattleAction, PairBattleView]):
         if self._window_closed(now):
             events.extend(self._end(EndReason.FINISHED))
         return events
+
+    @property
+    def realtime(self) -> bool:
+        return not self.lockstep
+
+    def recount(self, now: float) -> list[Event]:
+        """The countdown again, from ``now``; a finish window still open is as long after the new
+        "go" as it had left."""
+        if self.end is not None or self.lockstep:
+            return []
+        left = None if self.window_closes_at is None else max(0.0, self.window_closes_at - now)
+        self.calls_made = 0
+        self.countdown_from = now
+        if left is not None:
+            self.window_closes_at = self.go_at + left
+        return []
 
     def wake_at(self) -> float | None:
         if self.end is not None or self.lockstep:

@@ -93,6 +93,36 @@ def test_late_advance_makes_every_countdown_call_it_missed() -> None:
     assert state.advance(9.0) == [Countdown("3"), Countdown("2"), Countdown("1"), Countdown("go")]
 
 
+def test_recount_after_a_restart_calls_the_countdown_again_before_anyone_plays() -> None:
+    state = deal("7h 7d 2c", "8h 8d 3c", countdown_tick=1.0)
+    state.advance(4.0)
+    assert state.apply(0, play("7h 7d"), 6.0)
+    assert state.recount(10.0) == []
+    assert state.view(0).phase is Phase.COUNTDOWN and state.view(0).go_at == 14.0
+    assert state.to_act() == frozenset() and state.legal_actions(1) == []
+    with pytest.raises(IllegalAction, match="too early"):
+        state.apply(1, play("8h 8d"), 12.0)
+    assert state.wake_at() == 11.0
+    assert state.advance(14.0) == [Countdown("3"), Countdown("2"), Countdown("1"), Countdown("go")]
+    assert state.to_act() == {1}  # seat 0's single 2c waits for two more 2s; seat 1 has a doublet
+
+
+def test_recount_gives_an_open_finish_window_back_after_the_new_go() -> None:
+    state = deal("7h 7d", "8h 8d 3c", countdown_tick=1.0, window=0.5)
+    state.advance(4.0)
+    state.apply(0, play("7h 7d"), 5.0)  # seat 0 has finished: the window closes at 5.5
+    state.recount(5.2)
+    assert state.wake_at() == 6.2  # the first call of the new countdown
+    state.advance(9.2)  # go
+    assert state.wake_at() == pytest.approx(9.5) and not state.is_over()
+
+
+def test_a_lockstep_game_is_not_real_time_and_recount_changes_nothing() -> None:
+    state = deal("7h 7d", "8h 8d", timing=Timing.LOCKSTEP)
+    assert not state.realtime and deal("7h 7d", "8h 8d").realtime
+    assert state.recount(3.0) == [] and state.to_act() == {0, 1}
+
+
 def test_zero_countdown_tick_starts_play_at_once() -> None:
     state = deal("7h 7d 2c", "8h 8d")
     assert state.view(0).phase is Phase.PLAY and state.to_act() == {0, 1} and state.wake_at() is None
