@@ -60,7 +60,7 @@ class Options:
     timing: Timing = Timing.REALTIME
     penalty: bool = True
     """A refused play costs 10 points; False: refused without penalty."""
-    countdown_tick: float = bounded(1.0, 0.0, 10.0, "seconds")
+    countdown_tick: float = bounded(1.0, 0.0, 60.0, "seconds")
     """Seconds between the calls "3", "2", "1", "go" (real time only; 0 starts at once)."""
     window: float = bounded(0.05, 0.0, 10.0, "seconds")
     """Seconds after the first finish in which others still finish with it (real time only): closed

@@ -544,8 +544,8 @@ def test_events_read_as_a_spectator_would_say_them() -> None:
     ("values", "reason"),
     [
         ({"players": 5}, "played by 2 to 4 players"),
-        ({"countdown_tick": -1}, "countdown_tick must be 0.0 to 10.0 seconds, not -1"),
-        ({"countdown_tick": 1e300}, r"countdown_tick must be 0.0 to 10.0 seconds, not 1e\+300"),
+        ({"countdown_tick": -1}, "countdown_tick must be 0.0 to 60.0 seconds, not -1"),
+        ({"countdown_tick": 1e300}, r"countdown_tick must be 0.0 to 60.0 seconds, not 1e\+300"),
         ({"window": float("nan")}, "window must be 0.0 to 10.0 seconds, not nan"),
         ({"timing": "turns"}, "is not one of realtime, lockstep"),
     ],

@@ -19,7 +19,7 @@ PAIR = games_pb2.GameOptions(pair_battle=pair_battle_pb2.PairBattleOptions(playe
         (
             games_pb2.GameOptions(pair_battle=pair_battle_pb2.PairBattleOptions(countdown_tick=1e300)),
             None,
-            "countdown_tick must be 0.0 to 10.0 seconds, not 1e+300",
+            "countdown_tick must be 0.0 to 60.0 seconds, not 1e+300",
         ),
         (
             games_pb2.GameOptions(pair_battle=pair_battle_pb2.PairBattleOptions(window=-0.5)),

@@ -16,7 +16,7 @@ codec = convert.codec("pair_battle")
 async def test_a_play_before_go_is_refused_and_its_penalty_shown_to_everyone(
     channel: grpc.aio.Channel, admin: Admin
 ) -> None:
-    created = await admin.create("pair_battle", 2, {"countdown_tick": 600.0})  # "go" is far away
+    created = await admin.create("pair_battle", 2, {"countdown_tick": 60.0})  # "go" is far away
     early, other = Bot(channel, created.seat_tokens[0]), Bot(channel, created.seat_tokens[1])
     await early.hello()
     await other.hello()
