@@ -21,6 +21,7 @@ from grpc_reflection.v1alpha import reflection
 from croupier.engine.games import GAMES
 from croupier.server import convert, logs
 from croupier.server.admin import AdminService
+from croupier.server.audience import Limits
 from croupier.server.bots import BotService
 from croupier.server.datafiles import FILE_MODE, OUT_OF_ROOM, private_folder, replace_file
 from croupier.server.errors import lenient_parser, server_stream, unary
@@ -69,6 +70,7 @@ class Croupier:
     server: grpc.aio.Server
     port: int
     referee: Referee
+    spectator: SpectatorService
     health: Any  # grpc_health's asyncio HealthServicer (untyped: grpc-stubs describe only the sync one)
     metrics: Metrics
     metrics_port: int | None
@@ -82,6 +84,7 @@ class Croupier:
         if drain is not None:
             await drain
         await self.server.stop(grace)
+        self.spectator.close()
         await self.referee.close()
         self.metrics.stop()
 
@@ -95,13 +98,14 @@ async def create_server(
     metrics_address: str | None = None,
     tls: Tls | None = None,
     advertise: str | None = None,
+    spectators: Limits | None = None,
 ) -> Croupier:
     """Start a referee on ``address`` (port 0 picks a free port: see ``Croupier.port``).
 
     Unfinished matches found in ``data_dir`` are resumed before the first call is taken.
     ``metrics_address`` ("host:port") serves Prometheus metrics; None serves none.
     ``advertise`` ("host:port") is where callers reach this referee (``GetReferee``); by
-    default the listening address.
+    default the listening address. ``spectators``: who may watch, and how much at once.
     """
     logs.configure()
     if not address.rpartition(":")[2].isdigit():
@@ -127,7 +131,8 @@ async def create_server(
             ("grpc.keepalive_permit_without_calls", 1),
         ]
     )
-    implementations: list[object] = [BotService(referee), SpectatorService(referee), AdminService(referee)]
+    spectator = SpectatorService(referee, spectators)
+    implementations: list[object] = [BotService(referee), spectator, AdminService(referee)]
     for service, implementation in zip(SERVICES, implementations, strict=True):
         handlers = method_handlers(service, implementation)
         server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(service.full_name, handlers),))
@@ -170,7 +175,7 @@ async def create_server(
         metrics_port=metrics_port,
         tls=tls is not None,
     )
-    return Croupier(server, port, referee, health_servicer, metrics, metrics_port, admin_token)
+    return Croupier(server, port, referee, spectator, health_servicer, metrics, metrics_port, admin_token)
 
 
 def _serve_metrics(metrics: Metrics, address: str) -> int:

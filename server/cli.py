@@ -51,6 +51,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="on SIGTERM, seconds to report NOT_SERVING while still serving, so a load balancer "
         "stops sending calls before connections are refused (default 2; a second signal ends it)",
     )
+    parser.add_argument(
+        "--spectators",
+        choices=("anonymous", "token", "off"),
+        default="anonymous",
+        help="who may list, watch and replay matches: anyone (default), callers with a bot, seat or "
+        "admin token, or the admin alone",
+    )
     parser.add_argument("--tls-cert", type=Path, help="PEM certificate chain: serve TLS (with --tls-key)")
     parser.add_argument("--tls-key", type=Path, help="PEM private key of --tls-cert")
     parser.add_argument("--tls-client-ca", type=Path, help="PEM CA: require client certificates it signed")
@@ -106,6 +113,7 @@ def run(args: argparse.Namespace) -> int:
 
 async def _serve(args: argparse.Namespace, clocks: Clocks, metrics: str | None, tls: Tls | None) -> None:
     from croupier.server.app import create_server
+    from croupier.server.audience import Access, Limits
 
     referee = await create_server(
         args.address,
@@ -115,6 +123,7 @@ async def _serve(args: argparse.Namespace, clocks: Clocks, metrics: str | None, 
         metrics_address=metrics,
         tls=tls,
         advertise=args.advertise,
+        spectators=Limits(access=Access(args.spectators)),
     )
     host = args.address.rpartition(":")[0] or "127.0.0.1"
     for damage in referee.referee.damaged:

@@ -1018,9 +1018,11 @@ class Match:
             self.subscribers.remove(subscription)
 
     def replay_frames(self, records: list[Record], admin: bool) -> Iterator[spectator_pb2.MatchFrame]:
-        """Frames of past records, re-run from the seed (in the spectator's coroutine, not the actor)."""
+        """Frames of past records, re-run from the seed: by a spectator's worker thread, which
+        touches nothing of the live match (its info is taken now)."""
         reveal = admin or self.status == Status.MATCH_STATUS_FINISHED
-        return replay_frames(self.spec, self.options, self._seed, records, reveal, self.info)
+        info = self.info()
+        return replay_frames(self.spec, self.options, self._seed, records, reveal, lambda: info)
 
     # --- messages ----------------------------------------------------------------------------------
 

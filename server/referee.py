@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import heapq
 import json
 import re
 import secrets
@@ -50,6 +51,8 @@ from croupier.v1 import admin_pb2, match_pb2
 log = structlog.get_logger("croupier.referee")
 
 MAX_SEATS = 16
+ListKey = tuple[int, str]
+"""Where a match comes in ListMatches: (created ms, match id)."""
 MAX_NAME = 100
 BOT_ID = re.compile(r"[A-Za-z0-9._-]{1,64}")
 MIN_TOKEN, MAX_TOKEN = 24, 200
@@ -418,12 +421,29 @@ class Referee:
             raise NotFound(f"no match {match_id!r}")
         return past
 
-    def list_infos(self, status: int, game: str) -> list[match_pb2.MatchInfo]:
-        infos = [*self.past.values(), *(m.info() for m in self.matches.values())]
-        return sorted(
-            (i for i in infos if (not status or i.status == status) and (not game or i.game == game)),
-            key=lambda i: (i.created_unix_ms, i.match_id),
-        )
+    def list_page(
+        self, status: int, game: str, after: ListKey | None, size: int
+    ) -> tuple[list[match_pb2.MatchInfo], ListKey | None]:
+        """Up to ``size`` matches, oldest first, after the key ``after`` (created ms, match id), and
+        the key of the last one if more follow. Only the page's MatchInfos are built: a referee
+        may know tens of thousands of matches."""
+        found: list[tuple[ListKey, match_pb2.MatchInfo | Match]] = [
+            ((info.created_unix_ms, info.match_id), info)
+            for info in self.past.values()
+            if (not status or info.status == status) and (not game or info.game == game)
+        ]
+        found += [
+            ((match.created_ms, match.id), match)
+            for match in self.matches.values()
+            if (not status or match.status == status) and (not game or match.spec.name == game)
+        ]
+        if after is not None:
+            found = [entry for entry in found if entry[0] > after]
+        page = heapq.nsmallest(size + 1, found, key=lambda entry: entry[0])
+        infos = [
+            entry if isinstance(entry, match_pb2.MatchInfo) else entry.info() for _, entry in page[:size]
+        ]
+        return infos, page[size - 1][0] if len(page) > size else None
 
     async def cancel_match(self, match_id: str, reason: str) -> match_pb2.MatchInfo:
         """End a waiting or running match without a result; a finished or cancelled one is left as

@@ -2,79 +2,109 @@
 
 A spectator sees public facts only until a match is over; the admin token
 sees everything at any time. Past frames are rebuilt by re-running the engine
-from the journal, so live frames and replayed ones are made by the same code.
+from the journal, so live frames and replayed ones are made by the same code;
+that re-run happens in the audience's worker threads, never on the event loop
+the matches share, and who may ask for how much is the audience's to say.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
+import asyncio
+import base64
+import binascii
+import itertools
+from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
+from typing import TypeVar
 
 import grpc
 
 import croupier.server.session as sessions
 from croupier.engine.games import get_game
-from croupier.server.errors import Context, FailedPrecondition, abort
+from croupier.server.audience import Audience, Limits
+from croupier.server.errors import Context, FailedPrecondition, InvalidArgument, abort
 from croupier.server.journal import read_private, read_records
 from croupier.server.match import replay_frames
-from croupier.server.referee import Referee, tokens_of
+from croupier.server.referee import ListKey, Referee
 from croupier.v1 import match_pb2, spectator_pb2
+
+T = TypeVar("T")
+
+PAGE_SIZE, MAX_PAGE_SIZE = 100, 1000
+REPLAY_BATCH = 64
+"""Frames re-run per trip to a worker thread."""
 
 
 class SpectatorService:
-    def __init__(self, referee: Referee) -> None:
+    def __init__(self, referee: Referee, limits: Limits | None = None) -> None:
         self.referee = referee
+        self.audience = Audience(referee, limits or Limits())
 
     async def ListMatches(
         self, request: spectator_pb2.ListMatchesRequest, context: Context
     ) -> spectator_pb2.ListMatchesResponse:
+        self.audience.admit(context)
+        if request.page_size < 0:
+            raise InvalidArgument(f"page_size must be 0 (the default, {PAGE_SIZE}) or more")
+        size = min(request.page_size or PAGE_SIZE, MAX_PAGE_SIZE)
+        after = _read_page_token(request.page_token) if request.page_token else None
+        infos, last = self.referee.list_page(request.status, request.game, after, size)
         return spectator_pb2.ListMatchesResponse(
-            matches=self.referee.list_infos(request.status, request.game)
+            matches=infos, next_page_token=_page_token(last) if last is not None else ""
         )
 
     async def WatchMatch(
         self, request: spectator_pb2.WatchMatchRequest, context: Context
     ) -> AsyncIterator[spectator_pb2.MatchFrame]:
-        admin = self.referee.is_admin(tokens_of(context))
+        caller = self.audience.admit(context)
         match = self.referee.matches.get(request.match_id)
         if match is None or match.done.is_set():
-            for frame in self._past_frames(request.match_id, admin):
-                yield frame
+            self.referee.info(request.match_id)  # NOT_FOUND before anything is re-run
+            with self.audience.replay(caller):
+                async for frame in self._off_loop(self._past_frames(request.match_id, caller.admin)):
+                    yield frame
             return
-        subscription, backlog = match.subscribe(admin, request.from_start)
-        try:
-            for frame in match.replay_frames(backlog, admin):
-                yield frame
-            while (live := await subscription.frames.get()) is not None:
-                yield live
-            if subscription.overrun:
-                await abort(
-                    context,
-                    grpc.StatusCode.RESOURCE_EXHAUSTED,
-                    f"{sessions.MAX_QUEUED} frames were waiting for you to read them: read as you go "
-                    "(watch again for a snapshot, or replay the match when it is over)",
-                )
-        finally:
-            match.unsubscribe(subscription)
+        with self.audience.feed(caller):
+            subscription, backlog = match.subscribe(caller.admin, request.from_start)
+            try:
+                if backlog:
+                    with self.audience.replay(caller):
+                        async for frame in self._off_loop(match.replay_frames(backlog, caller.admin)):
+                            yield frame
+                while (live := await subscription.frames.get()) is not None:
+                    yield live
+                if subscription.overrun:
+                    await abort(
+                        context,
+                        grpc.StatusCode.RESOURCE_EXHAUSTED,
+                        f"{sessions.MAX_QUEUED} frames were waiting for you to read them: read as you go "
+                        "(watch again for a snapshot, or replay the match when it is over)",
+                    )
+            finally:
+                match.unsubscribe(subscription)
 
     async def GetRecord(
         self, request: spectator_pb2.GetRecordRequest, context: Context
     ) -> spectator_pb2.MatchRecord:
-        admin = self.referee.is_admin(tokens_of(context))
+        caller = self.audience.admit(context)
         match = self.referee.matches.get(request.match_id)
         if match is not None and not match.done.is_set():
-            if not admin:
+            if not caller.admin:
                 raise FailedPrecondition(f"match {request.match_id} is not over: watch it instead")
-            return spectator_pb2.MatchRecord(
-                info=match.info(), frames=list(match.replay_frames(list(match.records), admin=True))
+            info, frames = match.info(), match.replay_frames(list(match.records), admin=True)
+        else:
+            info, frames = (
+                self.referee.info(request.match_id),
+                self._past_frames(request.match_id, caller.admin),
             )
-        return spectator_pb2.MatchRecord(
-            info=self.referee.info(request.match_id), frames=list(self._past_frames(request.match_id, admin))
-        )
+        with self.audience.replay(caller):
+            record = await self._in_thread(lambda: spectator_pb2.MatchRecord(info=info, frames=list(frames)))
+        return record
 
     def _past_frames(self, match_id: str, admin: bool) -> Iterator[spectator_pb2.MatchFrame]:
-        """A match's whole record from its journal: hands included once it finished; a cancelled
-        match's hands only to the admin (its seed is not revealed: it may be dealt again)."""
+        """A match's whole record from its journal (read lazily, in the worker thread that runs
+        the first frame): hands included once it finished; a cancelled match's hands only to the
+        admin (its seed is not revealed: it may be dealt again)."""
         path: Path = self.referee.journal_path(match_id)
         info = self.referee.info(match_id)
         if info.status == match_pb2.MATCH_STATUS_DAMAGED:
@@ -91,4 +121,30 @@ class SpectatorService:
             seed, reveal = read_private(secret)["seed"], admin
         else:
             seed, reveal = end["seed"], True
-        return replay_frames(spec, spec.options(header["options"]), seed, records, reveal, lambda: info)
+        yield from replay_frames(spec, spec.options(header["options"]), seed, records, reveal, lambda: info)
+
+    async def _off_loop(self, frames: Iterator[T]) -> AsyncIterator[T]:
+        """``frames`` made in the replay threads, a batch at a time, yielded on the loop."""
+        while batch := await self._in_thread(lambda: list(itertools.islice(frames, REPLAY_BATCH))):
+            for frame in batch:
+                yield frame
+
+    async def _in_thread(self, work: Callable[[], T]) -> T:
+        return await asyncio.get_running_loop().run_in_executor(self.audience.replay_pool, work)
+
+    def close(self) -> None:
+        self.audience.close()
+
+
+def _page_token(key: ListKey) -> str:
+    return base64.urlsafe_b64encode(f"{key[0]}:{key[1]}".encode()).decode()
+
+
+def _read_page_token(token: str) -> ListKey:
+    try:
+        created, _, match_id = base64.urlsafe_b64decode(token.encode()).decode().partition(":")
+        return int(created), match_id
+    except (binascii.Error, UnicodeError, ValueError):
+        raise InvalidArgument(
+            "page_token is not one this referee gave: pass next_page_token as it came"
+        ) from None

@@ -155,9 +155,13 @@ async def _live_matches(stub: Stub, game: str | None, ended: bool = False) -> li
     found: list[match_pb2.MatchInfo] = []
     statuses = [match_pb2.MATCH_STATUS_RUNNING, match_pb2.MATCH_STATUS_WAITING]
     for status in [match_pb2.MATCH_STATUS_FINISHED, *statuses] if ended else statuses:
-        request = spectator_pb2.ListMatchesRequest(status=status, game=game or "")
-        response = await stub.ListMatches(request)
-        found.extend(response.matches)
+        page_token = ""
+        while True:  # a page at a time
+            request = spectator_pb2.ListMatchesRequest(status=status, game=game or "", page_token=page_token)
+            response = await stub.ListMatches(request)
+            found.extend(response.matches)
+            if not (page_token := response.next_page_token):
+                break
     return found
 
 
