@@ -19,7 +19,7 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
 from croupier.engine.games import GAMES
-from croupier.server import convert, logs
+from croupier.server import convert, logs, openfiles
 from croupier.server.admin import AdminService
 from croupier.server.audience import Limits
 from croupier.server.bots import BotService
@@ -116,6 +116,7 @@ async def create_server(
             backend=api_implementation.Type(),
         )
     convert.all_codecs()  # a game whose proto disagrees with its engine fails here, not mid-match
+    open_files = openfiles.raise_soft_limit()
     private_folder(data_dir)
     admin_token = _checked_admin_token(admin_token) if admin_token else _admin_token(data_dir)
     metrics = Metrics(GAMES)
@@ -174,6 +175,7 @@ async def create_server(
         data=str(data_dir),
         metrics_port=metrics_port,
         tls=tls is not None,
+        open_files_limit=open_files[0] if open_files else None,
     )
     return Croupier(server, port, referee, spectator, health_servicer, metrics, metrics_port, admin_token)
 

@@ -31,7 +31,7 @@ from typing import Any
 import structlog
 
 from croupier.engine.games import get_game
-from croupier.server import convert
+from croupier.server import convert, openfiles
 from croupier.server.datafiles import OUT_OF_ROOM, Appender, private_folder, set_aside
 from croupier.server.errors import (
     AlreadyExists,
@@ -360,6 +360,12 @@ class Referee:
         if options.players != len(seats):
             raise InvalidArgument(f"options say {options.players} players but {len(seats)} seats are given")
         clocks = self.clocks.merged(request.clocks)
+        full = openfiles.room_for_a_match()
+        if full is not None:
+            raise ResourceExhausted(
+                f"no room for another match with {len(self.matches)} matches live ({full}): raise the "
+                "referee's open-files limit, or use another referee"
+            )
         tokens = ["seat_" + secrets.token_urlsafe(24) for _ in seats]
         players = []
         for index, (seat, token) in enumerate(zip(seats, tokens, strict=True)):
