@@ -84,7 +84,6 @@ class Croupier:
         if drain is not None:
             await drain
         await self.server.stop(grace)
-        self.spectator.close()
         await self.referee.close()
         self.metrics.stop()
 

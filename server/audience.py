@@ -6,22 +6,29 @@ knows (``token``: a bot's, a live seat's, the admin's), or the admin alone
 (``off``). Whoever they are, no caller but the admin may hold more than a few
 live feeds per connection, anonymous callers share a bounded number of feeds,
 and replays (a journal re-run from its start: GetRecord, a from-start or
-finished WatchMatch) are bounded the same way and run in a few worker threads
-of their own, so a spectator never takes the event loop from the matches.
+finished WatchMatch) are bounded the same way. Replays take turns in one lane
+on the event loop, a slice of a few milliseconds at a time, each slice followed
+by a rest as long: spectators get at most half the loop, the matches the rest.
+(Worker threads do not help: a replay is pure Python, and a thread holding the
+GIL cut a live match from 770 decisions/s to 30 in bench/anonymous_load.py.)
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import enum
+import time
 from collections import Counter
-from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
+from typing import TypeVar
 
 from croupier.server.errors import Context, PermissionDenied, ResourceExhausted, Unauthenticated
 from croupier.server.journal import token_sha256
 from croupier.server.referee import Referee, tokens_of
+
+T = TypeVar("T")
 
 
 class Access(enum.Enum):
@@ -35,16 +42,17 @@ class Limits:
     """What spectators may ask at once (the admin is never limited)."""
 
     access: Access = Access.ANONYMOUS
-    feeds_per_connection: int = 8
+    feeds_per_connection: int = 4
     """Live WatchMatch streams one connection may hold."""
-    anonymous_feeds: int = 256
-    """Live WatchMatch streams all anonymous callers together may hold."""
+    anonymous_feeds: int = 32
+    """Live WatchMatch streams all anonymous callers together may hold: each frame costs the loop
+    a stream write per watcher (64 watchers cut a live match from 865 decisions/s to 179)."""
     replays_per_connection: int = 2
     """Replays (GetRecord, a from-start or finished WatchMatch) one connection may have under way."""
     anonymous_replays: int = 32
     """Replays all anonymous callers together may have under way."""
-    replay_threads: int = 2
-    """Worker threads that re-run journals, for everyone: a replay waits for one."""
+    replay_slice: float = 0.002
+    """Seconds a replay runs on the loop before it rests as long (and lets the matches run)."""
 
 
 @dataclass(frozen=True)
@@ -64,8 +72,8 @@ class Audience:
         self._anonymous_feeds = 0
         self._replays: Counter[str] = Counter()
         self._anonymous_replays = 0
-        self.replay_pool = ThreadPoolExecutor(limits.replay_threads, thread_name_prefix="replay")
-        """Where journals are re-run (the admin's too): off the event loop every match shares."""
+        self._lane: asyncio.Lock | None = None
+        """Held by the replay whose slice (or the rest after it) runs: replays take turns."""
 
     def admit(self, context: Context) -> Caller:
         """The caller, if ``--spectators`` lets it in: UNAUTHENTICATED or PERMISSION_DENIED if not."""
@@ -138,5 +146,22 @@ class Audience:
             if not self._replays[caller.connection]:
                 del self._replays[caller.connection]
 
-    def close(self) -> None:
-        self.replay_pool.shutdown(wait=False, cancel_futures=True)
+    async def in_slices(self, items: Iterator[T]) -> AsyncIterator[T]:
+        """``items`` made in the replay lane, a slice at a time (the admin's replays too), and
+        yielded between slices, so a slow reader never holds the lane."""
+        if self._lane is None:
+            self._lane = asyncio.Lock()
+        exhausted = False
+        while not exhausted:
+            async with self._lane:
+                started = time.perf_counter()
+                batch = []
+                for item in items:
+                    batch.append(item)
+                    if time.perf_counter() - started >= self.limits.replay_slice:
+                        break
+                else:
+                    exhausted = True
+                await asyncio.sleep(time.perf_counter() - started)  # the rest: the matches' turn
+            for item in batch:
+                yield item

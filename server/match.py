@@ -1018,8 +1018,8 @@ class Match:
             self.subscribers.remove(subscription)
 
     def replay_frames(self, records: list[Record], admin: bool) -> Iterator[spectator_pb2.MatchFrame]:
-        """Frames of past records, re-run from the seed: by a spectator's worker thread, which
-        touches nothing of the live match (its info is taken now)."""
+        """Frames of past records, re-run from the seed, a slice at a time while the match plays
+        on: nothing of the live match is read but its info, taken now."""
         reveal = admin or self.status == Status.MATCH_STATUS_FINISHED
         info = self.info()
         return replay_frames(self.spec, self.options, self._seed, records, reveal, lambda: info)

@@ -3,8 +3,8 @@
 A spectator sees public facts only until a match is over; the admin token
 sees everything at any time. Past frames are rebuilt by re-running the engine
 from the journal, so live frames and replayed ones are made by the same code;
-that re-run happens in the audience's worker threads, never on the event loop
-the matches share, and who may ask for how much is the audience's to say.
+that re-run takes turns with the matches on the event loop, a slice at a time,
+and who may ask for how much is the audience's to say.
 """
 
 from __future__ import annotations
@@ -12,10 +12,8 @@ from __future__ import annotations
 import asyncio
 import base64
 import binascii
-import itertools
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
-from typing import TypeVar
 
 import grpc
 
@@ -28,11 +26,7 @@ from croupier.server.match import replay_frames
 from croupier.server.referee import ListKey, Referee
 from croupier.v1 import match_pb2, spectator_pb2
 
-T = TypeVar("T")
-
 PAGE_SIZE, MAX_PAGE_SIZE = 100, 1000
-REPLAY_BATCH = 64
-"""Frames re-run per trip to a worker thread."""
 
 
 class SpectatorService:
@@ -59,9 +53,9 @@ class SpectatorService:
         caller = self.audience.admit(context)
         match = self.referee.matches.get(request.match_id)
         if match is None or match.done.is_set():
-            self.referee.info(request.match_id)  # NOT_FOUND before anything is re-run
             with self.audience.replay(caller):
-                async for frame in self._off_loop(self._past_frames(request.match_id, caller.admin)):
+                frames = await self._past_frames(request.match_id, caller.admin)
+                async for frame in self.audience.in_slices(frames):
                     yield frame
             return
         with self.audience.feed(caller):
@@ -69,7 +63,9 @@ class SpectatorService:
             try:
                 if backlog:
                     with self.audience.replay(caller):
-                        async for frame in self._off_loop(match.replay_frames(backlog, caller.admin)):
+                        async for frame in self.audience.in_slices(
+                            match.replay_frames(backlog, caller.admin)
+                        ):
                             yield frame
                 while (live := await subscription.frames.get()) is not None:
                     yield live
@@ -88,28 +84,27 @@ class SpectatorService:
     ) -> spectator_pb2.MatchRecord:
         caller = self.audience.admit(context)
         match = self.referee.matches.get(request.match_id)
-        if match is not None and not match.done.is_set():
-            if not caller.admin:
-                raise FailedPrecondition(f"match {request.match_id} is not over: watch it instead")
-            info, frames = match.info(), match.replay_frames(list(match.records), admin=True)
-        else:
-            info, frames = (
-                self.referee.info(request.match_id),
-                self._past_frames(request.match_id, caller.admin),
-            )
         with self.audience.replay(caller):
-            record = await self._in_thread(lambda: spectator_pb2.MatchRecord(info=info, frames=list(frames)))
-        return record
+            if match is not None and not match.done.is_set():
+                if not caller.admin:
+                    raise FailedPrecondition(f"match {request.match_id} is not over: watch it instead")
+                info, frames = match.info(), match.replay_frames(list(match.records), admin=True)
+            else:
+                info = self.referee.info(request.match_id)
+                frames = await self._past_frames(request.match_id, caller.admin)
+            return spectator_pb2.MatchRecord(
+                info=info, frames=[f async for f in self.audience.in_slices(frames)]
+            )
 
-    def _past_frames(self, match_id: str, admin: bool) -> Iterator[spectator_pb2.MatchFrame]:
-        """A match's whole record from its journal (read lazily, in the worker thread that runs
-        the first frame): hands included once it finished; a cancelled match's hands only to the
-        admin (its seed is not revealed: it may be dealt again)."""
+    async def _past_frames(self, match_id: str, admin: bool) -> Iterator[spectator_pb2.MatchFrame]:
+        """A match's whole record from its journal (read in a worker thread: it is file I/O):
+        hands included once it finished; a cancelled match's hands only to the admin (its seed
+        is not revealed: it may be dealt again)."""
         path: Path = self.referee.journal_path(match_id)
         info = self.referee.info(match_id)
         if info.status == match_pb2.MATCH_STATUS_DAMAGED:
             raise FailedPrecondition(f"match {match_id} is damaged ({info.damage}): it has no record to show")
-        records = read_records(path)
+        records = await asyncio.to_thread(read_records, path)
         header, end = records[0], records[-1]
         if end["t"] not in ("end", "cancel"):  # damaged since the referee started
             raise FailedPrecondition(f"match {match_id}'s journal is damaged: it has no record to show")
@@ -121,19 +116,7 @@ class SpectatorService:
             seed, reveal = read_private(secret)["seed"], admin
         else:
             seed, reveal = end["seed"], True
-        yield from replay_frames(spec, spec.options(header["options"]), seed, records, reveal, lambda: info)
-
-    async def _off_loop(self, frames: Iterator[T]) -> AsyncIterator[T]:
-        """``frames`` made in the replay threads, a batch at a time, yielded on the loop."""
-        while batch := await self._in_thread(lambda: list(itertools.islice(frames, REPLAY_BATCH))):
-            for frame in batch:
-                yield frame
-
-    async def _in_thread(self, work: Callable[[], T]) -> T:
-        return await asyncio.get_running_loop().run_in_executor(self.audience.replay_pool, work)
-
-    def close(self) -> None:
-        self.audience.close()
+        return replay_frames(spec, spec.options(header["options"]), seed, records, reveal, lambda: info)
 
 
 def _page_token(key: ListKey) -> str:
