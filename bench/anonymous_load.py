@@ -203,26 +203,27 @@ async def main(args: argparse.Namespace) -> None:
     env = None
     if source is not None:
         env = {**os.environ, "PYTHONPATH": str(source / "gen")}
-    with tempfile.TemporaryDirectory() as data:
-        with Server(referee_argv(Path(data)), env=env) as referee:
-            async with own_connection(referee.port) as channel:
-                admin = admin_pb2_grpc.AdminServiceStub(channel)
-                record = await finished_record(admin, channel)
-                if "listing" in args.loads:
-                    seats = [admin_pb2.SeatSpec(name="w0"), admin_pb2.SeatSpec(name="w1")]
-                    for k in range(args.listed):
-                        await admin.CreateMatch(create_request("chinese_ten", seats, seed=k), metadata=ADMIN)
-            print(f"referee from {source or 'this checkout'}; {args.seconds:g} s per load; "
-                  f"{args.watchers} watchers, {args.replays} replay or listing clients, {args.listed} matches listed")  # fmt: skip
-            print("| load | decisions/s | round trip p50 ms | p99 ms | max ms | timeouts | the load got |")
-            print("| --- | ---: | ---: | ---: | ---: | ---: | --- |")
-            for load in args.loads:
-                row = await scenario(referee.port, load, args, record)
-                print(
-                    f"| {row['load']} | {row['decisions/s']:,.0f} | {row['p50 ms']:.2f} | {row['p99 ms']:.1f} "
-                    f"| {row['max ms']:.0f} | {row['timeouts']} | {row['load got']} |",
-                    flush=True,
-                )
+    with tempfile.TemporaryDirectory() as data, Server(referee_argv(Path(data)), env=env) as referee:
+        async with own_connection(referee.port) as channel:
+            admin = admin_pb2_grpc.AdminServiceStub(channel)
+            record = await finished_record(admin, channel)
+            if "listing" in args.loads:
+                seats = [admin_pb2.SeatSpec(name="w0"), admin_pb2.SeatSpec(name="w1")]
+                for k in range(args.listed):
+                    await admin.CreateMatch(create_request("chinese_ten", seats, seed=k), metadata=ADMIN)
+        print(
+            f"referee from {source or 'this checkout'}; {args.seconds:g} s per load; {args.watchers} "
+            f"watchers, {args.replays} replay or listing clients, {args.listed} matches listed"
+        )
+        print("| load | decisions/s | round trip p50 ms | p99 ms | max ms | timeouts | the load got |")
+        print("| --- | ---: | ---: | ---: | ---: | ---: | --- |")
+        for load in args.loads:
+            row = await scenario(referee.port, load, args, record)
+            print(
+                f"| {row['load']} | {row['decisions/s']:,.0f} | {row['p50 ms']:.2f} | {row['p99 ms']:.1f} "
+                f"| {row['max ms']:.0f} | {row['timeouts']} | {row['load got']} |",
+                flush=True,
+            )
 
 
 def parse() -> argparse.Namespace:
