@@ -70,7 +70,6 @@ class Croupier:
     server: grpc.aio.Server
     port: int
     referee: Referee
-    spectator: SpectatorService
     health: Any  # grpc_health's asyncio HealthServicer (untyped: grpc-stubs describe only the sync one)
     metrics: Metrics
     metrics_port: int | None
@@ -131,8 +130,11 @@ async def create_server(
             ("grpc.keepalive_permit_without_calls", 1),
         ]
     )
-    spectator = SpectatorService(referee, spectators)
-    implementations: list[object] = [BotService(referee), spectator, AdminService(referee)]
+    implementations: list[object] = [
+        BotService(referee),
+        SpectatorService(referee, spectators),
+        AdminService(referee),
+    ]
     for service, implementation in zip(SERVICES, implementations, strict=True):
         handlers = method_handlers(service, implementation)
         server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(service.full_name, handlers),))
@@ -176,7 +178,7 @@ async def create_server(
         tls=tls is not None,
         open_files_limit=open_files[0] if open_files else None,
     )
-    return Croupier(server, port, referee, spectator, health_servicer, metrics, metrics_port, admin_token)
+    return Croupier(server, port, referee, health_servicer, metrics, metrics_port, admin_token)
 
 
 def _serve_metrics(metrics: Metrics, address: str) -> int:

@@ -1018,11 +1018,9 @@ class Match:
             self.subscribers.remove(subscription)
 
     def replay_frames(self, records: list[Record], admin: bool) -> Iterator[spectator_pb2.MatchFrame]:
-        """Frames of past records, re-run from the seed, a slice at a time while the match plays
-        on: nothing of the live match is read but its info, taken now."""
+        """Frames of past records, re-run from the seed (in the spectator's coroutine, not the actor)."""
         reveal = admin or self.status == Status.MATCH_STATUS_FINISHED
-        info = self.info()
-        return replay_frames(self.spec, self.options, self._seed, records, reveal, lambda: info)
+        return replay_frames(self.spec, self.options, self._seed, records, reveal, self.info)
 
     # --- messages ----------------------------------------------------------------------------------
 
