@@ -5,10 +5,11 @@ may be: anyone (``anonymous``, the default), callers with a token the referee
 knows (``token``: a bot's, a live seat's, the admin's), or the admin alone
 (``off``). Whoever they are, no caller but the admin may hold more than a few
 live feeds per connection, anonymous callers share a bounded number of feeds,
-and replays (a journal re-run from its start: GetRecord, a from-start or
-finished WatchMatch) are bounded the same way. Replays take turns in one lane
-on the event loop, a slice of a few milliseconds at a time, each slice followed
-by a rest as long: spectators get at most half the loop, the matches the rest.
+and heavy reads (listings, and replays: a journal re-run from its start for
+GetRecord or a from-start or finished WatchMatch) are bounded the same way.
+Heavy reads take turns in one lane on the event loop, a slice of a few
+milliseconds at a time, each followed by a rest as long: spectators get at most
+half the loop, the matches the rest.
 (Worker threads do not help: a replay is pure Python, and a thread holding the
 GIL cut a live match from 770 decisions/s to 30 in bench/anonymous_load.py.)
 """
@@ -20,7 +21,7 @@ import contextlib
 import enum
 import time
 from collections import Counter
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass
 from typing import TypeVar
 
@@ -47,12 +48,13 @@ class Limits:
     anonymous_feeds: int = 32
     """Live WatchMatch streams all anonymous callers together may hold: each frame costs the loop
     a stream write per watcher (64 watchers cut a live match from 865 decisions/s to 179)."""
-    replays_per_connection: int = 2
-    """Replays (GetRecord, a from-start or finished WatchMatch) one connection may have under way."""
-    anonymous_replays: int = 32
-    """Replays all anonymous callers together may have under way."""
+    heavy_reads_per_connection: int = 2
+    """Listings and replays (GetRecord, a from-start or finished WatchMatch) one connection may
+    have under way."""
+    anonymous_heavy_reads: int = 32
+    """Listings and replays all anonymous callers together may have under way."""
     replay_slice: float = 0.002
-    """Seconds a replay runs on the loop before it rests as long (and lets the matches run)."""
+    """Seconds a replay runs in the lane before it rests as long (and lets the matches run)."""
 
 
 @dataclass(frozen=True)
@@ -73,7 +75,7 @@ class Audience:
         self._replays: Counter[str] = Counter()
         self._anonymous_replays = 0
         self._lane: asyncio.Lock | None = None
-        """Held by the replay whose slice (or the rest after it) runs: replays take turns."""
+        """Held by the listing or replay slice that runs, and through the rest after it."""
 
     def admit(self, context: Context) -> Caller:
         """The caller, if ``--spectators`` lets it in: UNAUTHENTICATED or PERMISSION_DENIED if not."""
@@ -121,20 +123,20 @@ class Audience:
                 del self._feeds[caller.connection]
 
     @contextlib.contextmanager
-    def replay(self, caller: Caller) -> Iterator[None]:
-        """Hold one replay under way for the length of the block, or RESOURCE_EXHAUSTED."""
+    def heavy_read(self, caller: Caller) -> Iterator[None]:
+        """Hold one heavy read (a replay, a listing) under way for the block, or RESOURCE_EXHAUSTED."""
         if caller.admin:
             yield
             return
-        if self._replays[caller.connection] >= self.limits.replays_per_connection:
+        if self._replays[caller.connection] >= self.limits.heavy_reads_per_connection:
             raise ResourceExhausted(
-                f"{self.limits.replays_per_connection} replays are under way on this connection: "
-                "wait for one to finish"
+                f"{self.limits.heavy_reads_per_connection} listings or replays are under way on this "
+                "connection: wait for one to finish"
             )
-        if caller.anonymous and self._anonymous_replays >= self.limits.anonymous_replays:
+        if caller.anonymous and self._anonymous_replays >= self.limits.anonymous_heavy_reads:
             raise ResourceExhausted(
-                f"{self.limits.anonymous_replays} replays are under way for anonymous spectators: try "
-                "again shortly, or with a token"
+                f"{self.limits.anonymous_heavy_reads} listings or replays are under way for anonymous "
+                "spectators: try again shortly, or with a token"
             )
         self._replays[caller.connection] += 1
         self._anonymous_replays += caller.anonymous
@@ -146,14 +148,17 @@ class Audience:
             if not self._replays[caller.connection]:
                 del self._replays[caller.connection]
 
+    async def in_turn(self, work: Callable[[], T]) -> T:
+        """``work`` done in the lane (a listing), and the rest after it."""
+        async with self._lane_taken():
+            return work()
+
     async def in_slices(self, items: Iterator[T]) -> AsyncIterator[T]:
-        """``items`` made in the replay lane, a slice at a time (the admin's replays too), and
-        yielded between slices, so a slow reader never holds the lane."""
-        if self._lane is None:
-            self._lane = asyncio.Lock()
+        """``items`` made in the lane, a slice at a time (the admin's replays too), and yielded
+        between slices, so a slow reader never holds the lane."""
         exhausted = False
         while not exhausted:
-            async with self._lane:
+            async with self._lane_taken():
                 started = time.perf_counter()
                 batch = []
                 for item in items:
@@ -162,6 +167,15 @@ class Audience:
                         break
                 else:
                     exhausted = True
-                await asyncio.sleep(time.perf_counter() - started)  # the rest: the matches' turn
             for item in batch:
                 yield item
+
+    @contextlib.asynccontextmanager
+    async def _lane_taken(self) -> AsyncIterator[None]:
+        """The lane for the block and a rest as long after it: the matches' turn."""
+        if self._lane is None:
+            self._lane = asyncio.Lock()
+        async with self._lane:
+            started = time.perf_counter()
+            yield
+            await asyncio.sleep(time.perf_counter() - started)

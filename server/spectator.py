@@ -37,12 +37,15 @@ class SpectatorService:
     async def ListMatches(
         self, request: spectator_pb2.ListMatchesRequest, context: Context
     ) -> spectator_pb2.ListMatchesResponse:
-        self.audience.admit(context)
+        caller = self.audience.admit(context)
         if request.page_size < 0:
             raise InvalidArgument(f"page_size must be 0 (the default, {PAGE_SIZE}) or more")
         size = min(request.page_size or PAGE_SIZE, MAX_PAGE_SIZE)
         after = _read_page_token(request.page_token) if request.page_token else None
-        infos, last = self.referee.list_page(request.status, request.game, after, size)
+        with self.audience.heavy_read(caller):
+            infos, last = await self.audience.in_turn(
+                lambda: self.referee.list_page(request.status, request.game, after, size)
+            )
         return spectator_pb2.ListMatchesResponse(
             matches=infos, next_page_token=_page_token(last) if last is not None else ""
         )
@@ -53,7 +56,7 @@ class SpectatorService:
         caller = self.audience.admit(context)
         match = self.referee.matches.get(request.match_id)
         if match is None or match.done.is_set():
-            with self.audience.replay(caller):
+            with self.audience.heavy_read(caller):
                 frames = await self._past_frames(request.match_id, caller.admin)
                 async for frame in self.audience.in_slices(frames):
                     yield frame
@@ -62,7 +65,7 @@ class SpectatorService:
             subscription, backlog = match.subscribe(caller.admin, request.from_start)
             try:
                 if backlog:
-                    with self.audience.replay(caller):
+                    with self.audience.heavy_read(caller):
                         async for frame in self.audience.in_slices(
                             match.replay_frames(backlog, caller.admin)
                         ):
@@ -84,7 +87,7 @@ class SpectatorService:
     ) -> spectator_pb2.MatchRecord:
         caller = self.audience.admit(context)
         match = self.referee.matches.get(request.match_id)
-        with self.audience.replay(caller):
+        with self.audience.heavy_read(caller):
             if match is not None and not match.done.is_set():
                 if not caller.admin:
                     raise FailedPrecondition(f"match {request.match_id} is not over: watch it instead")

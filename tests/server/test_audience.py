@@ -32,7 +32,7 @@ async def referee_with(tmp_path: Path, limits: Limits) -> Croupier:
 
 @pytest.fixture
 async def limited(tmp_path: Path) -> AsyncIterator[Croupier]:
-    limits = Limits(feeds_per_connection=2, anonymous_feeds=3, replays_per_connection=1)
+    limits = Limits(feeds_per_connection=2, anonymous_feeds=3, heavy_reads_per_connection=1)
     croupier = await referee_with(tmp_path, limits)
     yield croupier
     await croupier.stop(grace=None)
@@ -200,7 +200,7 @@ async def test_a_replay_takes_turns_with_the_matches_and_one_runs_per_connection
         second = await status_of(admin.spectator.GetRecord(request))
         assert second == (
             Code.RESOURCE_EXHAUSTED,
-            "1 replays are under way on this connection: wait for one to finish",
+            "1 listings or replays are under way on this connection: wait for one to finish",
         )
         playing = await Admin(other).create("chinese_ten", 2, {"target": 100})
         await play_match(other, list(playing.seat_tokens))
