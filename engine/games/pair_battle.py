@@ -16,6 +16,7 @@ player submits one play or a pass.
 from __future__ import annotations
 
 import copy
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import Enum
