@@ -16,8 +16,8 @@ import grpc
 import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
-from croupier.v1 import bots_pb2, bots_pb2_grpc
-from tests.server.botclient import token
+from croupier.v1 import bots_pb2, bots_pb2_grpc, spectator_pb2, spectator_pb2_grpc
+from tests.server.botclient import ADMIN, token
 from tests.server.test_restart import ROOT, RefereeProcess
 
 Serving = health_pb2.HealthCheckResponse.ServingStatus
@@ -106,5 +106,23 @@ async def test_streams_with_an_unknown_token_always_get_unauthenticated(tmp_path
         answers = await asyncio.gather(*(refused_stream(port, moves) for moves in [1] * 40 + [100] * 20))
         unknown = "UNAUTHENTICATED: unknown token (a seat token expires when its match ends)"
         assert Counter(answers) == {unknown: 60}
+    finally:
+        referee.kill()
+
+
+async def test_spectators_off_on_croupier_serve_shows_matches_to_the_admin_alone(tmp_path: Path) -> None:
+    referee = RefereeProcess(tmp_path / "data", tmp_path / "referee.log", "--spectators", "off")
+    try:
+        port = await referee.port()
+        async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
+            stub = spectator_pb2_grpc.SpectatorServiceStub(channel)
+            with pytest.raises(grpc.aio.AioRpcError) as refused:
+                await stub.ListMatches(spectator_pb2.ListMatchesRequest())
+            assert refused.value.code() == grpc.StatusCode.PERMISSION_DENIED
+            assert (
+                refused.value.details()
+                == "this referee shows its matches to the admin only (--spectators off)"
+            )
+            assert not (await stub.ListMatches(spectator_pb2.ListMatchesRequest(), metadata=ADMIN)).matches
     finally:
         referee.kill()
