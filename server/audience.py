@@ -66,14 +66,51 @@ class Caller:
     connection: str
 
 
+class Quota:
+    """Calls of one kind under way: at most so many per connection, and for anonymous callers
+    together (the admin's are not counted)."""
+
+    def __init__(self, what: str, per_connection: int, anonymous: int) -> None:
+        self.what = what
+        self.per_connection = per_connection
+        self.anonymous = anonymous
+        self._connections: Counter[str] = Counter()
+        self._anonymous = 0
+
+    @contextlib.contextmanager
+    def held(self, caller: Caller) -> Iterator[None]:
+        if caller.admin:
+            yield
+            return
+        if self._connections[caller.connection] >= self.per_connection:
+            raise ResourceExhausted(
+                f"this connection has {self.per_connection} {self.what} under way already: wait for "
+                "one to end"
+            )
+        if caller.anonymous and self._anonymous >= self.anonymous:
+            raise ResourceExhausted(
+                f"anonymous spectators have {self.anonymous} {self.what} under way already: try again "
+                "shortly, or with a token"
+            )
+        self._connections[caller.connection] += 1
+        self._anonymous += caller.anonymous
+        try:
+            yield
+        finally:
+            self._anonymous -= caller.anonymous
+            self._connections[caller.connection] -= 1
+            if not self._connections[caller.connection]:
+                del self._connections[caller.connection]
+
+
 class Audience:
     def __init__(self, referee: Referee, limits: Limits) -> None:
         self.referee = referee
         self.limits = limits
-        self._feeds: Counter[str] = Counter()
-        self._anonymous_feeds = 0
-        self._replays: Counter[str] = Counter()
-        self._anonymous_replays = 0
+        self._feeds = Quota("live feeds", limits.feeds_per_connection, limits.anonymous_feeds)
+        self._heavy_reads = Quota(
+            "listings or replays", limits.heavy_reads_per_connection, limits.anonymous_heavy_reads
+        )
         self._lane: asyncio.Lock | None = None
         """Held by the listing or replay slice that runs, and through the rest after it."""
 
@@ -96,57 +133,13 @@ class Audience:
         digest = token_sha256(token)
         return digest in self.referee.bot_tokens or digest in self.referee.seat_tokens
 
-    @contextlib.contextmanager
-    def feed(self, caller: Caller) -> Iterator[None]:
+    def feed(self, caller: Caller) -> contextlib.AbstractContextManager[None]:
         """Hold one live feed for the length of the block, or RESOURCE_EXHAUSTED."""
-        if caller.admin:
-            yield
-            return
-        if self._feeds[caller.connection] >= self.limits.feeds_per_connection:
-            raise ResourceExhausted(
-                f"{self.limits.feeds_per_connection} live matches are watched on this connection "
-                "already: stop one first"
-            )
-        if caller.anonymous and self._anonymous_feeds >= self.limits.anonymous_feeds:
-            raise ResourceExhausted(
-                f"{self.limits.anonymous_feeds} anonymous spectators are watching already: try again "
-                "later, or watch with a token"
-            )
-        self._feeds[caller.connection] += 1
-        self._anonymous_feeds += caller.anonymous
-        try:
-            yield
-        finally:
-            self._anonymous_feeds -= caller.anonymous
-            self._feeds[caller.connection] -= 1
-            if not self._feeds[caller.connection]:
-                del self._feeds[caller.connection]
+        return self._feeds.held(caller)
 
-    @contextlib.contextmanager
-    def heavy_read(self, caller: Caller) -> Iterator[None]:
-        """Hold one heavy read (a replay, a listing) under way for the block, or RESOURCE_EXHAUSTED."""
-        if caller.admin:
-            yield
-            return
-        if self._replays[caller.connection] >= self.limits.heavy_reads_per_connection:
-            raise ResourceExhausted(
-                f"{self.limits.heavy_reads_per_connection} listings or replays are under way on this "
-                "connection: wait for one to finish"
-            )
-        if caller.anonymous and self._anonymous_replays >= self.limits.anonymous_heavy_reads:
-            raise ResourceExhausted(
-                f"{self.limits.anonymous_heavy_reads} listings or replays are under way for anonymous "
-                "spectators: try again shortly, or with a token"
-            )
-        self._replays[caller.connection] += 1
-        self._anonymous_replays += caller.anonymous
-        try:
-            yield
-        finally:
-            self._anonymous_replays -= caller.anonymous
-            self._replays[caller.connection] -= 1
-            if not self._replays[caller.connection]:
-                del self._replays[caller.connection]
+    def heavy_read(self, caller: Caller) -> contextlib.AbstractContextManager[None]:
+        """Hold one heavy read (a listing, a replay) for the block, or RESOURCE_EXHAUSTED."""
+        return self._heavy_reads.held(caller)
 
     async def in_turn(self, work: Callable[[], T]) -> T:
         """``work`` done in the lane (a listing), and the rest after it."""

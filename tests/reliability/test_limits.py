@@ -20,7 +20,7 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from croupier.server import openfiles
 from croupier.server.app import Croupier
-from croupier.v1 import spectator_pb2, spectator_pb2_grpc
+from croupier.v1 import admin_pb2, spectator_pb2, spectator_pb2_grpc
 from tests.server.botclient import Admin, Bot
 from tests.server.test_restart import ROOT
 
@@ -38,6 +38,17 @@ def few_open_files(headroom: int = HEADROOM) -> Iterator[int]:
         yield limit
     finally:
         resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+
+
+async def plays_to_its_end(channel: grpc.aio.Channel, created: admin_pb2.CreateMatchResponse) -> None:
+    """The match a full referee holds goes on to its end, nobody forfeited."""
+    seats = [Bot(channel, token) for token in created.seat_tokens]
+    for bot in seats:
+        await bot.hello()
+    for bot, [ended] in zip(seats, await asyncio.gather(*(bot.play() for bot in seats)), strict=True):
+        assert ended.match_id == created.match.match_id
+        assert [seat.forfeited for seat in ended.result.seats] == ["", ""]
+        await bot.close()
 
 
 @pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="counts open files in /proc")
@@ -71,15 +82,7 @@ async def test_a_referee_keeps_open_files_for_connections_and_health_checks_when
                 )
                 assert len(listed.matches) == created
     assert soft == resource.getrlimit(resource.RLIMIT_NOFILE)[0]
-
-    # the matches it holds go on to their end
-    seats = [Bot(channel, token) for token in first.seat_tokens]
-    for bot in seats:
-        await bot.hello()
-    for bot, [ended] in zip(seats, await asyncio.gather(*(bot.play() for bot in seats)), strict=True):
-        assert ended.match_id == first.match.match_id
-        assert [seat.forfeited for seat in ended.result.seats] == ["", ""]
-        await bot.close()
+    await plays_to_its_end(channel, first)
 
 
 @pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="counts open files in /proc")
@@ -103,15 +106,7 @@ async def test_a_referee_out_of_open_files_refuses_new_matches_clearly_and_plays
     secrets = [name for name in files if name.endswith(".secret")]
     assert len(journals) == len(secrets) == created  # nothing left of the refused one
     assert len(referee.referee.matches) == created
-
-    # the matches it holds go on to their end
-    seats = [Bot(channel, token) for token in first.seat_tokens]
-    for bot in seats:
-        await bot.hello()
-    for bot, [ended] in zip(seats, await asyncio.gather(*(bot.play() for bot in seats)), strict=True):
-        assert ended.match_id == first.match.match_id
-        assert [seat.forfeited for seat in ended.result.seats] == ["", ""]
-        await bot.close()
+    await plays_to_its_end(channel, first)
 
 
 @pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="reads the referee's limits in /proc")

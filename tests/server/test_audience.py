@@ -147,13 +147,13 @@ async def test_live_feeds_are_limited_per_connection_and_for_anonymous_callers(l
         assert [answer for _, answer in held] == [(Code.OK, "")] * 2
         assert (await feed(one))[1] == (
             Code.RESOURCE_EXHAUSTED,
-            "2 live matches are watched on this connection already: stop one first",
+            "this connection has 2 live feeds under way already: wait for one to end",
         )
         held.append(await feed(two))
         assert held[-1][1] == (Code.OK, "")
         assert (await feed(two))[1] == (
             Code.RESOURCE_EXHAUSTED,
-            "3 anonymous spectators are watching already: try again later, or watch with a token",
+            "anonymous spectators have 3 live feeds under way already: try again shortly, or with a token",
         )
         assert [(await feed(one, ADMIN))[1] for _ in range(3)] == [(Code.OK, "")] * 3  # the admin: no limit
         held[0][0].cancel()
@@ -200,7 +200,7 @@ async def test_a_replay_takes_turns_with_the_matches_and_one_runs_per_connection
         second = await status_of(admin.spectator.GetRecord(request))
         assert second == (
             Code.RESOURCE_EXHAUSTED,
-            "1 listings or replays are under way on this connection: wait for one to finish",
+            "this connection has 1 listings or replays under way already: wait for one to end",
         )
         playing = await Admin(other).create("chinese_ten", 2, {"target": 100})
         await play_match(other, list(playing.seat_tokens))
