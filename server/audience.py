@@ -43,7 +43,7 @@ class Limits:
     """What spectators may ask at once (the admin is never limited)."""
 
     access: Access = Access.ANONYMOUS
-    feeds_per_connection: int = 4
+    feeds_per_connection: int = 16
     """Live WatchMatch streams one connection may hold."""
     anonymous_feeds: int = 32
     """Live WatchMatch streams all anonymous callers together may hold: each frame costs the loop

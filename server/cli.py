@@ -58,6 +58,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="who may list, watch and replay matches: anyone (default), callers with a bot, seat or "
         "admin token, or the admin alone",
     )
+    parser.add_argument(
+        "--feeds-per-connection",
+        type=int,
+        default=16,
+        help="live WatchMatch streams one connection may hold, the admin's aside (default 16)",
+    )
+    parser.add_argument(
+        "--anonymous-feeds",
+        type=int,
+        default=32,
+        help="live WatchMatch streams all anonymous callers may hold together (default 32): each "
+        "costs the referee a stream write per frame",
+    )
     parser.add_argument("--tls-cert", type=Path, help="PEM certificate chain: serve TLS (with --tls-key)")
     parser.add_argument("--tls-key", type=Path, help="PEM private key of --tls-cert")
     parser.add_argument("--tls-client-ca", type=Path, help="PEM CA: require client certificates it signed")
@@ -104,6 +117,9 @@ def run(args: argparse.Namespace) -> int:
     metrics = None if args.metrics_address == "off" else args.metrics_address
     if not 0 <= args.drain_seconds <= 3600:
         raise SystemExit("croupier serve: --drain-seconds must be 0 to 3600")
+    for flag in ("feeds_per_connection", "anonymous_feeds"):
+        if not 0 <= getattr(args, flag) <= 100_000:
+            raise SystemExit(f"croupier serve: --{flag.replace('_', '-')} must be 0 to 100000")
     try:
         asyncio.run(_serve(args, clocks, metrics, tls))
     except CannotStart as exc:
@@ -123,7 +139,11 @@ async def _serve(args: argparse.Namespace, clocks: Clocks, metrics: str | None, 
         metrics_address=metrics,
         tls=tls,
         advertise=args.advertise,
-        spectators=Limits(access=Access(args.spectators)),
+        spectators=Limits(
+            access=Access(args.spectators),
+            feeds_per_connection=args.feeds_per_connection,
+            anonymous_feeds=args.anonymous_feeds,
+        ),
     )
     host = args.address.rpartition(":")[0] or "127.0.0.1"
     for damage in referee.referee.damaged:
