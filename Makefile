@@ -9,7 +9,7 @@ STUBS := gen/.stamp
 NODE_DIR := clients/node
 NODE_MODULES := $(NODE_DIR)/node_modules/.package-lock.json
 
-.PHONY: run test lint serve bench clean stubs node wheel
+.PHONY: run test lint serve bench clean stubs node wheel cpp-bot go-bot cpp-toolchain go-toolchain
 
 # The demo: a duplicate round robin of the bundled bots on an embedded referee, ending with the
 # ratings table. Run again, it plays the same tournament with new deals (ratings keep every run);
@@ -62,6 +62,33 @@ node:
 	@if command -v npm >/dev/null 2>&1 && [ -f $(NODE_DIR)/package.json ]; then \
 	  [ -f $(NODE_MODULES) ] || (cd $(NODE_DIR) && npm ci --no-audit --no-fund --loglevel=error); \
 	else echo "npm not found or no Node bot: the Node.js bot's test will be skipped"; fi
+
+# The C++ and Go starter bots (clients/cpp, clients/go), from Debian's packages: each target installs
+# the missing ones first, saying so (TOOLCHAIN_CHECK=--check only lists them). A build lives in a
+# folder named after its sources' content, so a binary always matches the sources it is used with;
+# build/cpp-bot/croupier-bot and build/go-bot/croupier-bot link to the newest.
+CPP_PACKAGES := g++ make pkg-config libgrpc++-dev protobuf-compiler-grpc
+GO_PACKAGES := golang-go golang-google-grpc-dev golang-github-golang-protobuf-1-5-dev \
+  golang-google-protobuf-dev protobuf-compiler protoc-gen-go protoc-gen-go-grpc
+source_key = $(shell cat $(1) | sha256sum | cut -c1-12)
+CPP_KEY = $(call source_key,clients/cpp/bot.cc clients/cpp/Makefile $(PROTOS))
+GO_KEY = $(call source_key,clients/go/bot.go clients/go/Makefile $(PROTOS))
+
+cpp-toolchain:
+	@clients/debian-packages $(TOOLCHAIN_CHECK) "the C++ starter bot" $(CPP_PACKAGES)
+
+go-toolchain:
+	@clients/debian-packages $(TOOLCHAIN_CHECK) "the Go starter bot" $(GO_PACKAGES)
+
+cpp-bot: cpp-toolchain
+	@[ -x build/cpp-bot/$(CPP_KEY)/croupier-bot ] || \
+	  $(MAKE) --no-print-directory -C clients/cpp -j$$(nproc) BUILD=$(CURDIR)/build/cpp-bot/$(CPP_KEY)
+	@ln -sfn $(CPP_KEY)/croupier-bot build/cpp-bot/croupier-bot && echo "built build/cpp-bot/croupier-bot"
+
+go-bot: go-toolchain
+	@[ -x build/go-bot/$(GO_KEY)/croupier-bot ] || $(MAKE) --no-print-directory -C clients/go \
+	  BUILD=$(CURDIR)/build/go-bot/$(GO_KEY) GOCACHE=$(CURDIR)/build/go-bot/cache
+	@ln -sfn $(GO_KEY)/croupier-bot build/go-bot/croupier-bot && echo "built build/go-bot/croupier-bot"
 
 clean:
 	rm -rf $(VENV) gen dist build $(NODE_DIR)/node_modules

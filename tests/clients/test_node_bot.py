@@ -9,11 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from croupier.clients.bots import HeuristicBot, RandomBot
-from croupier.clients.sdk import Client
 from croupier.server.app import Croupier
-from croupier.v1 import admin_pb2, match_pb2
-from tests.clients.test_sdk import SHORT
+from tests.clients.foreign import plays_every_game, says_why_it_was_refused
 from tests.server.botclient import WAIT, Admin
 from tests.toolchains import need
 
@@ -37,53 +34,11 @@ def node() -> str:
 async def test_the_node_bot_plays_a_full_match_of_every_game_against_python_bots(
     node: str, referee: Croupier, admin: Admin
 ) -> None:
-    address = f"127.0.0.1:{referee.port}"
-    matches: list[admin_pb2.CreateMatchResponse] = []
-    for game, options in SHORT.items():
-        seats = [admin_pb2.SeatSpec(name="node")] + [
-            admin_pb2.SeatSpec(name=f"python{i}") for i in range(1, options["players"])
-        ]
-        matches.append(await admin.create(game, seats, options, seed=21))
-    tokens = [arg for m in matches for arg in ("--token", m.seat_tokens[0])]
-    process = await asyncio.create_subprocess_exec(
-        node, "bot.js", "--server", address, *tokens, "--matches", str(len(matches)),
-        cwd=NODE_DIR, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
-    )  # fmt: skip
-    pythons = [
-        Client(HeuristicBot if seat % 2 else RandomBot, address, [token], stop_after=1)
-        for m in matches
-        for seat, token in enumerate(m.seat_tokens[1:], start=1)
-    ]
-    try:
-        await asyncio.wait_for(asyncio.gather(*(c.run() for c in pythons)), WAIT)
-        output, _ = await asyncio.wait_for(process.communicate(), WAIT)
-    finally:
-        if process.returncode is None:
-            process.kill()
-    log = output.decode()
-    assert process.returncode == 0, log
-    assert "stopped after 4 match(es)" in log
-    for created in matches:
-        info = await admin.wait(created.match.match_id)
-        assert info.status == match_pb2.MATCH_STATUS_FINISHED
-        node_seat = info.result.seats[0]
-        assert (node_seat.name, node_seat.forfeited, node_seat.timeouts, node_seat.refusals) == (
-            "node",
-            "",
-            0,
-            0,
-        )
-        assert f"match {created.match.match_id} over: place {node_seat.place}" in log
+    await plays_every_game([node, "bot.js"], referee, admin, cwd=NODE_DIR)
 
 
 async def test_the_node_bot_says_why_the_referee_refused_it(node: str, referee: Croupier) -> None:
-    result = await asyncio.to_thread(
-        subprocess.run,
-        [node, "bot.js", "--server", f"127.0.0.1:{referee.port}", "--token", "nonsense"],
-        cwd=NODE_DIR, capture_output=True, text=True, timeout=WAIT,
-    )  # fmt: skip
-    assert result.returncode == 2
-    assert "UNAUTHENTICATED" in result.stderr and "unknown token" in result.stderr
+    await says_why_it_was_refused([node, "bot.js"], referee, cwd=NODE_DIR)
 
 
 async def test_the_node_bot_counts_a_forfeited_seat_as_a_match_done(

@@ -1,0 +1,93 @@
+"""Bots written in other languages (Node.js, C++, Go) against a real referee: one helper plays a whole
+match of every game between such a bot and the bundled Python bots, and checks what a user would see."""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+from collections.abc import Sequence
+from pathlib import Path
+
+from croupier.clients.bots import HeuristicBot, RandomBot
+from croupier.clients.sdk import Client
+from croupier.server.app import Croupier
+from croupier.v1 import admin_pb2, match_pb2
+from tests.clients.test_sdk import SHORT
+from tests.server.botclient import WAIT, Admin
+from tests.toolchains import missing, need
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def built(target: str, what: str) -> Path:
+    """``make TARGET`` (cpp-bot, go-bot): the starter bot's binary, built once for its sources' content.
+    A skip (a failure under CI) saying which Debian packages are missing; the tests never install them."""
+    make = need("make", f"{what} is built with make")
+    check = subprocess.run(
+        [make, "-s", target.replace("-bot", "-toolchain"), "TOOLCHAIN_CHECK=--check"],
+        cwd=REPO, capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    if check.returncode:
+        missing((check.stdout + check.stderr).strip())
+    build = subprocess.run(
+        [make, "-s", target, "TOOLCHAIN_CHECK=--check"], cwd=REPO, capture_output=True, text=True, timeout=900
+    )
+    assert build.returncode == 0, build.stdout + build.stderr
+    binary = REPO / "build" / target / "croupier-bot"
+    assert binary.is_file(), build.stdout
+    return binary
+
+
+async def run(command: Sequence[str], cwd: Path = REPO) -> tuple[int, str]:
+    """Run a bot until it exits; its exit code and everything it printed."""
+    process = await asyncio.create_subprocess_exec(
+        *command, cwd=cwd, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT
+    )
+    try:
+        output, _ = await asyncio.wait_for(process.communicate(), WAIT)
+    finally:
+        if process.returncode is None:
+            process.kill()
+            await process.wait()
+    assert process.returncode is not None
+    return process.returncode, output.decode()
+
+
+async def plays_every_game(command: Sequence[str], referee: Croupier, admin: Admin, cwd: Path = REPO) -> str:
+    """The bot (seat 0, seat tokens, ``--matches``) plays one match of every game against the bundled
+    bots; every match must finish with the bot's seat neither forfeited, timed out nor refused. Its log."""
+    address = f"127.0.0.1:{referee.port}"
+    matches: list[admin_pb2.CreateMatchResponse] = []
+    for game, options in SHORT.items():
+        seats = [admin_pb2.SeatSpec(name="starter")] + [
+            admin_pb2.SeatSpec(name=f"python{i}") for i in range(1, options["players"])
+        ]
+        matches.append(await admin.create(game, seats, options, seed=21))
+    tokens = [arg for m in matches for arg in ("--token", m.seat_tokens[0])]
+    pythons = [
+        Client(HeuristicBot if seat % 2 else RandomBot, address, [token], stop_after=1)
+        for m in matches
+        for seat, token in enumerate(m.seat_tokens[1:], start=1)
+    ]
+    bot = asyncio.ensure_future(
+        run([*command, "--server", address, *tokens, "--matches", str(len(matches))], cwd)
+    )
+    await asyncio.wait_for(asyncio.gather(*(c.run() for c in pythons)), WAIT)
+    code, log = await bot
+    assert code == 0, log
+    assert f"stopped after {len(matches)} match(es)" in log
+    for created in matches:
+        info = await admin.wait(created.match.match_id)
+        assert info.status == match_pb2.MATCH_STATUS_FINISHED
+        seat = info.result.seats[0]
+        assert (seat.name, seat.forfeited, seat.timeouts, seat.refusals) == ("starter", "", 0, 0), log
+        assert f"match {created.match.match_id} over: place {seat.place}" in log
+    return log
+
+
+async def says_why_it_was_refused(command: Sequence[str], referee: Croupier, cwd: Path = REPO) -> None:
+    """An unknown token: the bot exits with 2 and the referee's reason, without retrying."""
+    code, log = await run([*command, "--server", f"127.0.0.1:{referee.port}", "--token", "nonsense"], cwd)
+    assert code == 2, log
+    assert "UNAUTHENTICATED" in log and "unknown token" in log
+    assert "reconnecting" not in log
