@@ -18,6 +18,10 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
         "croupier.clients.bot_cli",
         "play on a referee: a bundled bot (random, heuristic) or your own Bot class",
     ),
+    "check-bot": (
+        "croupier.clients.check_bot",
+        "take a bot in any language through the protocol's corner cases, check by check",
+    ),
     "watch": (
         "croupier.clients.spectator.watch",
         "watch a live match: the table, hands, scores, clock and last events",

@@ -59,6 +59,8 @@ FATAL = frozenset(
     }
 )
 """Stream endings that another try would only repeat (bad token, wrong protocol version)."""
+MAX_RETRIES = 3
+"""Refused answers to one decision that ``choose`` is asked again for; then the referee's clock plays."""
 
 log = logging.getLogger("croupier.bot")
 
@@ -164,6 +166,9 @@ class _Seat:
         """The newest request that came while moves were outstanding: its view may not show them."""
         self.deferred: list[Unsolicited] | None = None
         """Plays made during ``choose``: sent after its answer."""
+        self.answered: bots_pb2.DecisionRequest | None = None
+        """The request answered last: a refusal leaves it open, and ``choose`` is asked again."""
+        self.retries = 0
 
 
 class Client:
@@ -322,6 +327,8 @@ class Client:
                 await self._answered(
                     result.match_id, result.seat, result.status == bots_pb2.ActionResult.ACCEPTED
                 )
+            if result.status == bots_pb2.ActionResult.REFUSED:
+                await self._retry(result)
         elif kind == "match_ended":
             self._ended(message.match_ended)
         elif kind == "seat_forfeited":
@@ -408,10 +415,30 @@ class Client:
         ) not in self.seats or decision.decision_id < seat.latest_decision:
             return  # the match ended, or a newer decision came, while an async choose thought
         if move is not None:
+            if seat.answered is None or seat.answered.decision_id != decision.decision_id:
+                seat.answered, seat.retries = decision, 0
             seat.outstanding += 1
             self._send(move)
         for action in plays:
             self._play(seat, action)
+
+    async def _retry(self, refused: bots_pb2.ActionResult) -> None:
+        """A refused answer leaves its decision open: ask ``choose`` again, unless a newer request
+        replaced it, or it was refused ``MAX_RETRIES`` times already (the clock will play)."""
+        seat = self.seats.get((refused.match_id, refused.seat))
+        decision = seat.answered if seat is not None else None
+        if seat is None or decision is None or decision.decision_id != refused.decision_id:
+            return
+        if decision.decision_id < seat.latest_decision:
+            return
+        if seat.retries >= MAX_RETRIES:
+            log.warning(
+                "match %s seat %d: decision %d refused %d times; the referee's clock will play",
+                refused.match_id, refused.seat, decision.decision_id, seat.retries + 1,
+            )  # fmt: skip
+            return
+        seat.retries += 1
+        await self._decide(decision)
 
     def _play(self, seat: _Seat, action: Unsolicited) -> None:
         """An action without a request (``Bot.play``): held back while ``choose`` runs."""

@@ -20,6 +20,7 @@ const PROTO_ROOT = path.join(__dirname, "..", "..", "proto");
 const PROTOCOL_VERSION = 1;
 const FIRST_DELAY_MS = 500;
 const MAX_DELAY_MS = 30000;
+const MAX_RETRIES = 3; // refused answers to one decision before leaving it to the clock
 // Stream endings another try would only repeat (a bad token, a wrong protocol version).
 const FATAL = new Set([
   grpc.status.UNAUTHENTICATED,
@@ -96,6 +97,11 @@ function playOnce(BotService, args, state) {
     const metadata = new grpc.Metadata();
     for (const token of args.tokens) metadata.add("croupier-token", token);
     const call = client.Play(metadata);
+    // The decision each seat answered last ("match/seat" -> {decisionId, legal, refusals}), so that a
+    // refusal, which leaves the decision open, can be answered with another move.
+    const open = new Map();
+    const send = (matchId, seat, decisionId, index) =>
+      call.write({ move: { match_id: matchId, decision_id: decisionId, seat, index } });
     let settled = false;
     const finish = (outcome, error) => {
       if (settled) return;
@@ -118,13 +124,26 @@ function playOnce(BotService, args, state) {
         }
         case "decision": {
           const d = message.decision;
-          const index = Math.floor(Math.random() * d.legal_actions.length);
-          call.write({ move: { match_id: d.match_id, decision_id: d.decision_id, seat: d.seat, index } });
+          const legal = d.legal_actions.length;
+          open.set(`${d.match_id}/${d.seat}`, { decisionId: d.decision_id, legal, refusals: 0 });
+          send(d.match_id, d.seat, d.decision_id, Math.floor(Math.random() * legal));
           break;
         }
         case "action_result": {
           const r = message.action_result;
-          if (r.status === "REFUSED") log(`match ${r.match_id}: refused: ${r.reason}`);
+          const key = `${r.match_id}/${r.seat}`;
+          const pending = open.get(key);
+          const same = pending !== undefined && pending.decisionId === r.decision_id;
+          if (r.status !== "REFUSED") {
+            if (same) open.delete(key);
+            break;
+          }
+          log(`match ${r.match_id}: refused: ${r.reason}`);
+          // The decision stays open after a refusal: answer it again, unless a newer one replaced it.
+          if (same && pending.refusals < MAX_RETRIES) {
+            pending.refusals += 1;
+            send(r.match_id, r.seat, r.decision_id, Math.floor(Math.random() * pending.legal));
+          }
           break;
         }
         case "error":
@@ -137,6 +156,7 @@ function playOnce(BotService, args, state) {
           // The referee plays the seat on; no match_ended comes for it, so it counts as finished here.
           const f = message.seat_forfeited;
           log(`match ${f.match_id}: seat ${f.seat} was forfeited (${f.reason})`);
+          open.delete(`${f.match_id}/${f.seat}`);
           state.finished += 1;
           if (args.matches !== null && state.finished >= args.matches) finish("done");
           break;
@@ -144,6 +164,7 @@ function playOnce(BotService, args, state) {
         case "match_ended": {
           const e = message.match_ended;
           const mine = e.result.seats.find((s) => s.seat === e.seat);
+          open.delete(`${e.match_id}/${e.seat}`);
           state.finished += 1;
           log(`match ${e.match_id} over: place ${mine ? mine.place : "?"} of ${e.result.seats.length}`);
           if (args.matches !== null && state.finished >= args.matches) finish("done");

@@ -1,0 +1,169 @@
+"""A tap between a bot and a referee, for ``croupier check-bot``: it serves ``BotService.Play``,
+passes every stream on to the referee, records what goes each way (parsed, with the time), and lets
+a check tamper: rewrite a bot's message, hold back the referee's, or drop the stream.
+
+Bytes pass through as they came: a bot's malformed message reaches the referee, which answers it as
+it would any bot; the tap parses a copy for the record.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import grpc
+
+from croupier.v1 import bots_pb2
+
+PLAY = "/croupier.v1.BotService/Play"
+DROPPED = "croupier check-bot dropped this stream (a check of reconnecting)"
+
+
+@dataclass
+class Stream:
+    """One stream of the bot's, as the tap saw it."""
+
+    number: int
+    sent: list[tuple[float, bots_pb2.BotMessage | None]] = field(default_factory=list)
+    """What the bot sent, in order, with the monotonic time it arrived (None: unreadable bytes)."""
+    received: list[tuple[float, bots_pb2.ServerMessage]] = field(default_factory=list)
+    """What the bot was sent, in order, with the time it was passed on."""
+    ended: str | None = None
+    """How it ended: "the bot closed it", "dropped", or the referee's status; None while it is open."""
+    drop: asyncio.Event = field(default_factory=asyncio.Event)
+
+    def moves(self, match_id: str) -> list[tuple[float, bots_pb2.Move]]:
+        return [
+            (at, m.move)
+            for at, m in self.sent
+            if m is not None and m.WhichOneof("message") == "move" and m.move.match_id == match_id
+        ]
+
+    def of_kind(self, kind: str, match_id: str | None = None) -> list[tuple[float, Any]]:
+        """What the bot was sent of one kind (``"decision"``, ...), about one match if given."""
+        found = []
+        for at, message in self.received:
+            if message.WhichOneof("message") == kind:
+                body = getattr(message, kind)
+                if match_id is None or getattr(body, "match_id", None) == match_id:
+                    found.append((at, body))
+        return found
+
+
+class Tamper:
+    """What a check does to the traffic: by default nothing. One stream's messages come in order."""
+
+    def to_referee(self, stream: Stream, message: bots_pb2.BotMessage) -> bots_pb2.BotMessage:
+        """The bot's message as the referee should get it."""
+        return message
+
+    def to_bot(self, stream: Stream, message: bots_pb2.ServerMessage) -> list[bots_pb2.ServerMessage]:
+        """What the bot should get now for the referee's ``message`` (none: held back)."""
+        return [message]
+
+
+class Tap:
+    """The bot's side of check-bot: a BotService that forwards to ``referee`` ("host:port")."""
+
+    def __init__(self, referee: str) -> None:
+        self.referee = referee
+        self.streams: list[Stream] = []
+        self.tamper = Tamper()
+        self._server: grpc.aio.Server | None = None
+        self._channel: grpc.aio.Channel | None = None
+
+    async def start(self) -> int:
+        """Listen on a free loopback port; the port."""
+        self._channel = grpc.aio.insecure_channel(self.referee)
+        self._server = grpc.aio.server(options=[("grpc.so_reuseport", 0)])
+        handler = grpc.stream_stream_rpc_method_handler(self._play)  # bytes in, bytes out
+        self._server.add_generic_rpc_handlers(
+            (grpc.method_handlers_generic_handler("croupier.v1.BotService", {"Play": handler}),)
+        )
+        port = self._server.add_insecure_port("127.0.0.1:0")
+        await self._server.start()
+        return port
+
+    async def stop(self) -> None:
+        if self._server is not None:
+            await self._server.stop(None)
+        if self._channel is not None:
+            await self._channel.close(None)
+
+    async def _play(self, requests: AsyncIterator[bytes], context: grpc.aio.ServicerContext[Any, Any]) -> Any:
+        assert self._channel is not None
+        stream = Stream(len(self.streams) + 1)
+        self.streams.append(stream)
+        tokens = [(k, v) for k, v in context.invocation_metadata() or () if k == "croupier-token"]
+        # bytes both ways; no request iterator: we write ourselves (grpc-stubs miss this form)
+        call: Any = self._channel.stream_stream(PLAY, None, None)(metadata=tokens)  # type: ignore[call-arg]
+        upward = asyncio.create_task(self._upward(stream, requests, call))
+        replies: asyncio.Queue[bytes | None] = asyncio.Queue()
+        downward = asyncio.create_task(self._downward(stream, call, replies))
+        dropped = asyncio.create_task(stream.drop.wait())
+        try:
+            while True:
+                reply = asyncio.create_task(replies.get())
+                await asyncio.wait({reply, dropped}, return_when=asyncio.FIRST_COMPLETED)
+                if dropped.done():
+                    reply.cancel()
+                    stream.ended = "dropped"
+                    await context.abort(grpc.StatusCode.UNAVAILABLE, DROPPED)
+                data = reply.result()
+                if data is None:
+                    break
+                yield data
+            if downward.done() and (error := downward.result()) is not None:
+                stream.ended = f"{error.code().name}: {error.details()}"
+                await context.abort(error.code(), error.details() or "")
+            stream.ended = stream.ended or "the referee ended it"
+        finally:
+            stream.ended = stream.ended or "the bot closed it"
+            call.cancel()
+            for task in (upward, downward, dropped):
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError, grpc.RpcError):
+                    await task
+
+    async def _upward(self, stream: Stream, requests: AsyncIterator[bytes], call: Any) -> None:
+        with contextlib.suppress(grpc.RpcError, asyncio.InvalidStateError):
+            async for data in requests:
+                message = _parse(bots_pb2.BotMessage, data)
+                stream.sent.append((time.monotonic(), message))
+                if message is not None:
+                    changed = self.tamper.to_referee(stream, message)
+                    if changed is not message:
+                        data = changed.SerializeToString()
+                await call.write(data)
+            await call.done_writing()
+
+    async def _downward(
+        self, stream: Stream, call: Any, replies: asyncio.Queue[bytes | None]
+    ) -> grpc.aio.AioRpcError | None:
+        """Pass the referee's messages on; the error the referee ended the stream with, if any."""
+        try:
+            async for data in call:
+                message = _parse(bots_pb2.ServerMessage, data)
+                if message is None:
+                    continue
+                for out in self.tamper.to_bot(stream, message):
+                    stream.received.append((time.monotonic(), out))
+                    replies.put_nowait(out.SerializeToString())
+            return None
+        except grpc.aio.AioRpcError as error:
+            return error
+        finally:
+            replies.put_nowait(None)
+
+
+def _parse(kind: Any, data: bytes) -> Any:
+    message = kind()
+    try:
+        message.ParseFromString(data)
+    except Exception:  # a bot's garbage: the referee answers it, the record says unreadable
+        return None
+    return message
