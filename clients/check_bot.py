@@ -194,6 +194,9 @@ class Trial:
         timed_out = self.received("action_result", match_id, lambda r: r.status == Result.TIMED_OUT)
         if seat.timeouts or seat.forfeited:
             why = f"decision {timed_out[0].decision_id} timed out" if timed_out else "it was not answered"
+            errors = [m for s in self.streams for _, m in s.of_kind("error")]
+            if errors:  # what the referee made of the bot's last mistaken message, if any
+                why += f'; the referee\'s last Error to the bot: "{errors[-1].message}"'
             raise Failed(f"{where} the bot's seat was forfeited ({seat.forfeited or 'timeouts'}): {why}")
         if seat.refusals > refusals:
             reason = f': "{refused[refusals].reason}"' if len(refused) > refusals else ""
@@ -473,10 +476,9 @@ async def clock(trial: Trial) -> str:
             raise
         asked = requests[late[0].decision_id]
         raise Failed(
-            f"decision {asked.decision_id} timed out: deadline_ms was {asked.deadline_ms} "
-            f"({decision_ms} per decision + {asked.time_bank_ms} of bank left); answer within deadline_ms "
-            f"({failed})"
-        ) from None
+            f"decision {asked.decision_id} timed out: its deadline_ms was {asked.deadline_ms} "
+            f"({decision_ms} per decision + {asked.time_bank_ms} of bank left), and the bot took longer"
+        ) from failed
     accepted = trial.received("action_result", match_id, lambda r: r.status == Result.ACCEPTED)
     asked = trial.received("decision", match_id)
     slowest = max((r.think_ms for r in accepted), default=0)
@@ -551,7 +553,7 @@ async def check(command: Sequence[str], names: Sequence[str], seconds: float) ->
         finally:
             await channel.close(None)
             await tap.stop()
-            await referee.stop(grace=None)
+            await referee.stop(grace=1)
     return verdicts
 
 
@@ -596,6 +598,7 @@ def run(args: argparse.Namespace) -> int:
         )
         return 2
     names = args.only or list(CHECKS)
+    os.environ.setdefault("GRPC_VERBOSITY", "ERROR")  # gRPC's own notes on streams the checks end
     print(f"checking {' '.join(command)}")
     print(f"{'check':<{WIDTH}}  result  what went on")
     verdicts = asyncio.run(check(command, names, args.timeout))

@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import asyncio
 import subprocess
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 
 from croupier.clients.bots import HeuristicBot, RandomBot
+from croupier.clients.check_bot import CHECKS
 from croupier.clients.sdk import Client
 from croupier.server.app import Croupier
 from croupier.v1 import admin_pb2, match_pb2
@@ -91,3 +93,28 @@ async def says_why_it_was_refused(command: Sequence[str], referee: Croupier, cwd
     assert code == 2, log
     assert "UNAUTHENTICATED" in log and "unknown token" in log
     assert "reconnecting" not in log
+
+
+def check_bot(command: Sequence[str], *only: str) -> tuple[int, dict[str, str]]:
+    """``croupier check-bot`` on ``command`` (``only`` these checks): its exit code, and each check's row
+    of the table (after the name), by name."""
+    options = [arg for name in only for arg in ("--only", name)]
+    result = subprocess.run(
+        [sys.executable, "-m", "croupier.clients.cli", "check-bot", *options, "--", *command],
+        cwd=REPO, capture_output=True, text=True, timeout=900,
+    )  # fmt: skip
+    rows = {}
+    for line in result.stdout.splitlines():
+        name, _, rest = line.partition(" ")
+        if name in CHECKS:
+            rows[name] = rest.strip()
+    assert result.returncode in (0, 1), result.stdout + result.stderr
+    return result.returncode, rows
+
+
+def passes_check_bot(command: Sequence[str]) -> None:
+    """Every check of ``croupier check-bot`` passes, each row saying so."""
+    code, rows = check_bot(command)
+    assert list(rows) == list(CHECKS), rows
+    failed = {name: row for name, row in rows.items() if not row.startswith("pass")}
+    assert not failed and code == 0, failed

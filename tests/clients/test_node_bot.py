@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from croupier.server.app import Croupier
-from tests.clients.foreign import plays_every_game, says_why_it_was_refused
+from tests.clients.foreign import passes_check_bot, plays_every_game, says_why_it_was_refused
 from tests.server.botclient import WAIT, Admin
 from tests.toolchains import need
 
@@ -35,6 +35,10 @@ async def test_the_node_bot_plays_a_full_match_of_every_game_against_python_bots
     node: str, referee: Croupier, admin: Admin
 ) -> None:
     await plays_every_game([node, "bot.js"], referee, admin, cwd=NODE_DIR)
+
+
+def test_the_node_bot_passes_every_check_of_croupier_check_bot(node: str) -> None:
+    passes_check_bot([node, str(NODE_DIR / "bot.js")])
 
 
 async def test_the_node_bot_says_why_the_referee_refused_it(node: str, referee: Croupier) -> None:

@@ -187,6 +187,7 @@ async def test_a_choice_outside_the_legal_list_is_refused_with_the_referees_reas
     assert refused and "nothing to pick" in refused[0]
     info = await admin.wait(created.match.match_id)
     assert info.result.seats[0].refusals == 1
+    assert info.result.seats[0].timeouts == 0  # asked again at once: a refusal leaves the decision open
 
 
 def run_bot(*args: str, env: dict[str, str] | None = None) -> subprocess.Popen[str]:

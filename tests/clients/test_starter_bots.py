@@ -1,7 +1,8 @@
 """The C++ and Go starter bots (clients/cpp, clients/go), each built once per session from Debian's
-packages by its make target, play a whole match of every game against the bundled bots, and stop with
-exit code 2 when the referee does not know their token. Skipped, saying which packages are missing,
-only where they are (under CI, .ci/toolchains installs them)."""
+packages by its make target, play a whole match of every game against the bundled bots, pass every
+check of croupier check-bot, and stop with exit code 2 when the referee does not know their token.
+Skipped, saying which packages are missing, only where they are (under CI, .ci/toolchains installs
+them)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from croupier.server.app import Croupier
-from tests.clients.foreign import built, plays_every_game, says_why_it_was_refused
+from tests.clients.foreign import built, passes_check_bot, plays_every_game, says_why_it_was_refused
 from tests.server.botclient import Admin
 
 STARTERS = {"cpp": ("cpp-bot", "the C++ starter bot"), "go": ("go-bot", "the Go starter bot")}
@@ -33,3 +34,7 @@ async def test_the_starter_bot_exits_2_when_the_referee_does_not_know_its_token(
     starter: Path, referee: Croupier
 ) -> None:
     await says_why_it_was_refused([str(starter)], referee)
+
+
+def test_the_starter_bot_passes_every_check_of_croupier_check_bot(starter: Path) -> None:
+    passes_check_bot([str(starter)])

@@ -1,0 +1,93 @@
+"""A bot with one deliberate flaw per check of ``croupier check-bot``, each a mistake a real bot could
+make; otherwise a plain random bot on raw stubs (the SDK would not make them).
+
+    python tests/clients/broken_bot.py FLAW      (server and token from $CROUPIER_SERVER, $CROUPIER_TOKEN)
+"""
+
+from __future__ import annotations
+
+import os
+import queue
+import random
+import sys
+import time
+from collections.abc import Iterator
+
+import grpc
+
+from croupier.v1 import bots_pb2, bots_pb2_grpc
+
+FLAWS = {
+    "hello": "says Hello with protocol version 2",
+    "several-matches": "sends every move with the id of the first match it saw",
+    "refused-move": "never answers a decision again after a refusal",
+    "replaced-decision": "after a move, waits for its ActionResult (a stale answer gets an Error instead)",
+    "dropped-stream": "stops when the stream ends",
+    "resumed-match": "ignores a match that MatchStarted says is resumed",
+    "forfeit-and-end": "fails on a message it does not expect: SeatForfeited",
+    "clock": "thinks 1.5 s over every decision",
+    "every-game": "answers only in Chinese Ten",
+}
+
+
+def play(flaw: str, server: str, tokens: list[str]) -> None:
+    """One stream, until it ends."""
+    outbox: queue.Queue[bots_pb2.BotMessage | None] = queue.Queue()
+    version = 2 if flaw == "hello" else 1
+    outbox.put(bots_pb2.BotMessage(hello=bots_pb2.Hello(protocol_version=version, name=flaw, max_matches=8)))
+
+    def requests() -> Iterator[bots_pb2.BotMessage]:
+        while (message := outbox.get()) is not None:
+            yield message
+
+    first_match = ""
+    ignored: set[str] = set()
+    awaiting_result = False
+    with grpc.insecure_channel(server) as channel:
+        try:
+            metadata = [("croupier-token", t) for t in tokens]
+            for message in bots_pb2_grpc.BotServiceStub(channel).Play(requests(), metadata=metadata):
+                kind = message.WhichOneof("message")
+                if kind == "match_started":
+                    first_match = first_match or message.match_started.match_id
+                    if flaw == "resumed-match" and message.match_started.resumed:
+                        ignored.add(message.match_started.match_id)
+                elif kind == "seat_forfeited" and flaw == "forfeit-and-end":
+                    raise RuntimeError("unexpected message: seat_forfeited")
+                elif kind == "action_result":
+                    awaiting_result = False
+                elif kind == "decision":
+                    decision = message.decision
+                    if decision.match_id in ignored or (flaw == "replaced-decision" and awaiting_result):
+                        continue
+                    if flaw == "every-game" and not decision.view.HasField("chinese_ten"):
+                        continue
+                    if flaw == "clock":
+                        time.sleep(1.5)
+                    match_id = first_match if flaw == "several-matches" else decision.match_id
+                    index = random.randrange(len(decision.legal_actions))
+                    move = bots_pb2.Move(match_id=match_id, decision_id=decision.decision_id, index=index)
+                    outbox.put(bots_pb2.BotMessage(move=move))
+                    awaiting_result = True
+        except grpc.RpcError as error:
+            print(f"stream ended: {error.code().name}: {error.details()}", file=sys.stderr, flush=True)
+        finally:
+            outbox.put(None)
+
+
+def main() -> int:
+    flaw = sys.argv[1]
+    if flaw not in FLAWS:
+        print(f"no flaw {flaw!r}: {', '.join(FLAWS)}", file=sys.stderr)
+        return 2
+    tokens = os.environ["CROUPIER_TOKEN"].split(",")
+    while True:
+        play(flaw, os.environ["CROUPIER_SERVER"], tokens)
+        if flaw == "dropped-stream":
+            print("the stream is over, and so is this bot", file=sys.stderr)
+            return 0
+        time.sleep(0.5)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,67 @@
+"""``croupier check-bot``: the Python SDK's bundled bots pass every check, and for each check a bot with
+one deliberate flaw (tests/clients/broken_bot.py) fails that check, by name, saying what went wrong.
+The Node.js, C++ and Go bots pass it in their own tests."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from croupier.clients.check_bot import CHECKS
+from tests.clients.broken_bot import FLAWS
+from tests.clients.foreign import REPO, check_bot, passes_check_bot
+
+BROKEN = [sys.executable, str(Path(__file__).with_name("broken_bot.py"))]
+
+# What the table says of each flaw: what a bot author reads to find the mistake.
+SAYS = {
+    "hello": "Hello.protocol_version was 2, the referee speaks 1 (the referee ended the stream: "
+    "FAILED_PRECONDITION",
+    "several-matches": "the bot's seat was forfeited (timeouts): decision",
+    "refused-move": "and the bot sent no other move for it: the decision stays open after a refusal",
+    "replaced-decision": "the bot never answered",
+    "dropped-stream": 'the bot exited with code 0 ("the stream is over, and so is this bot") while check-bot '
+    "waited for new stream after the referee dropped the first",
+    "resumed-match": "after MatchStarted(resumed): in the chinese_ten match the bot's seat was forfeited "
+    "(timeouts)",
+    "forfeit-and-end": "after SeatForfeited (timeouts): the bot exited with code 1 "
+    '("RuntimeError: unexpected message: seat_forfeited")',
+    "clock": "timed out: its deadline_ms was",
+    "every-game": "the bot's seat was forfeited (timeouts)",
+}
+
+
+def test_every_check_has_a_broken_bot_and_what_it_must_say() -> None:
+    assert list(FLAWS) == list(CHECKS) == list(SAYS)
+
+
+@pytest.mark.parametrize("strategy", ["random", "heuristic"])
+def test_the_sdk_bots_pass_every_check(strategy: str) -> None:
+    passes_check_bot([sys.executable, "-m", "croupier.clients.cli", "bot", "--strategy", strategy])
+
+
+@pytest.mark.parametrize("flaw", list(FLAWS))
+def test_a_bot_with_one_flaw_fails_that_check_by_name_saying_what_went_wrong(flaw: str) -> None:
+    code, rows = check_bot([*BROKEN, flaw], flaw)
+    assert code == 1
+    assert list(rows) == [flaw]
+    assert rows[flaw].startswith("FAIL"), rows
+    assert SAYS[flaw] in rows[flaw], rows
+
+
+def test_without_a_command_it_says_how_to_give_one() -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "croupier.clients.cli", "check-bot"], cwd=REPO, capture_output=True, text=True
+    )
+    assert result.returncode == 2
+    assert "give the bot's command after --" in result.stderr
+
+
+def test_a_command_that_cannot_run_fails_every_check_saying_why() -> None:
+    code, rows = check_bot(["./no-such-bot"], "hello")
+    assert code == 1
+    assert rows["hello"].startswith("FAIL") and "cannot run the bot" in rows["hello"]
+    assert "No such file" in rows["hello"]
