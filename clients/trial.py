@@ -1,0 +1,186 @@
+"""One check of ``croupier check-bot``: a newly registered bot run as a process, its opponents (the
+bundled Python bots) and its matches, with the waits a check is made of. A failed wait raises
+``Failed`` with words for the bot's author."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+import time
+from collections import deque
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
+
+import grpc
+
+from croupier.clients.wire import Stream, Tap
+from croupier.v1 import admin_pb2, bots_pb2, match_pb2
+
+T = TypeVar("T")
+STARTUP_SECONDS = 30.0
+"""Time for the bot's process to start and say Hello (a cold Python or a JVM takes a while)."""
+CLOCKS = {"decision_ms": 2000, "bank_ms": 4000, "max_timeouts": 1, "grace_ms": 10000}
+"""Every check's clocks but the clock's own: a bot that does not answer is forfeited in seconds."""
+SHORT: dict[str, dict[str, Any]] = {
+    "chinese_ten": {"players": 2, "target": 50},
+    "spoil_five": {"players": 3, "deals": 2},
+    "platinum_fish": {"players": 3},
+    "pair_battle": {"players": 2, "countdown_tick": 0.0},
+}
+"""A short match of each game."""
+OUT_OF_RANGE = 10_000
+"""The index the refused-move check puts in the bot's move: no decision lists that many actions."""
+Result = bots_pb2.ActionResult
+
+
+class Failed(Exception):
+    """A check failed; the message says what went wrong, for the bot's author."""
+
+
+class Trial:
+    """One check: a newly registered bot, its process, the opponents and the matches."""
+
+    def __init__(self, name: str, command: Sequence[str], tap: Tap, referee: str, admin: Any) -> None:
+        self.name, self.command, self.tap, self.referee, self.admin = name, command, tap, referee, admin
+        self.bot_id = ""
+        self.process: asyncio.subprocess.Process | None = None
+        self.output: deque[str] = deque(maxlen=20)
+        self.games: dict[str, str] = {}
+        """The trial's matches: id -> game."""
+        self.opponents: list[Any] = []
+        self.tasks: list[asyncio.Task[Any]] = []
+        self.first_stream = len(tap.streams)
+
+    @property
+    def streams(self) -> list[Stream]:
+        """The streams this trial's bot opened, in order."""
+        return self.tap.streams[self.first_stream :]
+
+    async def start(self, tap_port: int) -> None:
+        registered = await self.admin.RegisterBot(admin_pb2.RegisterBotRequest(name=f"checked-{self.name}"))
+        self.bot_id = registered.bot_id
+        env = {
+            **os.environ,
+            "CROUPIER_SERVER": f"127.0.0.1:{tap_port}",
+            "CROUPIER_TOKEN": registered.token,
+            "CROUPIER_BOT_NAME": "check-bot",
+        }
+        self.process = await asyncio.create_subprocess_exec(
+            *self.command, env=env, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.STDOUT, start_new_session=True,
+        )  # fmt: skip
+        self.tasks.append(asyncio.create_task(self._collect_output()))
+
+    async def _collect_output(self) -> None:
+        assert self.process is not None and self.process.stdout is not None
+        async for line in self.process.stdout:
+            self.output.append(line.decode(errors="replace").rstrip())
+
+    async def close(self) -> None:
+        for match_id in self.games:
+            with contextlib.suppress(grpc.RpcError):
+                await self.admin.CancelMatch(
+                    admin_pb2.CancelMatchRequest(match_id=match_id, reason="check-bot: the check is over")
+                )
+        for opponent in self.opponents:
+            opponent.stop()
+        if self.process is not None and self.process.returncode is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.process.pid, signal.SIGTERM)
+            try:
+                await asyncio.wait_for(self.process.wait(), 5)
+            except TimeoutError:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(self.process.pid, signal.SIGKILL)
+                await self.process.wait()
+        for task in self.tasks:
+            with contextlib.suppress(asyncio.CancelledError, grpc.RpcError):
+                await asyncio.wait_for(task, 5)
+
+    def exited(self) -> str | None:
+        """How the bot's process ended, with its last words; None while it runs."""
+        if self.process is None or self.process.returncode is None:
+            return None
+        last = next((line for line in reversed(self.output) if line.strip()), "")
+        return f"the bot exited with code {self.process.returncode}" + (f' ("{last[-160:]}")' if last else "")
+
+    async def until(self, what: str, found: Callable[[], T | None], seconds: float = 60.0) -> T:
+        """Wait for ``found()`` to return something; a failure naming ``what`` if the bot exits first
+        or ``seconds`` pass."""
+        deadline = time.monotonic() + seconds
+        while True:
+            value = found()
+            if value:
+                return value
+            if (exited := self.exited()) is not None:
+                await asyncio.sleep(0.2)  # its last messages may still be on their way
+                if value := found():
+                    return value
+                raise Failed(f"{exited} while check-bot waited for {what}")
+            if time.monotonic() > deadline:
+                raise Failed(f"no {what} within {seconds:g} s")
+            await asyncio.sleep(0.02)
+
+    async def match(
+        self,
+        game: str,
+        options: dict[str, Any] | None = None,
+        opponent: Callable[[Any], Any] | None = None,
+        seed: int | None = None,
+        **clocks: int,
+    ) -> str:
+        """Create a match with the bot in seat 0 and bundled bots (or ``opponent``) in the others."""
+        from croupier.clients.bots import HeuristicBot
+        from croupier.clients.sdk import Client
+        from croupier.server import convert
+
+        values = {**SHORT[game], **(options or {})}
+        codec = convert.codec(game)
+        seats = [admin_pb2.SeatSpec(bot_id=self.bot_id)]
+        seats += [admin_pb2.SeatSpec(name=f"opponent {i}") for i in range(1, values["players"])]
+        created = await self.admin.CreateMatch(
+            admin_pb2.CreateMatchRequest(
+                options=codec.options(codec.spec.options(values)),
+                seats=seats,
+                seed=seed,
+                clocks=match_pb2.Clocks(**{**CLOCKS, **clocks}),
+            )
+        )
+        match_id: str = created.match.match_id
+        self.games[match_id] = game
+        for token in created.seat_tokens[1:]:
+            client = Client(opponent or HeuristicBot, self.referee, [token], stop_after=1)
+            self.opponents.append(client)
+            self.tasks.append(asyncio.create_task(client.run()))
+        return match_id
+
+    async def finished(self, match_id: str, refusals: int = 0) -> match_pb2.SeatResult:
+        """Wait for the match to finish; the bot's result, a failure if its seat was forfeited, timed
+        out, or had more than ``refusals`` moves refused."""
+        waiting = asyncio.ensure_future(self.admin.WaitMatch(admin_pb2.GetMatchRequest(match_id=match_id)))
+        self.tasks.append(waiting)
+        info: match_pb2.MatchInfo = await self.until(
+            f"the end of the {self.games[match_id]} match", lambda: waiting.done() and waiting.result()
+        )
+        if info.status != match_pb2.MATCH_STATUS_FINISHED:
+            raise Failed(f"the {info.game} match did not finish ({match_pb2.MatchStatus.Name(info.status)})")
+        seat = info.result.seats[0]
+        where = f"in the {info.game} match"
+        refused = self.received("action_result", match_id, lambda r: r.status == Result.REFUSED)
+        timed_out = self.received("action_result", match_id, lambda r: r.status == Result.TIMED_OUT)
+        if seat.timeouts or seat.forfeited:
+            why = f"decision {timed_out[0].decision_id} timed out" if timed_out else "it was not answered"
+            errors = [m for s in self.streams for _, m in s.of_kind("error")]
+            if errors:  # what the referee made of the bot's last mistaken message, if any
+                why += f'; the referee\'s last Error to the bot: "{errors[-1].message}"'
+            raise Failed(f"{where} the bot's seat was forfeited ({seat.forfeited or 'timeouts'}): {why}")
+        if seat.refusals > refusals:
+            reason = f': "{refused[refusals].reason}"' if len(refused) > refusals else ""
+            raise Failed(f"{where} the referee refused {seat.refusals} of the bot's moves{reason}")
+        return seat
+
+    def received(self, kind: str, match_id: str, which: Callable[[Any], bool] = bool) -> list[Any]:
+        """What the bot was sent of ``kind`` about ``match_id`` on all its streams, in order."""
+        return [m for s in self.streams for _, m in s.of_kind(kind, match_id) if which(m)]
