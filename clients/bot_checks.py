@@ -81,22 +81,15 @@ async def refused_move(trial: Trial) -> str:
     match_id = await trial.match("chinese_ten")
     refusal = await trial.until(
         "refusal of the bot's first move",
-        lambda: next(
-            iter(trial.received("action_result", match_id, lambda r: r.status == Result.REFUSED)), None
-        ),
+        lambda: trial.first("action_result", match_id, lambda r: r.status == Result.REFUSED),
     )
     decision = tamper.decision_id
     answer = await trial.until(
         f"answer to decision {decision} after its refusal",
-        lambda: next(
-            iter(
-                trial.received(
-                    "action_result",
-                    match_id,
-                    lambda r: r.decision_id == decision and r.status in (Result.ACCEPTED, Result.TIMED_OUT),
-                )
-            ),
-            None,
+        lambda: trial.first(
+            "action_result",
+            match_id,
+            lambda r: r.decision_id == decision and r.status in (Result.ACCEPTED, Result.TIMED_OUT),
         ),
     )
     if answer.status == Result.TIMED_OUT:
@@ -162,15 +155,10 @@ async def replaced_decision(trial: Trial) -> str:
     old, new = await trial.until("replacement of the bot's first decision", lambda: tamper.replaced, 30)
     answer = await trial.until(
         f"answer to decision {new}, which replaced decision {old}",
-        lambda: next(
-            iter(
-                trial.received(
-                    "action_result",
-                    match_id,
-                    lambda r: r.status in (Result.ACCEPTED, Result.TIMED_OUT) and r.decision_id != old,
-                )
-            ),
-            None,
+        lambda: trial.first(
+            "action_result",
+            match_id,
+            lambda r: r.status in (Result.ACCEPTED, Result.TIMED_OUT) and r.decision_id != old,
         ),
     )
     if answer.status == Result.TIMED_OUT:
@@ -182,7 +170,7 @@ async def replaced_decision(trial: Trial) -> str:
     answered_old = any(m.decision_id == old for s in trial.streams for _, m in s.moves(match_id))
     return (
         f"decision {old} replaced by {new}: "
-        + ("answered the stale one (refused as not open), then " if answered_old else "")
+        + ("answered the stale one (an Error: not open), then " if answered_old else "")
         + "played on, accepted"
     )
 

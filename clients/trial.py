@@ -171,7 +171,12 @@ class Trial:
         refused = self.received("action_result", match_id, lambda r: r.status == Result.REFUSED)
         timed_out = self.received("action_result", match_id, lambda r: r.status == Result.TIMED_OUT)
         if seat.timeouts or seat.forfeited:
-            why = f"decision {timed_out[0].decision_id} timed out" if timed_out else "it was not answered"
+            if seat.forfeited == "disconnected":
+                why = f"no stream of the bot's held it for {CLOCKS['grace_ms'] / 1000:g} s"
+            elif timed_out:
+                why = f"decision {timed_out[0].decision_id} timed out"
+            else:
+                why = "a decision timed out"
             errors = [m for s in self.streams for _, m in s.of_kind("error")]
             if errors:  # what the referee made of the bot's last mistaken message, if any
                 why += f'; the referee\'s last Error to the bot: "{errors[-1].message}"'
@@ -181,6 +186,12 @@ class Trial:
             raise Failed(f"{where} the referee refused {seat.refusals} of the bot's moves{reason}")
         return seat
 
-    def received(self, kind: str, match_id: str, which: Callable[[Any], bool] = bool) -> list[Any]:
-        """What the bot was sent of ``kind`` about ``match_id`` on all its streams, in order."""
-        return [m for s in self.streams for _, m in s.of_kind(kind, match_id) if which(m)]
+    def received(self, kind: str, match_id: str, which: Callable[[Any], bool] | None = None) -> list[Any]:
+        """What the bot was sent of ``kind`` about ``match_id`` on all its streams (those ``which``
+        picks), in order."""
+        found = [m for s in self.streams for _, m in s.of_kind(kind, match_id)]
+        return found if which is None else [m for m in found if which(m)]
+
+    def first(self, kind: str, match_id: str, which: Callable[[Any], bool]) -> Any:
+        """The first message ``received`` would list, or None."""
+        return next(iter(self.received(kind, match_id, which)), None)
