@@ -42,7 +42,7 @@ def play(flaw: str, server: str, tokens: list[str]) -> None:
 
     first_match = ""
     ignored: set[str] = set()
-    awaiting_result = False
+    awaiting_result: set[str] = set()  # matches with a move of ours not yet answered by an ActionResult
     with grpc.insecure_channel(server) as channel:
         try:
             metadata = [("croupier-token", t) for t in tokens]
@@ -55,10 +55,14 @@ def play(flaw: str, server: str, tokens: list[str]) -> None:
                 elif kind == "seat_forfeited" and flaw == "forfeit-and-end":
                     raise RuntimeError("unexpected message: seat_forfeited")
                 elif kind == "action_result":
-                    awaiting_result = False
+                    awaiting_result: set[str] = (
+                        set()
+                    )  # matches with a move of ours not yet answered by an ActionResult
                 elif kind == "decision":
                     decision = message.decision
-                    if decision.match_id in ignored or (flaw == "replaced-decision" and awaiting_result):
+                    if decision.match_id in ignored or (
+                        flaw == "replaced-decision" and decision.match_id in awaiting_result
+                    ):
                         continue
                     if flaw == "every-game" and not decision.view.HasField("chinese_ten"):
                         continue
@@ -68,7 +72,7 @@ def play(flaw: str, server: str, tokens: list[str]) -> None:
                     index = random.randrange(len(decision.legal_actions))
                     move = bots_pb2.Move(match_id=match_id, decision_id=decision.decision_id, index=index)
                     outbox.put(bots_pb2.BotMessage(move=move))
-                    awaiting_result = True
+                    awaiting_result.add(decision.match_id)
         except grpc.RpcError as error:
             print(f"stream ended: {error.code().name}: {error.details()}", file=sys.stderr, flush=True)
         finally:
