@@ -123,6 +123,20 @@ class Trial:
                 raise Failed(f"no {what} within {seconds:g} s")
             await asyncio.sleep(0.02)
 
+    async def welcomed(self) -> None:
+        """Wait for the referee to welcome one of the bot's streams; a failure, at once, if the referee
+        ended one before its Welcome (no Hello, a wrong version, a bad token: the hello check says which)."""
+
+        def connected() -> str | None:
+            if any(s.of_kind("welcome") for s in self.streams):
+                return "welcomed"
+            refused = [s.ended for s in self.streams if s.ended and s.ended != "the bot closed it"]
+            return refused[0] if refused else None
+
+        how = await self.until("Welcome (the bot connecting and saying Hello)", connected, STARTUP_SECONDS)
+        if how != "welcomed":
+            raise Failed(f"the bot never got a Welcome: the referee ended its stream ({how})")
+
     async def match(
         self,
         game: str,
@@ -131,11 +145,13 @@ class Trial:
         seed: int | None = None,
         **clocks: int,
     ) -> str:
-        """Create a match with the bot in seat 0 and bundled bots (or ``opponent``) in the others."""
+        """Create a match with the bot in seat 0 and bundled bots (or ``opponent``) in the others, once
+        the bot is connected."""
         from croupier.clients.bots import HeuristicBot
         from croupier.clients.sdk import Client
         from croupier.server import convert
 
+        await self.welcomed()
         values = {**SHORT[game], **(options or {})}
         codec = convert.codec(game)
         seats = [admin_pb2.SeatSpec(bot_id=self.bot_id)]

@@ -65,3 +65,13 @@ def test_a_command_that_cannot_run_fails_every_check_saying_why() -> None:
     assert code == 1
     assert rows["hello"].startswith("FAIL") and "cannot run the bot" in rows["hello"]
     assert "No such file" in rows["hello"]
+
+
+def test_a_bot_the_referee_never_welcomes_fails_every_check_saying_why() -> None:
+    code, rows = check_bot([*BROKEN, "hello"])
+    assert code == 1 and list(rows) == list(CHECKS)
+    assert all(row.startswith("FAIL") for row in rows.values()), rows
+    refused = (
+        "the referee ended its stream (FAILED_PRECONDITION: this referee speaks protocol version 1, not 2)"
+    )
+    assert all(refused in row for name, row in rows.items() if name != "hello"), rows
