@@ -17,9 +17,10 @@ import argparse
 import asyncio
 import logging
 import secrets
+import signal
 import sys
 import tempfile
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -79,6 +80,15 @@ async def check(command: Sequence[str], names: Sequence[str], seconds: float) ->
     return verdicts
 
 
+async def _stopped_by_signals(checking: Awaitable[list[Verdict]]) -> list[Verdict]:
+    """SIGTERM and SIGINT cancel the checks, so that the bot's process is stopped on the way out."""
+    task = asyncio.ensure_future(checking)
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(signum, task.cancel)
+    return await task
+
+
 class _Admin:
     """The admin stub with the admin token on every call."""
 
@@ -127,7 +137,11 @@ def run(args: argparse.Namespace) -> int:
     names = args.only or list(CHECKS)
     print(f"checking {' '.join(command)}")
     print(f"{'check':<{WIDTH}}  result  what went on")
-    verdicts = asyncio.run(check(command, names, args.timeout))
+    try:
+        verdicts = asyncio.run(_stopped_by_signals(check(command, names, args.timeout)))
+    except (KeyboardInterrupt, asyncio.CancelledError):
+        print("croupier check-bot: interrupted (the bot was stopped)", file=sys.stderr)
+        return 130
     failed = [v.name for v in verdicts if not v.passed]
     print(
         f"{len(verdicts) - len(failed)} passed, {len(failed)} failed"

@@ -43,6 +43,16 @@ def play(flaw: str, server: str, tokens: list[str]) -> None:
     first_match = ""
     ignored: set[str] = set()
     awaiting_result: set[str] = set()  # matches with a move of ours not yet answered by an ActionResult
+    answered: dict[str, bots_pb2.DecisionRequest] = {}  # the decision answered last, by match
+
+    def answer(decision: bots_pb2.DecisionRequest) -> None:
+        match_id = first_match if flaw == "several-matches" else decision.match_id
+        index = random.randrange(len(decision.legal_actions))
+        move = bots_pb2.Move(match_id=match_id, decision_id=decision.decision_id, index=index)
+        outbox.put(bots_pb2.BotMessage(move=move))
+        answered[decision.match_id] = decision
+        awaiting_result.add(decision.match_id)
+
     with grpc.insecure_channel(server) as channel:
         try:
             metadata = [("croupier-token", t) for t in tokens]
@@ -55,9 +65,12 @@ def play(flaw: str, server: str, tokens: list[str]) -> None:
                 elif kind == "seat_forfeited" and flaw == "forfeit-and-end":
                     raise RuntimeError("unexpected message: seat_forfeited")
                 elif kind == "action_result":
-                    awaiting_result: set[str] = (
-                        set()
-                    )  # matches with a move of ours not yet answered by an ActionResult
+                    result = message.action_result
+                    awaiting_result.discard(result.match_id)
+                    last = answered.get(result.match_id)
+                    refused = result.status == bots_pb2.ActionResult.REFUSED
+                    if refused and flaw != "refused-move" and last and last.decision_id == result.decision_id:
+                        answer(last)  # the decision stays open: answer it again
                 elif kind == "decision":
                     decision = message.decision
                     if decision.match_id in ignored or (
@@ -68,11 +81,7 @@ def play(flaw: str, server: str, tokens: list[str]) -> None:
                         continue
                     if flaw == "clock":
                         time.sleep(1.5)
-                    match_id = first_match if flaw == "several-matches" else decision.match_id
-                    index = random.randrange(len(decision.legal_actions))
-                    move = bots_pb2.Move(match_id=match_id, decision_id=decision.decision_id, index=index)
-                    outbox.put(bots_pb2.BotMessage(move=move))
-                    awaiting_result.add(decision.match_id)
+                    answer(decision)
         except grpc.RpcError as error:
             print(f"stream ended: {error.code().name}: {error.details()}", file=sys.stderr, flush=True)
         finally:

@@ -4,8 +4,11 @@ The Node.js, C++ and Go bots pass it in their own tests."""
 
 from __future__ import annotations
 
+import os
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -13,8 +16,10 @@ import pytest
 from croupier.clients.check_bot import CHECKS
 from tests.clients.broken_bot import FLAWS
 from tests.clients.foreign import REPO, check_bot, passes_check_bot
+from tests.server.botclient import WAIT
 
 BROKEN = [sys.executable, str(Path(__file__).with_name("broken_bot.py"))]
+CHECK_BOT = [sys.executable, "-m", "croupier.clients.cli", "check-bot"]
 
 # What the table says of each flaw: what a bot author reads to find the mistake.
 SAYS = {
@@ -53,9 +58,7 @@ def test_a_bot_with_one_flaw_fails_that_check_by_name_saying_what_went_wrong(fla
 
 
 def test_without_a_command_it_says_how_to_give_one() -> None:
-    result = subprocess.run(
-        [sys.executable, "-m", "croupier.clients.cli", "check-bot"], cwd=REPO, capture_output=True, text=True
-    )
+    result = subprocess.run(CHECK_BOT, cwd=REPO, capture_output=True, text=True)
     assert result.returncode == 2
     assert "give the bot's command after --" in result.stderr
 
@@ -75,3 +78,26 @@ def test_a_bot_the_referee_never_welcomes_fails_every_check_saying_why() -> None
         "the referee ended its stream (FAILED_PRECONDITION: this referee speaks protocol version 1, not 2)"
     )
     assert all(refused in row for name, row in rows.items() if name != "hello"), rows
+
+
+def test_sigterm_stops_the_checks_and_the_bot_with_them(tmp_path: Path) -> None:
+    pid_file = tmp_path / "bot.pid"
+    bot = f"echo $$ > {pid_file}; exec {sys.executable} -m croupier.clients.cli bot --strategy random"
+    checking = subprocess.Popen(
+        [*CHECK_BOT, "--only", "every-game", "--", "sh", "-c", bot],
+        cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + WAIT
+        while not (pid_file.exists() and pid_file.read_text().strip()):
+            assert time.monotonic() < deadline and checking.poll() is None, "the bot never started"
+            time.sleep(0.05)
+        checking.send_signal(signal.SIGTERM)
+        _, errors = checking.communicate(timeout=WAIT)
+    finally:
+        if checking.poll() is None:
+            checking.kill()
+    assert checking.returncode == 130
+    assert "interrupted (the bot was stopped)" in errors
+    with pytest.raises(ProcessLookupError):
+        os.kill(int(pid_file.read_text()), 0)
