@@ -1,12 +1,20 @@
-# syntax=docker/dockerfile:1
 # The croupier image: the referee (default command), and the tournament runner, bundled bots and
 # spectator (`croupier tournament|bot|watch ...`). Stubs generated at build time (setup.py), a slim non-root
 # runtime, a health check through gRPC health. deploy/ runs it (compose, Kubernetes).
+# No `# syntax=` line: BuildKit would fetch that frontend from a registry, and builds must work without one.
 
-FROM python:3.11-slim AS build
+# Any Debian-like image with python3 (3.11+) and its venv module; where no registry can be reached,
+# deploy/debian-base.sh builds one from Debian's packages (docs/operations.md).
+ARG BASE_IMAGE=python:3.11-slim
+
+FROM ${BASE_IMAGE} AS build
+# The package index pip uses, when it is not PyPI itself (a mirror, a proxy); unset by default.
+ARG PIP_INDEX_URL
+ARG PIP_EXTRA_INDEX_URL
+ARG PIP_TRUSTED_HOST
 WORKDIR /src
 ENV PIP_NO_CACHE_DIR=1 PIP_DISABLE_PIP_VERSION_CHECK=1
-RUN python -m venv /opt/croupier
+RUN python3 -m venv /opt/croupier
 COPY pyproject.toml setup.py README.md ./
 COPY engine/ engine/
 COPY server/ server/
@@ -15,7 +23,7 @@ COPY proto/ proto/
 # setup.py generates the croupier.v1 stubs into the wheel, so nothing else is needed at run time.
 RUN /opt/croupier/bin/pip install .
 
-FROM python:3.11-slim
+FROM ${BASE_IMAGE}
 RUN useradd --system --uid 10001 --home-dir /data croupier \
  && mkdir -p /data && chown croupier /data
 COPY --from=build /opt/croupier /opt/croupier
