@@ -97,6 +97,7 @@ async def create_server(
     tls: Tls | None = None,
     advertise: str | None = None,
     spectators: Limits | None = None,
+    unix_socket: Path | None = None,
 ) -> Croupier:
     """Start a referee on ``address`` (port 0 picks a free port: see ``Croupier.port``).
 
@@ -104,6 +105,8 @@ async def create_server(
     ``metrics_address`` ("host:port") serves Prometheus metrics; None serves none.
     ``advertise`` ("host:port") is where callers reach this referee (``GetReferee``); by
     default the listening address. ``spectators``: who may watch, and how much at once.
+    ``unix_socket`` is a path to listen on as well (grpc's ``unix:`` address), which bots in
+    containers without a network reach through a mount.
     """
     logs.configure()
     if not address.rpartition(":")[2].isdigit():
@@ -142,6 +145,7 @@ async def create_server(
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
     names = [s.full_name for s in SERVICES]
     reflection.enable_server_reflection([*names, health.SERVICE_NAME, reflection.SERVICE_NAME], server)
+    binding = address
     try:
         busy = _bind_error(address)  # asked first: grpc's own failure is a log line and no reason
         if busy is not None:
@@ -149,11 +153,15 @@ async def create_server(
         port = (
             server.add_secure_port(address, tls.credentials()) if tls else server.add_insecure_port(address)
         )
+        if unix_socket is not None:
+            # no TLS on it: only this machine reaches it, through its folder's permissions
+            binding = f"unix:{unix_socket}"
+            server.add_insecure_port(binding)
     except RuntimeError as exc:
         metrics.stop()
         await server.stop(None)
         raise CannotStart(
-            f"cannot listen on {address} for gRPC ({busy or exc}): stop what uses it, or pass "
+            f"cannot listen on {binding} for gRPC ({busy or exc}): stop what uses it, or pass "
             "another --address (port 0 picks a free one)"
         ) from None
     referee.address = advertise or listening_address(address, port)
@@ -167,6 +175,8 @@ async def create_server(
             raise CannotStart(f"{what}: free space or raise the open-files limit, then start again") from None
         raise CannotStart(f"{what}: give the referee's user the data directory and its files") from None
     await server.start()
+    if unix_socket is not None:
+        unix_socket.chmod(0o666)  # connecting takes write permission; a bot token is still required
     for name in ("", *names):
         await health_servicer.set(name, health_pb2.HealthCheckResponse.SERVING)
     log.info(
@@ -176,6 +186,7 @@ async def create_server(
         data=str(data_dir),
         metrics_port=metrics_port,
         tls=tls is not None,
+        unix_socket=str(unix_socket) if unix_socket else None,
         open_files_limit=open_files[0] if open_files else None,
     )
     return Croupier(server, port, referee, health_servicer, metrics, metrics_port, admin_token)

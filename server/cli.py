@@ -22,6 +22,9 @@ if TYPE_CHECKING:  # imported in run(): `croupier --help` stays quick
     from croupier.server.app import Tls
     from croupier.server.match import Clocks
 
+UNIX_PATH_MAX = 107
+"""The longest path a Unix socket can be bound to (sun_path holds 108 bytes with its NUL)."""
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--address", default="127.0.0.1:50051", help="HOST:PORT; port 0 picks a free port")
@@ -70,6 +73,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=32,
         help="live WatchMatch streams all anonymous callers may hold together (default 32): each "
         "costs the referee a stream write per frame",
+    )
+    parser.add_argument(
+        "--unix-socket",
+        type=Path,
+        metavar="PATH",
+        help="listen on this Unix socket as well (no TLS), e.g. for tournament bots in containers "
+        "without a network: give it a folder of its own, which the runner mounts into them",
     )
     parser.add_argument("--tls-cert", type=Path, help="PEM certificate chain: serve TLS (with --tls-key)")
     parser.add_argument("--tls-key", type=Path, help="PEM private key of --tls-cert")
@@ -120,6 +130,8 @@ def run(args: argparse.Namespace) -> int:
     for flag in ("feeds_per_connection", "anonymous_feeds"):
         if not 0 <= getattr(args, flag) <= 100_000:
             raise SystemExit(f"croupier serve: --{flag.replace('_', '-')} must be 0 to 100000")
+    if args.unix_socket is not None and len(os.fsencode(args.unix_socket.absolute())) > UNIX_PATH_MAX:
+        raise SystemExit(f"croupier serve: --unix-socket: a path of at most {UNIX_PATH_MAX} bytes, please")
     try:
         asyncio.run(_serve(args, clocks, metrics, tls))
     except CannotStart as exc:
@@ -139,6 +151,7 @@ async def _serve(args: argparse.Namespace, clocks: Clocks, metrics: str | None, 
         metrics_address=metrics,
         tls=tls,
         advertise=args.advertise,
+        unix_socket=args.unix_socket,
         spectators=Limits(
             access=Access(args.spectators),
             feeds_per_connection=args.feeds_per_connection,
@@ -151,6 +164,8 @@ async def _serve(args: argparse.Namespace, clocks: Clocks, metrics: str | None, 
     print(f"croupier: serving on {host}:{referee.port}", flush=True)
     if referee.referee.address != f"{host}:{referee.port}":
         print(f"croupier: advertised as {referee.referee.address}", flush=True)
+    if args.unix_socket is not None:
+        print(f"croupier: serving on unix:{args.unix_socket}", flush=True)
     if metrics is not None:
         metrics_host = metrics.rpartition(":")[0] or "127.0.0.1"
         print(f"croupier: metrics on http://{metrics_host}:{referee.metrics_port}/metrics", flush=True)

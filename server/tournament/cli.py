@@ -22,6 +22,7 @@ from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from croupier.server.tournament import containers
 from croupier.server.tournament.ratings_cli import DEFAULT_DATA, DEFAULT_SAMPLES, fail, say
 
 if TYPE_CHECKING:
@@ -54,6 +55,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--admin-token",
         default=os.environ.get("CROUPIER_ADMIN_TOKEN"),
         help="the referee's admin token, with --server (default: $CROUPIER_ADMIN_TOKEN)",
+    )
+    parser.add_argument(
+        "--unix-socket",
+        type=Path,
+        metavar="PATH",
+        help="with --server: the referee's Unix socket on this machine (croupier serve --unix-socket), "
+        "which bots given as an image reach it through (an embedded referee makes its own)",
     )
     parser.add_argument(
         "--data",
@@ -148,7 +156,10 @@ async def play(
     main = asyncio.current_task()
     assert main is not None
     try:
-        async with _referee(args) as (target, admin_token), contextlib.AsyncExitStack() as alongside:
+        async with (
+            _referee(args, config) as (target, admin_token, socket),
+            contextlib.AsyncExitStack() as alongside,
+        ):
             if not args.server:
                 display.note(
                     f"referee on {target}; watch its matches: "
@@ -158,7 +169,7 @@ async def play(
                     await alongside.enter_async_context(beside(target))
             referees = await Replicas.connect(target, admin_token)
             try:
-                entrants = await _enter_bots(config, referees, logs, display, launched)
+                entrants = await _enter_bots(config, referees, logs, display, launched, socket)
                 runner = Runner(config, store, referees, entrants, display)
                 _on_interrupt(runner, display, main)
                 started = True
@@ -166,6 +177,8 @@ async def play(
             finally:
                 await asyncio.gather(*(bot.stop() for bot in launched))
                 await referees.close()
+                if socket is not None:  # what a killed container launcher left
+                    await asyncio.to_thread(containers.reap, containers.label_of(logs))
     except TargetError as exc:
         return fail(f"--server: {exc}", 2)
     except (RefereeError, ScheduleError, BotsNotReady) as exc:
@@ -200,10 +213,13 @@ def croupier_command() -> str:
 
 
 @contextlib.asynccontextmanager
-async def _referee(args: argparse.Namespace) -> AsyncIterator[tuple[str, str]]:
-    """The target and admin token of the referee(s) to play on: given, or one started here."""
+async def _referee(
+    args: argparse.Namespace, config: TournamentConfig
+) -> AsyncIterator[tuple[str, str, Path | None]]:
+    """The target and admin token of the referee(s) to play on, given or one started here, and
+    the Unix socket that bots in containers reach it through."""
     if args.server:
-        yield args.server, args.admin_token
+        yield args.server, args.admin_token, args.unix_socket
         return
     import structlog
 
@@ -217,12 +233,13 @@ async def _referee(args: argparse.Namespace) -> AsyncIterator[tuple[str, str]]:
     with (log_dir / "referee.log").open("a", encoding="utf-8") as log_file:
         logs.configure(json=True)
         structlog.configure(logger_factory=structlog.PrintLoggerFactory(log_file))
-        # its own folder: a referee run by `croupier serve` on DATA never shares its journals
-        croupier = await create_server("127.0.0.1:0", args.data / "referee")
-        try:
-            yield f"127.0.0.1:{croupier.port}", croupier.admin_token
-        finally:
-            await croupier.stop(grace=1.0)
+        with containers.referee_socket(config.bots) as socket:
+            # its own folder: a referee run by `croupier serve` on DATA never shares its journals
+            croupier = await create_server("127.0.0.1:0", args.data / "referee", unix_socket=socket)
+            try:
+                yield f"127.0.0.1:{croupier.port}", croupier.admin_token, socket
+            finally:
+                await croupier.stop(grace=1.0)
 
 
 class BotsNotReady(Exception):
@@ -235,31 +252,43 @@ async def _enter_bots(
     logs: Path,
     display: Display,
     launched: list[BotProcess],
+    socket: Path | None,
 ) -> dict[str, Entrant]:
     """Register every bot on every replica (one id and token for all), launch the ones with a
-    command once per replica, wait until all are connected to each."""
+    command once per replica (in its container, for a bot given as an image), wait until all are
+    connected to each."""
     from croupier.server.tournament.bots import BotProcess, bot_environment, expand
     from croupier.server.tournament.runner import Entrant
 
     replicas = referees.names
+    try:
+        removed = await asyncio.to_thread(
+            containers.prepare, config.bots, replicas, socket, containers.label_of(logs)
+        )
+    except RuntimeError as exc:
+        raise BotsNotReady(f"bots in containers: {exc}") from None
+    if removed:
+        display.note(f"removed {removed} bot container(s) left by an earlier run of this tournament")
     ids: dict[str, str] = {}
     processes: dict[tuple[str, str], BotProcess] = {}
     for bot in config.bots:
         bot_id, token = await referees.register_bot(bot.name)
         ids[bot.name] = bot_id
-        if bot.command is None:
+        if bot.command is None and bot.image is None:
             where = replicas[0] if len(replicas) == 1 else "each of " + ", ".join(replicas)
             display.note(f"waiting for external bot {bot.name}: connect to {where} with token {token}")
             continue
         for replica in replicas:
-            values = {"server": replica, "token": token, "name": bot.name}
+            server = containers.bot_server(bot, replica, socket)
+            values = {"server": server, "token": token, "name": bot.name}
             try:
-                argv = expand(bot.command, values)
+                argv = expand(bot.command or (), values)
             except ValueError as exc:
                 raise BotsNotReady(f"bot {bot.name}: {exc}") from None
+            argv = containers.bot_command(bot, argv, socket, containers.label_of(logs))
             name = bot.name if len(replicas) == 1 else f"{bot.name}@{replica}"
             log = logs / (re.sub(r"[^\w.@-]", "_", name) + ".log")  # a replica's name may hold '/' or ':'
-            process = BotProcess(name, argv, bot_environment(bot.name, replica, token), log, display.note)
+            process = BotProcess(name, argv, bot_environment(bot.name, server, token), log, display.note)
             process.start()
             launched.append(process)
             processes[bot.name, replica] = process

@@ -17,6 +17,7 @@ from typing import Any, TypeVar
 
 from croupier.engine.core import CroupierError, GameSpec, options_to_dict
 from croupier.engine.games import GAMES, get_game
+from croupier.server.tournament.containers import MIN_MEMORY, Sandbox, size_bytes
 from croupier.server.tournament.schedule import (
     DuplicateSet,
     Rotations,
@@ -76,6 +77,11 @@ class BotConfig:
     games: tuple[str, ...]
     capacity: int | None
     """Matches it plays at once; None: what it declares when it connects."""
+    image: str | None = None
+    """The Docker image it runs in, sandboxed (containers.py); ``command`` is then the image's
+    command (its CMD by default)."""
+    sandbox: Sandbox | None = None
+    """The container's limits, for a bot given as an image."""
 
 
 @dataclass(frozen=True)
@@ -171,10 +177,11 @@ def parse(data: Mapping[str, Any], source: Path | None = None) -> TournamentConf
         problems.append("a game is listed twice in [[games]]; give it one entry")
     # which games a bot plays is checked only once every game is: a misspelt game is told once
     every_game = len(games) == len(game_tables)
+    default_sandbox = _sandbox(top.table("sandbox"), Sandbox())
     bots = tuple(
         bot
         for table in top.tables("bots", required=True)
-        if (bot := _checked(problems, _bot, table, names, every_game))
+        if (bot := _checked(problems, _bot, table, names, default_sandbox, every_game))
     )
     seen: set[str] = set()
     for bot in bots:
@@ -278,7 +285,9 @@ def _numeric(value: object) -> bool:
     return isinstance(value, str)
 
 
-def _bot(table: _Table, games: Sequence[str], check_games: bool = True) -> BotConfig:
+def _bot(
+    table: _Table, games: Sequence[str], default_sandbox: Sandbox, check_games: bool = True
+) -> BotConfig:
     name = table.string("name")
     if name and not BOT_NAME.fullmatch(name):
         table.problem("name", f"bot name {name!r}: use letters, digits, '.', '_' or '-' (up to 40)")
@@ -291,11 +300,22 @@ def _bot(table: _Table, games: Sequence[str], check_games: bool = True) -> BotCo
         command = tuple(raw_command)
     elif raw_command is not None:
         table.problem("command", "a string or a list of strings")
+    image = table.get("image")
+    if image is not None and (not isinstance(image, str) or not image):
+        table.problem("image", f'a Docker image such as "mybot:1" is required, not {image!r}')
+    own_limits = table.table("sandbox")
+    limits = _sandbox(own_limits, default_sandbox) if image is not None else None
+    if image is None and own_limits.data:
+        table.problem("sandbox", "limits are for a bot given as an image")
     if external and command is not None:
         table.problem(
             "command", f"bot {name!r}: either a command (the runner launches it) or external = true, not both"
         )
-    if not external and not command and raw_command is None:
+    elif external and image is not None:
+        table.problem(
+            "image", f"bot {name!r}: either an image (the runner runs it) or external = true, not both"
+        )
+    if not external and not command and raw_command is None and image is None:
         table.problem(
             "command",
             f"bot {name!r}: give a command to launch it, or external = true if it connects by itself",
@@ -309,7 +329,36 @@ def _bot(table: _Table, games: Sequence[str], check_games: bool = True) -> BotCo
         )
     capacity = table.integer("capacity", None, low=1)
     table.check_unknown()
-    return BotConfig(name, command, tuple(g for g in games if g in bot_games), capacity)
+    playing = tuple(g for g in games if g in bot_games)
+    return BotConfig(name, command, playing, capacity, image if isinstance(image, str) else None, limits)
+
+
+def _sandbox(table: _Table, default: Sandbox) -> Sandbox:
+    """The container limits of a [sandbox] table (every image bot's) or a bot's own, over
+    ``default``."""
+    memory = _size(table, "memory", default.memory, MIN_MEMORY)
+    tmp = _size(table, "tmp", default.tmp, 1)
+    cpus = table.get("cpus")
+    if cpus is None:
+        cpus = default.cpus
+    elif isinstance(cpus, bool) or not isinstance(cpus, int | float) or not 0 < cpus <= 1024:
+        table.problem("cpus", f"a number of cores above 0 (0.5, 2) is required, not {cpus!r}")
+        cpus = default.cpus
+    pids = table.integer("pids", default.pids, low=8)
+    table.check_unknown()
+    return Sandbox(memory=memory, cpus=float(cpus), pids=pids, tmp=tmp)
+
+
+def _size(table: _Table, key: str, default: str, least: int) -> str:
+    value = table.get(key)
+    if value is None:
+        return default
+    size = size_bytes(value) if isinstance(value, str) else None
+    if not isinstance(value, str) or size is None or size < least:
+        floor = f" of at least {least >> 20}m" if least >= 1 << 20 else ""
+        table.problem(key, f'a size such as "512m" or "1g"{floor} is required, not {value!r}')
+        return default
+    return value
 
 
 def _clock(table: _Table, default: Clock) -> Clock:

@@ -1,0 +1,115 @@
+"""Bots given as a Docker image in a tournament file: their sandbox limits, for all bots or one,
+and the errors that name a bad setting (no Docker engine needed)."""
+
+from __future__ import annotations
+
+import pytest
+
+from croupier.server.tournament.config import ConfigError, TournamentConfig, parse
+from croupier.server.tournament.containers import Sandbox, launcher_argv, main
+
+FILE = """
+name = "boxed"
+
+[sandbox]
+memory = "1g"
+pids = 64
+
+[[games]]
+game = "platinum_fish"
+seats = 2
+
+[[bots]]
+name = "default-limits"
+image = "mybot:1"
+
+[[bots]]
+name = "own-limits"
+image = "registry.example/bots/theirs:2.0"
+command = ["bot", "--strategy", "random"]
+sandbox = { memory = "256m", cpus = 0.5 }
+
+[[bots]]
+name = "plain"
+command = "croupier bot"
+"""
+
+
+def read(text: str) -> TournamentConfig:
+    import tomllib
+
+    return parse(tomllib.loads(text))
+
+
+def test_limits_come_from_the_file_for_every_bot_and_per_bot() -> None:
+    bots = {bot.name: bot for bot in read(FILE).bots}
+    assert bots["default-limits"].image == "mybot:1" and bots["default-limits"].command is None
+    assert bots["default-limits"].sandbox == Sandbox(memory="1g", cpus=1.0, pids=64, tmp="64m")
+    assert bots["own-limits"].command == ("bot", "--strategy", "random")
+    assert bots["own-limits"].sandbox == Sandbox(memory="256m", cpus=0.5, pids=64, tmp="64m")
+    assert bots["plain"].image is None and bots["plain"].sandbox is None
+
+
+def test_without_a_sandbox_table_the_defaults_hold() -> None:
+    config = read(FILE.replace('[sandbox]\nmemory = "1g"\npids = 64\n', ""))
+    assert config.bots[0].sandbox == Sandbox()
+
+
+@pytest.mark.parametrize(
+    ("change", "line"),
+    [
+        (
+            ('memory = "1g"', 'memory = "lots"'),
+            'sandbox.memory: a size such as "512m" or "1g" of at least 16m',
+        ),
+        (('memory = "1g"', 'memory = "4m"'), 'sandbox.memory: a size such as "512m" or "1g" of at least 16m'),
+        (('memory = "1g"', "memory = 1024"), 'sandbox.memory: a size such as "512m" or "1g" of at least 16m'),
+        (("pids = 64", "pids = 2"), "sandbox.pids: a whole number of at least 8 is required, not 2"),
+        (("pids = 64", "pids = true"), "sandbox.pids: a whole number of at least 8 is required, not True"),
+        (("cpus = 0.5", "cpus = 0"), "bots[1].sandbox.cpus: a number of cores above 0 (0.5, 2) is required"),
+        (
+            ("cpus = 0.5", 'cpus = "half"'),
+            "bots[1].sandbox.cpus: a number of cores above 0 (0.5, 2) is required",
+        ),
+        (("cpus = 0.5", 'tmp = "lots"'), 'bots[1].sandbox.tmp: a size such as "512m" or "1g" is required'),
+        (("pids = 64", "pid = 64"), "sandbox: unknown setting 'pid' (did you mean pids?)"),
+        (('image = "mybot:1"', 'image = ""'), 'bots[0].image: a Docker image such as "mybot:1" is required'),
+        (('image = "mybot:1"', "image = 1"), 'bots[0].image: a Docker image such as "mybot:1" is required'),
+        (
+            ('image = "mybot:1"', 'image = "mybot:1"\nexternal = true'),
+            "bots[0].image: bot 'default-limits': either an image (the runner runs it) or external = true",
+        ),
+        (
+            ('command = "croupier bot"', 'command = "croupier bot"\nsandbox = { pids = 64 }'),
+            "bots[2].sandbox: limits are for a bot given as an image",
+        ),
+    ],
+)
+def test_a_bad_container_setting_is_one_line_naming_it(change: tuple[str, str], line: str) -> None:
+    text = FILE.replace(*change)
+    assert text != FILE
+    with pytest.raises(ConfigError) as raised:
+        read(text)
+    assert len(str(raised.value).splitlines()) == 1
+    assert str(raised.value).startswith(line), str(raised.value)
+
+
+def test_the_launcher_reads_back_what_the_runner_wrote(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The runner's command line for a container is the launcher's; here without an engine."""
+    from pathlib import Path
+
+    from croupier.server.tournament import containers
+
+    def no_engine() -> None:
+        raise RuntimeError("no Docker engine answers (here, on purpose)")
+
+    monkeypatch.setattr(containers, "engine", no_engine)
+    argv = launcher_argv("b", "mybot:1", ["bot", "--x"], Sandbox(cpus=0.5), Path("/s/referee.sock"), "L")
+    assert argv[3:] == [
+        "--name", "b", "--image", "mybot:1", "--socket", "/s/referee.sock", "--label", "L",
+        "--memory", "512m", "--cpus", "0.5", "--pids", "128", "--tmp", "64m", "--", "bot", "--x",
+    ]  # fmt: skip
+    assert main(argv[3:]) == 125
+    assert "cannot start the container: no Docker engine answers" in capsys.readouterr().out
