@@ -37,6 +37,8 @@ if TYPE_CHECKING:  # the Docker SDK is an extra (croupier[containers]): imported
 LABEL = "croupier.tournament"
 """Names the tournament run a container belongs to (its logs folder)."""
 BOT_LABEL = "croupier.bot"
+NOBODY = "65534:65534"
+"""Who runs an image that would run as root: a bot needs no root, and root could write to /dev."""
 SOCKET_FOLDER = "/run/croupier"
 """Where the referee's socket folder is mounted in a bot's container."""
 STOP_SECONDS = 2
@@ -134,7 +136,8 @@ def run_options(
         },
         "network_mode": "none",
         "read_only": True,
-        "tmpfs": {"/tmp": f"rw,nosuid,nodev,size={limits.tmp}"},
+        # exec allowed: a bot's own code runs anyway, and some unpack libraries there
+        "tmpfs": {"/tmp": f"rw,nosuid,nodev,exec,size={limits.tmp}"},
         "ipc_mode": "none",  # no /dev/shm: /tmp is the one place to write
         "cap_drop": ["ALL"],
         "security_opt": ["no-new-privileges"],
@@ -245,6 +248,8 @@ def main(argv: Sequence[str]) -> int:
     signal.signal(signal.SIGINT, on_signal)
     options = run_options(args.name, limits, Path(args.socket), args.label, os.environ)
     try:
+        if _runs_as_root(client.images.get(args.image).attrs["Config"].get("User") or ""):
+            options["user"] = NOBODY
         container = client.containers.run(args.image, args.command or None, **options)
     except docker.errors.DockerException as exc:
         print(f"cannot start the container of image {args.image}: {exc}", flush=True)
@@ -266,6 +271,11 @@ def main(argv: Sequence[str]) -> int:
     finally:
         with contextlib.suppress(docker.errors.DockerException):
             container.remove(force=True)
+
+
+def _runs_as_root(user: str) -> bool:
+    """Whether an image's USER (name or uid, with an optional group) is root."""
+    return user.partition(":")[0] in ("", "root", "0")
 
 
 def _ended(state: Mapping[str, Any], code: int, limits: Sandbox) -> str:

@@ -32,11 +32,13 @@ class NetworkBot(Bot):
 
 
 class WriterBot(Bot):
-    """Writes outside /tmp (which it may use): the image's files, its home, the socket's folder."""
+    """Writes outside /tmp (which it may use): the image's files, its home, the socket's folder,
+    /dev; its image claims root (test_sandbox.py), which the runner does not grant."""
 
     def choose(self, view: Any, legal: list[Any]) -> int:
         Path("/tmp/allowed").write_text("scratch space is fine")
-        for path in ("/data/escaped", "/etc/escaped", "/run/croupier/escaped", "/dev/shm/escaped"):
+        paths = ("/data/escaped", "/etc/escaped", "/etc/hosts", "/run/croupier/escaped", "/dev/escaped")
+        for path in (*paths, "/dev/shm/escaped", "/proc/sys/kernel/hostname"):
             try:
                 Path(path).write_text("out of the box")
             except OSError as exc:

@@ -215,7 +215,7 @@ def bots_image(
 ) -> str:
     """An image of the misbehaving bots, built FROM croupier's as docs/tournaments.md shows."""
     dockerfile = (
-        "ARG BASE\nFROM ${BASE}\nCOPY sandboxed.py /bots/\nENV PYTHONPATH=/bots\n"
+        "ARG BASE\nFROM ${BASE}\nCOPY sandboxed.py /bots/\nENV PYTHONPATH=/bots\nUSER root\n"
         "ARG TARGET\nENV CROUPIER_TEST_TARGET=${TARGET}\n"
     )
     context = io.BytesIO()
@@ -240,12 +240,9 @@ def bots_image(
 
 ATTACKS = {
     "network": ("NetworkBot", "", "Network is unreachable"),
-    "write": ("WriterBot", "", "writing /data/escaped: [Errno 30] Read-only file system"),
-    "fork": (
-        "ForkBot",
-        "sandbox = { pids = 32, cpus = 0.5 }",
-        "fork refused: [Errno 11] Resource temporarily",
-    ),
+    "write": ("WriterBot", "", "writing /dev/escaped: [Errno 13] Permission denied"),
+    # refused to the bomb's forks, or to grpc's threads in the processes it copied
+    "fork": ("ForkBot", "sandbox = { pids = 32, cpus = 0.5 }", "Resource temporarily unavailable"),
     "memory": ("HogBot", 'sandbox = { memory = "128m" }', "the bot was killed: it used more than its memory"),
 }
 
