@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import os
 import re
 import secrets
 import signal
@@ -126,7 +127,7 @@ def run_options(
     from docker.types import LogConfig, Mount
 
     return {
-        "name": f"croupier-{name}-{secrets.token_hex(3)}",
+        "name": f"croupier-{re.sub(r'[^A-Za-z0-9_.-]', '-', name)}-{secrets.token_hex(3)}",
         "labels": {LABEL: label, BOT_LABEL: name},
         "environment": {
             "CROUPIER_SERVER": address_inside(socket),
@@ -214,7 +215,7 @@ def _remove(client: docker.DockerClient, label: str) -> int:
 
 def main(argv: Sequence[str]) -> int:
     """Run one bot's container until it ends or this process is asked to stop, its output on
-    stdout; the container's exit code."""
+    stdout; the container's exit code (125: it could not be started)."""
     parser = argparse.ArgumentParser(prog="python -m croupier.server.tournament.containers")
     for option in ("--name", "--image", "--socket", "--label", "--memory", "--tmp"):
         parser.add_argument(option, required=True)
@@ -223,8 +224,6 @@ def main(argv: Sequence[str]) -> int:
     parser.add_argument("command", nargs="*", help="the bot's command in the image (its CMD by default)")
     args = parser.parse_args(argv)
     limits = Sandbox(memory=args.memory, cpus=args.cpus, pids=args.pids, tmp=args.tmp)
-    import os
-
     import docker
 
     try:
@@ -233,10 +232,10 @@ def main(argv: Sequence[str]) -> int:
         print(f"cannot start the container: {exc}", flush=True)
         return 125
     stopping = threading.Event()
-    container: Container | None = None
+    started: list[Container] = []
 
     def stop() -> None:
-        if container is not None:
+        for container in started:
             with contextlib.suppress(docker.errors.DockerException):
                 container.stop(timeout=STOP_SECONDS)
 
@@ -250,27 +249,32 @@ def main(argv: Sequence[str]) -> int:
     try:
         if _runs_as_root(client.images.get(args.image).attrs["Config"].get("User") or ""):
             options["user"] = NOBODY
-        container = client.containers.run(args.image, args.command or None, **options)
+        started.append(client.containers.run(args.image, args.command or None, **options))
     except docker.errors.DockerException as exc:
         print(f"cannot start the container of image {args.image}: {exc}", flush=True)
         return 125
+    if stopping.is_set():  # asked while it was being created
+        stop()
     try:
-        if stopping.is_set():
-            stop()
-        for chunk in container.logs(stream=True, follow=True):
-            sys.stdout.buffer.write(chunk)
-            sys.stdout.flush()
-        code = int(container.wait()["StatusCode"])
-        container.reload()
-        if not stopping.is_set():
-            print(f"--- {_ended(container.attrs['State'], code, limits)}", flush=True)
-        return code
+        return _follow(started[0], limits, stopping)
     except docker.errors.DockerException as exc:
         print(f"lost the container: {exc}", flush=True)
         return 125
     finally:
         with contextlib.suppress(docker.errors.DockerException):
-            container.remove(force=True)
+            started[0].remove(force=True)
+
+
+def _follow(container: Container, limits: Sandbox, stopping: threading.Event) -> int:
+    """Copy the container's output to stdout until it ends; its exit code, and why it ended."""
+    for chunk in container.logs(stream=True, follow=True):
+        sys.stdout.buffer.write(chunk)
+        sys.stdout.flush()
+    code = int(container.wait()["StatusCode"])
+    container.reload()
+    if not stopping.is_set():
+        print(f"--- {_ended(container.attrs['State'], code, limits)}", flush=True)
+    return code
 
 
 def _runs_as_root(user: str) -> bool:

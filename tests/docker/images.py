@@ -13,6 +13,7 @@ from __future__ import annotations
 import ast
 import contextlib
 import fcntl
+import hashlib
 import os
 import subprocess
 import sys
@@ -28,7 +29,8 @@ if TYPE_CHECKING:
 
 ROOT = Path(__file__).resolve().parents[2]
 BASE_IMAGE = os.environ.get("CROUPIER_TEST_BASE_IMAGE", "croupier-base:bookworm")
-IMAGE = "croupier:test"
+IMAGE = "croupier:test-" + hashlib.sha256(str(ROOT).encode()).hexdigest()[:8]
+"""One tag per checkout: test runs of two worktrees on one machine each play their own sources."""
 LABEL = "croupier.test"
 """On every container a test starts, so a test run interrupted midway is cleaned up by the next."""
 PIP_SETTINGS = ("index-url", "extra-index-url", "trusted-host")

@@ -23,14 +23,14 @@ from typing import TYPE_CHECKING
 import pytest
 
 from croupier.server.tournament import containers
-from tests.docker.images import LABEL
+from tests.docker.images import IMAGE, LABEL
 
 if TYPE_CHECKING:
     import docker
 
 pytestmark = pytest.mark.timeout(900)  # the first test may build the base image: minutes, once
 
-BOTS_IMAGE = "croupier-sandboxed:test"
+BOTS_IMAGE = IMAGE.replace("croupier:", "croupier-sandboxed:")
 SANDBOX_CLOCK = """
 [clock]
 decision_ms = 1000
@@ -48,6 +48,15 @@ def tournament(tmp_path: Path, bots: str, extra: str = "") -> Path:
         f'name = "boxed"\nconcurrency = 6\n{extra}\n[[games]]\ngame = "platinum_fish"\nseats = 2\n{bots}'
     )
     return path
+
+
+def boxed(name: str, image: str, strategy: str, limits: str = "") -> str:
+    """A [[bots]] entry of a bot in a container of ``image``, playing ``croupier bot``."""
+    return f'[[bots]]\nname = "{name}"\nimage = "{image}"\ncommand = "bot --strategy {strategy}"\n{limits}\n'
+
+
+PLAIN = '[[bots]]\nname = "plain"\ncommand = "croupier bot --strategy random"\n'
+"""A bot run as a process, beside those in containers."""
 
 
 def play(tmp_path: Path, file: Path, *options: str) -> subprocess.CompletedProcess[str]:
@@ -87,19 +96,7 @@ def test_the_bundled_bots_play_from_the_image_and_leave_no_container(
         network_mode="none",
         detach=True,
     )
-    file = tournament(
-        tmp_path,
-        f"""
-[[bots]]
-name = "boxed"
-image = "{croupier_image}"
-command = "bot --strategy heuristic"
-
-[[bots]]
-name = "plain"
-command = "croupier bot --strategy random"
-""",
-    )
+    file = tournament(tmp_path, boxed("boxed", croupier_image, "heuristic") + PLAIN)
     played = play(tmp_path, file)
     assert played.returncode == 0, played.stdout + played.stderr
     assert "removed 1 bot container(s) left by an earlier run of this tournament" in played.stdout
@@ -110,6 +107,15 @@ command = "croupier bot --strategy random"
     assert left_behind(docker_client, tmp_path) == []
     with contextlib.suppress(Exception):
         leftover.remove(force=True)
+
+
+def test_a_missing_image_stops_the_tournament_at_the_start_naming_it(
+    docker_client: docker.DockerClient, tmp_path: Path
+) -> None:
+    file = tournament(tmp_path, boxed("boxed", "croupier-no-such-image:0", "random") + PLAIN)
+    played = play(tmp_path, file)
+    assert played.returncode == 1
+    assert "bot boxed: image croupier-no-such-image:0 is not on the Docker engine" in played.stderr
 
 
 def test_on_a_served_referee_the_bots_in_containers_dial_its_unix_socket(
@@ -126,19 +132,7 @@ def test_on_a_served_referee_the_bots_in_containers_dial_its_unix_socket(
     try:
         assert referee.stdout is not None
         port = referee.stdout.readline().strip().rpartition(":")[2]
-        file = tournament(
-            tmp_path,
-            f"""
-[[bots]]
-name = "boxed"
-image = "{croupier_image}"
-command = "bot --strategy random"
-
-[[bots]]
-name = "plain"
-command = "croupier bot --strategy random"
-""",
-        )
+        file = tournament(tmp_path, boxed("boxed", croupier_image, "random") + PLAIN)
         on_server = ["--server", f"127.0.0.1:{port}", "--admin-token", "admin-of-the-served"]
         refused = play(tmp_path, file, *on_server)
         assert refused.returncode == 1
@@ -155,19 +149,8 @@ command = "croupier bot --strategy random"
 def test_a_killed_runner_leaves_no_container(
     docker_client: docker.DockerClient, croupier_image: str, tmp_path: Path
 ) -> None:
-    file = tournament(
-        tmp_path,
-        f"""
-[[bots]]
-name = "boxed"
-image = "{croupier_image}"
-command = "bot --strategy random"
-
-[[bots]]
-name = "away"
-external = true
-""",
-    )
+    away = '[[bots]]\nname = "away"\nexternal = true\n'  # keeps the tournament waiting
+    file = tournament(tmp_path, boxed("boxed", croupier_image, "random") + away)
     command = [sys.executable, "-m", "croupier.clients.cli", "tournament", str(file)]
     runner = subprocess.Popen(
         [*command, "--data", str(tmp_path / "data"), "--plain"],
@@ -257,26 +240,8 @@ def test_a_bot_attacking_its_sandbox_is_stopped_and_forfeits(
     attack: str,
 ) -> None:
     bot, limits, stopped = ATTACKS[attack]
-    file = tournament(
-        tmp_path,
-        f"""
-[[bots]]
-name = "attacker"
-image = "{bots_image}"
-command = "bot --strategy sandboxed:{bot}"
-{limits}
-
-[[bots]]
-name = "boxed"
-image = "{croupier_image}"
-command = "bot --strategy random"
-
-[[bots]]
-name = "plain"
-command = "croupier bot --strategy random"
-""",
-        extra=SANDBOX_CLOCK,
-    )
+    attacker = boxed("attacker", bots_image, f"sandboxed:{bot}", limits)
+    file = tournament(tmp_path, attacker + boxed("boxed", croupier_image, "random") + PLAIN, SANDBOX_CLOCK)
     played = play(tmp_path, file)
     assert played.returncode == 0, played.stdout + played.stderr
     results = per_bot(tmp_path)

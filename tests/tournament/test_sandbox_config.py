@@ -3,8 +3,12 @@ and the errors that name a bad setting (no Docker engine needed)."""
 
 from __future__ import annotations
 
+import tomllib
+from pathlib import Path
+
 import pytest
 
+from croupier.server.tournament import containers
 from croupier.server.tournament.config import ConfigError, TournamentConfig, parse
 from croupier.server.tournament.containers import Sandbox, launcher_argv, main
 
@@ -36,8 +40,6 @@ command = "croupier bot"
 
 
 def read(text: str) -> TournamentConfig:
-    import tomllib
-
     return parse(tomllib.loads(text))
 
 
@@ -98,9 +100,6 @@ def test_the_launcher_reads_back_what_the_runner_wrote(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The runner's command line for a container is the launcher's; here without an engine."""
-    from pathlib import Path
-
-    from croupier.server.tournament import containers
 
     def no_engine() -> None:
         raise RuntimeError("no Docker engine answers (here, on purpose)")
