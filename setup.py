@@ -22,5 +22,6 @@ setup(
         "croupier": ["py.typed"],
         "croupier.v1": ["*.pyi", "py.typed"],
         "croupier.engine": ["py.typed"],
+        "croupier.clients.web": ["static/*"],
     },
 )

@@ -30,6 +30,10 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
         "croupier.clients.spectator.replay",
         "step through a finished match, every hand shown (--check: verify journals)",
     ),
+    "web": (
+        "croupier.clients.web.cli",
+        "watch matches in a browser: live tables, replays, tournament pages",
+    ),
     "tournament": (
         "croupier.server.tournament.cli",
         "run or resume a duplicate round-robin tournament (TOML file)",

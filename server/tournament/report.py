@@ -12,8 +12,7 @@ from croupier.server.tournament.store import FinishedMatch
 
 def crosstable(game: str, matches: Sequence[FinishedMatch]) -> Table:
     """Pairwise points of each bot (row) against each other bot (column), out of the results."""
-    tally = Tally(match.places for match in matches)
-    bots = tally.bots
+    bots, rows = crosstable_rows(matches)
     table = Table(
         title=f"{game}: crosstable",
         caption="row's points / results vs column",
@@ -22,6 +21,17 @@ def crosstable(game: str, matches: Sequence[FinishedMatch]) -> Table:
     for bot in bots:
         table.add_column(bot, justify="right")
     table.add_column("total", justify="right")
+    for row, cells, total in rows:
+        table.add_row(row, *cells, total)
+    return table
+
+
+def crosstable_rows(matches: Sequence[FinishedMatch]) -> tuple[list[str], list[tuple[str, list[str], str]]]:
+    """The bots, and per bot its "points/results" against each bot ('' for itself or one it never
+    met) and in total: the crosstable's cells, for the terminal and the web page alike."""
+    tally = Tally(match.places for match in matches)
+    bots = tally.bots
+    rows = []
     for row in bots:
         cells = []
         for col in bots:
@@ -33,8 +43,8 @@ def crosstable(game: str, matches: Sequence[FinishedMatch]) -> Table:
             points = tally.points[pair] if row < col else games - tally.points[pair]
             cells.append(f"{_points(points)}/{games}")
         points, games = tally.score(row)
-        table.add_row(row, *cells, f"{_points(points)}/{games}")
-    return table
+        rows.append((row, cells, f"{_points(points)}/{games}"))
+    return bots, rows
 
 
 def ratings_table(game: str, ratings: Sequence[Rating], title: str | None = None) -> Table:

@@ -1,0 +1,1 @@
+"""``croupier web``: live tables, replays and tournament standings in a browser."""

@@ -1,0 +1,194 @@
+"""The web viewer's HTTP side (aiohttp): the pages, their JSON, and live frames as server-sent
+events, served from the event loop grpc.aio runs on.
+
+aiohttp rather than Starlette with uvicorn: one package that is both the server and the client
+the bench and tests use, and an ``AppRunner`` that starts on an event loop already running, so
+``croupier web`` can sit beside an embedded referee (``make run``) in one loop, where uvicorn
+wants to own the loop and the signals. Server-sent events rather than WebSocket: the feed only
+flows one way, the browser's ``EventSource`` reconnects by itself and says the last message it
+had (``Last-Event-ID``), so a reconnecting page catches up without code of ours.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import socket
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+
+from aiohttp import web
+
+from croupier.clients.web.hub import Busy, Hub, Unknown
+from croupier.clients.web.tournaments import NoDatabase, tournament_page
+
+STATIC = Path(str(resources.files("croupier.clients.web") / "static"))
+KEEPALIVE_SECONDS = 15.0
+"""A comment line on idle event streams, so proxies and browsers keep them open."""
+SECURITY = {
+    # Pages run only our scripts and talk only to this server; nothing the referee sends (a bot's
+    # name) can become markup, as the scripts write text, never HTML.
+    "Content-Security-Policy": "default-src 'self'; img-src 'self' data:; frame-ancestors 'none'; "
+    "base-uri 'none'; form-action 'none'",
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+}
+HUB = web.AppKey("hub", Hub)
+
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+
+
+@web.middleware
+async def headers(request: web.Request, handler: Handler) -> web.StreamResponse:
+    try:
+        response = await handler(request)
+    except (Unknown, NoDatabase) as exc:
+        response = web.json_response({"error": str(exc)}, status=404)
+    except Busy as exc:
+        response = web.json_response({"error": str(exc)}, status=503)
+    if not response.prepared:
+        response.headers.update(SECURITY)
+        if request.path.startswith("/api/"):
+            response.headers["Cache-Control"] = "no-store"
+    return response
+
+
+def page(name: str) -> Handler:
+    async def handler(request: web.Request) -> web.StreamResponse:
+        return web.FileResponse(STATIC / name, headers={"Cache-Control": "no-cache"})
+
+    return handler
+
+
+async def lobby(request: web.Request) -> web.StreamResponse:
+    return web.Response(text=request.app[HUB].lobby_text, content_type="application/json")
+
+
+async def lobby_live(request: web.Request) -> web.StreamResponse:
+    hub = request.app[HUB]
+    response = await _event_stream(request)
+    seen: str | None = None
+    with contextlib.suppress(ConnectionResetError):
+        while True:
+            try:
+                seen = await asyncio.wait_for(hub.next_lobby(seen), KEEPALIVE_SECONDS)
+                await response.write(f"data: {seen}\n\n".encode())
+            except TimeoutError:
+                await response.write(b": keep-alive\n\n")
+    return response
+
+
+async def record(request: web.Request) -> web.StreamResponse:
+    text = await request.app[HUB].record(request.match_info["match_id"])
+    if text is None:
+        return web.json_response({"live": True, "error": "the match is still running"}, status=409)
+    return web.Response(text=text, content_type="application/json")
+
+
+async def live(request: web.Request) -> web.StreamResponse:
+    """A live match's frames: a snapshot of now (or, reconnecting, what was missed), then every
+    change, then an ``end`` event (its data: an error, if the referee gave one)."""
+    match = request.app[HUB].watch(request.match_info["match_id"])
+    last = request.headers.get("Last-Event-ID", "")
+    listener, backlog = match.join(int(last) if last.isdigit() else None)
+    response = await _event_stream(request)
+    try:
+        with contextlib.suppress(ConnectionResetError):
+            pending: list[str | None] = list(backlog)
+            while True:
+                ended = None in pending
+                events = "".join(e for e in pending if e is not None)
+                if events:
+                    await response.write(events.encode())
+                if ended:
+                    break
+                try:
+                    pending = [await asyncio.wait_for(listener.queue.get(), KEEPALIVE_SECONDS)]
+                except TimeoutError:
+                    await response.write(b": keep-alive\n\n")
+                    pending = []
+                while not listener.queue.empty():  # all that is waiting, in one write
+                    pending.append(listener.queue.get_nowait())
+            if not listener.dropped:
+                error = (match.error or "").replace("\n", " ")
+                await response.write(f"event: end\ndata: {error}\n\n".encode())
+    finally:
+        match.leave(listener)
+    return response
+
+
+async def tournament(request: web.Request) -> web.StreamResponse:
+    hub = request.app[HUB]
+    if hub.data is None:
+        raise NoDatabase("this viewer was started without --data: no tournaments")
+    try:
+        tournament_id = int(request.match_info["tournament_id"])
+    except ValueError:
+        raise NoDatabase(f"not a tournament number: {request.match_info['tournament_id'][:40]!r}") from None
+    document = await asyncio.to_thread(tournament_page, hub.data / "results.db", tournament_id)
+    return web.json_response(document)
+
+
+async def _event_stream(request: web.Request) -> web.StreamResponse:
+    response = web.StreamResponse(
+        headers={
+            **SECURITY,
+            "Content-Type": "text/event-stream",
+            "Cache-Control": "no-store",
+            "X-Accel-Buffering": "no",
+        }
+    )
+    await response.prepare(request)
+    return response
+
+
+def make_app(hub: Hub) -> web.Application:
+    app = web.Application(middlewares=[headers])
+    app[HUB] = hub
+    app.router.add_get("/", page("lobby.html"))
+    app.router.add_get("/match/{match_id}", page("match.html"))
+    app.router.add_get("/tournament/{tournament_id}", page("tournament.html"))
+    app.router.add_get("/api/lobby", lobby)
+    app.router.add_get("/api/lobby/live", lobby_live)
+    app.router.add_get("/api/matches/{match_id}/record", record)
+    app.router.add_get("/api/matches/{match_id}/live", live)
+    app.router.add_get("/api/tournaments/{tournament_id}", tournament)
+    app.router.add_static("/static/", STATIC)
+    return app
+
+
+@dataclass
+class WebViewer:
+    """A running ``croupier web``."""
+
+    hub: Hub
+    runner: web.AppRunner
+    url: str
+
+    async def stop(self) -> None:
+        await self.runner.cleanup()
+        await self.hub.close()
+
+
+async def start_web(
+    server: str, address: str = "127.0.0.1:8080", data: Path | None = None, tls_ca: Path | None = None
+) -> WebViewer:
+    """Serve the viewer of the referee at ``server`` on ``address`` (port 0: a free one)."""
+    host, _, port = address.rpartition(":")
+    host = host.strip("[]") or "127.0.0.1"
+    listening = socket.create_server((host, int(port)), family=_family(host), reuse_port=False)
+    hub = Hub(server, data, tls_ca)
+    runner = web.AppRunner(make_app(hub), handle_signals=False, access_log=None, shutdown_timeout=1.0)
+    await runner.setup()
+    await web.SockSite(runner, listening).start()
+    await hub.refresh_lobby()
+    hub.start()
+    bound = listening.getsockname()
+    shown = f"[{bound[0]}]" if ":" in bound[0] else bound[0]
+    return WebViewer(hub, runner, f"http://{shown}:{bound[1]}/")
+
+
+def _family(host: str) -> socket.AddressFamily:
+    return socket.AF_INET6 if ":" in host else socket.AF_INET

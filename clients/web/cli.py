@@ -1,0 +1,69 @@
+"""``croupier web``: watch a referee's matches in a browser.
+
+The lobby lists the live and finished matches (updating as they change) and the tournaments
+of the results database; a match's page draws its table live, hands as card backs until the
+end, then steps through it as a replay (``?step=N`` in the address); a tournament's page shows
+its progress, crosstable and ratings. The viewer is a spectator like any other: it holds no
+admin token and sees only what the referee shows anyone.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from pathlib import Path
+
+DEFAULT_ADDRESS = "127.0.0.1:8080"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--server",
+        default=os.environ.get("CROUPIER_SERVER", "127.0.0.1:50051"),
+        help="the referee, HOST:PORT (default: $CROUPIER_SERVER, else %(default)s)",
+    )
+    parser.add_argument(
+        "--data",
+        type=Path,
+        default=Path("croupier-data"),
+        help="data directory: tournaments from its results.db, replays of finished journals the "
+        "referee no longer knows (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--address",
+        default=DEFAULT_ADDRESS,
+        help="where to serve the pages, HOST:PORT (default: %(default)s)",
+    )
+    parser.add_argument("--tls-ca", type=Path, help="PEM root certificate: connect to the referee with TLS")
+
+
+def run(args: argparse.Namespace) -> int:
+    import asyncio
+
+    try:
+        return asyncio.run(_serve(args))
+    except KeyboardInterrupt:
+        return 0
+
+
+async def _serve(args: argparse.Namespace) -> int:
+    import asyncio
+    import signal
+
+    from croupier.clients.web.app import start_web
+
+    try:
+        viewer = await start_web(args.server, args.address, args.data, args.tls_ca)
+    except (OSError, ValueError) as exc:
+        print(f"croupier web: cannot serve on {args.address}: {exc}")
+        return 1
+    print(f"croupier web: {viewer.url} (matches of {args.server}; Ctrl-C stops)", flush=True)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(signum, stop.set)
+    try:
+        await stop.wait()
+    finally:
+        await viewer.stop()
+    return 0

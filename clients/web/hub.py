@@ -1,0 +1,285 @@
+"""The web viewer's one link to the referee: the match list, polled for the lobby, and one
+``WatchMatch`` stream per live match that someone watches, its frames turned into JSON once and
+shared by every browser watching it.
+
+It holds no admin token: every call is a spectator's, so the referee's own rules decide what
+it may see (public facts while a match runs, every hand once it is over).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import re
+import sqlite3
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import grpc
+
+from croupier.clients.spectator.feed import from_journal, from_record
+from croupier.clients.web.frames import LiveFeed, dumps, lobby_entry, replay_json
+from croupier.clients.web.tournaments import tournament_list
+from croupier.server.tournament.store import StoreError
+from croupier.v1 import match_pb2, spectator_pb2, spectator_pb2_grpc
+
+POLL_SECONDS = 1.0
+"""How often the lobby asks the referee for its matches."""
+FINISHED_SHOWN = 100
+"""The lobby lists the newest finished matches only."""
+MAX_LIVE = 200
+"""Matches followed at once; beyond, a new one is refused (the server stays responsive)."""
+KEPT_MESSAGES = 5000
+"""Messages of a live match kept for browsers that reconnect (older: they get a snapshot)."""
+MAX_BEHIND = 1000
+"""Messages a browser may fall behind before it is dropped (its EventSource reconnects)."""
+LINGER_SECONDS = 30.0
+"""How long a finished match's live stream stays for late and reconnecting browsers."""
+RECORDS_CACHED = 32
+RECORD_BYTES = 256 * 1024 * 1024
+"""The largest record accepted from the referee (as ``croupier replay``)."""
+JOURNAL_FOLDERS = ("matches", "referee/matches")
+"""Where journals lie in a data directory: a referee's own, and the one a tournament embeds."""
+MATCH_ID = re.compile(r"^[A-Za-z0-9_.-]{1,80}$")
+
+
+class Unknown(LookupError):
+    """No such match (on the referee, nor finished in the data directory)."""
+
+
+class Busy(RuntimeError):
+    """Too many live matches followed at once."""
+
+
+@dataclass(eq=False)
+class Listener:
+    """One browser's stream of a live match."""
+
+    queue: asyncio.Queue[str | None] = field(default_factory=lambda: asyncio.Queue(MAX_BEHIND))
+    dropped: bool = False
+
+
+class LiveMatch:
+    """A match followed from its start: its messages as server-sent events, numbered from 0."""
+
+    def __init__(self, match_id: str) -> None:
+        self.match_id = match_id
+        self.feed = LiveFeed()
+        self.first = 0
+        """The number of ``messages[0]`` (older ones are let go)."""
+        self.messages: list[str] = []
+        self.latest: dict[str, Any] | None = None
+        self.listeners: set[Listener] = set()
+        self.done = asyncio.Event()
+        self.error: str | None = None
+
+    @property
+    def count(self) -> int:
+        return self.first + len(self.messages)
+
+    def add(self, frame: spectator_pb2.MatchFrame) -> None:
+        message = self.feed.add(frame)
+        if message is None:
+            return
+        self.latest = message["scene"]
+        event = f"id: {self.count}\ndata: {dumps(message)}\n\n"
+        self.messages.append(event)
+        if len(self.messages) > KEPT_MESSAGES:
+            drop = len(self.messages) - KEPT_MESSAGES
+            del self.messages[:drop]
+            self.first += drop
+        for listener in self.listeners:
+            self._send(listener, event)
+
+    def _send(self, listener: Listener, event: str | None) -> None:
+        if listener.dropped:
+            return
+        try:
+            listener.queue.put_nowait(event)
+        except asyncio.QueueFull:  # a browser not reading: let it go, it reconnects and catches up
+            listener.dropped = True
+            with contextlib.suppress(asyncio.QueueEmpty):
+                listener.queue.get_nowait()
+            listener.queue.put_nowait(None)
+
+    def join(self, after: int | None) -> tuple[Listener, list[str]]:
+        """A new listener and what it is sent first: the messages after number ``after`` when it
+        reconnects and they are still kept, else one snapshot (the match's header and its scene now)."""
+        listener = Listener()
+        self.listeners.add(listener)
+        if after is not None and self.first <= after + 1 <= self.count:
+            backlog = self.messages[after + 1 - self.first :]
+        elif self.latest is not None and self.feed.header is not None:
+            snapshot = {"header": self.feed.header, "scene": self.latest}
+            backlog = [f"id: {self.count - 1}\ndata: {dumps(snapshot)}\n\n"]
+        else:
+            backlog = []
+        if self.done.is_set():
+            backlog.append(None)  # type: ignore[arg-type]
+        return listener, backlog
+
+    def leave(self, listener: Listener) -> None:
+        self.listeners.discard(listener)
+
+    def close(self, error: str | None = None) -> None:
+        self.error = error
+        self.done.set()
+        for listener in self.listeners:
+            self._send(listener, None)
+
+
+class Hub:
+    def __init__(self, server: str, data: Path | None = None, tls_ca: Path | None = None) -> None:
+        self.server = server
+        self.data = data
+        """The data directory: its results database (tournaments) and finished journals."""
+        options = [("grpc.max_receive_message_length", RECORD_BYTES)]
+        self.channel = (
+            grpc.aio.secure_channel(server, grpc.ssl_channel_credentials(tls_ca.read_bytes()), options)
+            if tls_ca
+            else grpc.aio.insecure_channel(server, options)
+        )
+        self.stub = spectator_pb2_grpc.SpectatorServiceStub(self.channel)
+        self.live: dict[str, LiveMatch] = {}
+        self.records: OrderedDict[str, str] = OrderedDict()
+        self.lobby: dict[str, Any] = {"matches": [], "tournaments": [], "error": None}
+        self.lobby_text = dumps(self.lobby)
+        self.lobby_changed = asyncio.Condition()
+        self.tasks: set[asyncio.Task[None]] = set()
+
+    async def close(self) -> None:
+        for task in list(self.tasks):
+            task.cancel()
+        await asyncio.gather(*self.tasks, return_exceptions=True)
+        await self.channel.close(None)
+
+    def start(self) -> None:
+        self._spawn(self._poll_lobby())
+
+    def _spawn(self, job: Any) -> asyncio.Task[None]:
+        task: asyncio.Task[None] = asyncio.ensure_future(job)
+        self.tasks.add(task)
+        task.add_done_callback(self.tasks.discard)
+        return task
+
+    # --- the lobby ------------------------------------------------------------------------------
+
+    async def _poll_lobby(self) -> None:
+        while True:
+            await self.refresh_lobby()
+            await asyncio.sleep(POLL_SECONDS)
+
+    async def refresh_lobby(self) -> None:
+        lobby = dict(self.lobby)
+        try:
+            response = await self.stub.ListMatches(spectator_pb2.ListMatchesRequest(), timeout=10)
+            lobby.update(matches=lobby_matches(response.matches), error=None)
+        except grpc.aio.AioRpcError as exc:
+            lobby["error"] = f"referee {self.server}: {exc.code().name}: {exc.details()}"
+        if self.data is not None:
+            try:
+                lobby["tournaments"] = await asyncio.to_thread(tournament_list, self.data / "results.db")
+            except (sqlite3.Error, StoreError) as exc:
+                lobby["tournaments"], lobby["error"] = [], f"results database: {exc}"
+        text = dumps(lobby)
+        if text != self.lobby_text:
+            self.lobby, self.lobby_text = lobby, text
+            async with self.lobby_changed:
+                self.lobby_changed.notify_all()
+
+    async def next_lobby(self, seen: str | None) -> str:
+        """The lobby's JSON once it differs from ``seen``."""
+        async with self.lobby_changed:
+            await self.lobby_changed.wait_for(lambda: self.lobby_text != seen)
+            return self.lobby_text
+
+    # --- live matches ----------------------------------------------------------------------------
+
+    def watch(self, match_id: str) -> LiveMatch:
+        """The match's live stream, started if nobody follows it yet."""
+        check_id(match_id)
+        match = self.live.get(match_id)
+        if match is not None:
+            return match
+        if len(self.live) >= MAX_LIVE:
+            raise Busy(f"{MAX_LIVE} matches are being followed already: try again later")
+        match = self.live[match_id] = LiveMatch(match_id)
+        self._spawn(self._follow(match))
+        return match
+
+    async def _follow(self, match: LiveMatch) -> None:
+        error = None
+        try:
+            request = spectator_pb2.WatchMatchRequest(match_id=match.match_id, from_start=True)
+            async for frame in self.stub.WatchMatch(request):
+                match.add(frame)
+        except grpc.aio.AioRpcError as exc:
+            error = f"{exc.code().name}: {exc.details()}"
+        finally:
+            match.close(error)
+        await asyncio.sleep(LINGER_SECONDS if error is None else 0)
+        if self.live.get(match.match_id) is match:
+            del self.live[match.match_id]
+
+    # --- finished matches ------------------------------------------------------------------------
+
+    async def record(self, match_id: str) -> str | None:
+        """A finished match's replay as JSON; None while it runs (watch it instead)."""
+        check_id(match_id)
+        if match_id in self.records:
+            self.records.move_to_end(match_id)
+            return self.records[match_id]
+        try:
+            record = await self.stub.GetRecord(spectator_pb2.GetRecordRequest(match_id=match_id), timeout=60)
+            text = dumps(replay_json(from_record(record), record.info))
+        except grpc.aio.AioRpcError as exc:
+            if exc.code() == grpc.StatusCode.FAILED_PRECONDITION:
+                return None
+            on_disk = await self._from_journal(match_id) if exc.code() == grpc.StatusCode.NOT_FOUND else None
+            if on_disk is None:
+                raise Unknown(f"no match {match_id} on {self.server}: {exc.details()}") from None
+            text = on_disk
+        self.records[match_id] = text
+        while len(self.records) > RECORDS_CACHED:
+            self.records.popitem(last=False)
+        return text
+
+    async def _from_journal(self, match_id: str) -> str | None:
+        """A finished match's journal in the data directory, re-run here (only one with its end
+        record, which publishes the seed: an unfinished or cancelled match's secret stays unread)."""
+        if self.data is None:
+            return None
+        for folder in JOURNAL_FOLDERS:
+            path = self.data / folder / f"{match_id}.jsonl"
+            if path.is_file():
+                return await asyncio.to_thread(finished_journal_json, path)
+        return None
+
+
+def finished_journal_json(path: Path) -> str | None:
+    from croupier.server.journal import header_and_last
+
+    try:
+        _, last = header_and_last(path)
+        if last.get("t") != "end":
+            return None
+        return dumps(replay_json(from_journal(path)))
+    except (OSError, ValueError, KeyError):
+        return None
+
+
+def check_id(match_id: str) -> None:
+    if not MATCH_ID.match(match_id):
+        raise Unknown(f"not a match id: {match_id[:80]!r}")
+
+
+LIVE = (match_pb2.MATCH_STATUS_RUNNING, match_pb2.MATCH_STATUS_WAITING)
+
+
+def lobby_matches(infos: Any) -> list[dict[str, Any]]:
+    """Live matches (oldest first), then the newest finished and cancelled ones (newest first)."""
+    live = [info for info in infos if info.status in LIVE]
+    past = [info for info in infos if info.status not in LIVE][::-1][:FINISHED_SHOWN]
+    return [lobby_entry(info) for info in live + past]
