@@ -62,6 +62,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "the default on a terminal is the interactive viewer, elsewhere the last step",
     )
     parser.add_argument("--tls-ca", type=Path, help="PEM root certificate for --server: connect with TLS")
+    parser.add_argument(
+        "--html",
+        type=Path,
+        metavar="FILE",
+        help="write the replay as one self-contained web page that opens offline, and exit",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -81,6 +87,8 @@ def run(args: argparse.Namespace) -> int:
     if not replay.scenes:
         console.print(f"croupier replay: match {replay.header.match_id} has no steps to show yet")
         return 1
+    if args.html is not None:
+        return _export(console, replay, args.html)
     if args.at is not None or not (sys.stdin.isatty() and console.is_terminal):
         return _print_step(console, replay, -1 if args.at is None else args.at)
     return view(console, replay)
@@ -89,6 +97,21 @@ def run(args: argparse.Namespace) -> int:
 JOURNAL_FOLDERS = ("matches", "referee/matches")
 """Where journals are under a data directory: ``croupier serve``'s, then those of the referee that
 ``croupier tournament``, ``croupier match`` and ``make run`` embed."""
+
+
+def _export(console: Console, replay: Replay, path: Path) -> int:
+    from croupier.clients.web.export import replay_page, write_page
+    from croupier.clients.web.frames import replay_json
+
+    try:
+        write_page(path, replay_page(replay_json(replay)))
+    except OSError as exc:
+        console.print(f"croupier replay: cannot write {path}: {exc}")
+        return 1
+    console.print(
+        f"wrote {path}: {len(replay.scenes)} steps of match {replay.header.match_id}, opens offline"
+    )
+    return 0
 
 
 def _journal(args: argparse.Namespace, source: str) -> Path | None:

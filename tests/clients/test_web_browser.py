@@ -13,6 +13,7 @@ from croupier.clients.bots import RandomBot
 from croupier.clients.web.app import WebViewer
 from croupier.server.app import Croupier
 from croupier.v1 import admin_pb2
+from tests.clients.test_web import EVIL, exported
 from tests.clients.web import CARD, Recorder, Stepper, browser, hidden_by_seq, play, screenshots, viewer
 from tests.server.botclient import ADMIN_TOKEN, WAIT, Admin
 
@@ -215,3 +216,18 @@ async def tournament_in(db: Path, referee: Croupier, admin: Admin) -> None:
             info = await admin.wait(created.match.match_id)
             results = [SeatResult(s.seat, s.name, s.score, s.place) for s in info.result.seats]
             store.record_result(record.id, results, info.result.journal)
+
+
+async def test_an_exported_replay_opens_offline_and_steps(
+    referee: Croupier, admin: Admin, browser: Any, tmp_path: Path
+) -> None:
+    page_file = await exported(referee, admin, tmp_path)
+    await browser.set_offline(True)
+    page = await browser.new_page()
+    await page.goto(f"{page_file.as_uri()}?step=2")
+    await page.wait_for_selector("#controls")
+    assert await page.input_value(".step-number") == "2"
+    assert EVIL in await page.inner_text(".seats"), "the name as text, no script of it run"
+    await page.keyboard.press("End")
+    await page.wait_for_selector(".result")
+    assert "result" in await page.inner_text(".result")

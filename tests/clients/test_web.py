@@ -1,0 +1,196 @@
+"""``croupier web`` over HTTP, without a browser: its JSON and event streams, reconnecting,
+bad addresses, a referee that is down, the journals it will and will not read, the command
+itself, and the self-contained HTML export of ``croupier replay``."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import shutil
+import signal
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+
+from croupier.clients.bots import RandomBot
+from croupier.clients.web.app import WebViewer, start_web
+from croupier.server.app import Croupier
+from tests.clients.web import CARD, Stepper, play, viewer
+from tests.server.botclient import WAIT, Admin
+
+__all__ = ["viewer"]
+
+LONG_CLOCKS = {"decision_ms": 120_000, "bank_ms": 120_000}
+
+
+async def get(url: str, **headers: str) -> tuple[int, dict[str, str], str]:
+    async with aiohttp.ClientSession() as session, session.get(url, headers=headers) as response:
+        return response.status, dict(response.headers), await response.text()
+
+
+async def events(url: str, until: Any, **headers: str) -> list[tuple[str, str, str]]:
+    """(id, event, data) of a stream's messages, read until ``until(messages)`` holds or it ends."""
+    messages: list[tuple[str, str, str]] = []
+    async with aiohttp.ClientSession() as session, session.get(url, headers=headers) as response:
+        assert response.headers["Content-Type"] == "text/event-stream"
+        fields: dict[str, str] = {}
+        async for raw in response.content:
+            line = raw.decode().rstrip("\n")
+            if line:
+                name, _, value = line.partition(": ")
+                fields[name] = value
+                continue
+            if "data" in fields:
+                messages.append((fields.get("id", ""), fields.get("event", "message"), fields["data"]))
+                if until(messages):
+                    break
+            fields = {}
+    return messages
+
+
+async def test_a_live_stream_sends_a_snapshot_then_changes_and_catches_up_a_reconnection(
+    referee: Croupier, admin: Admin, viewer: WebViewer
+) -> None:
+    created = await admin.create("chinese_ten", 2, {"target": 100}, seed=9, **LONG_CLOCKS)
+    match_id = created.match.match_id
+    stepper = Stepper()
+    bots = await play(referee, created, stepper.bot)
+    await stepper.idle()
+    live = f"{viewer.url}api/matches/{match_id}/live"
+    status, headers, body = await get(f"{viewer.url}api/matches/{match_id}/record")
+    assert status == 409 and json.loads(body)["live"], "no record while the match runs"
+    first = await events(live, lambda m: len(m) >= 1)
+    snapshot = json.loads(first[0][2])
+    assert snapshot["header"]["status"] == "running" and snapshot["header"]["players"] == ["p0", "p1"]
+    assert snapshot["scene"]["view"]["hands"] == [None, None], "hands hidden: null, never cards"
+    assert all(size > 0 for size in snapshot["scene"]["view"]["hand_sizes"])
+    last_id = int(first[0][0])
+
+    await stepper.allow(3)
+    await stepper.idle()
+    missed = await events(live, lambda m: len(m) >= 3, **{"Last-Event-ID": str(last_id)})
+    assert [int(m[0]) for m in missed] == [last_id + 1, last_id + 2, last_id + 3], "only what it missed"
+    assert all("scene" in json.loads(m[2]) for m in missed)
+
+    await stepper.allow(None)
+    await asyncio.wait_for(bots, WAIT)
+    ending = await events(live, lambda m: m[-1][1] == "end", **{"Last-Event-ID": str(last_id + 3)})
+    assert ending[-1] == ("", "end", ""), "the stream ends with an end event and no error"
+    final = json.loads(ending[-2][2])
+    assert final["header"]["status"] == "finished" and None not in final["scene"]["view"]["hands"]
+    status, headers, body = await get(f"{viewer.url}api/matches/{match_id}/record")
+    record = json.loads(body)
+    assert status == 200 and record["header"]["result"] and len(record["scenes"]) > 3
+    assert record["scenes"][0]["view"]["hands"][0], "the replay shows every hand"
+
+
+async def test_bad_and_unknown_addresses_get_a_clear_404(viewer: WebViewer) -> None:
+    for path in (
+        "api/matches/no-such-match/record",
+        "api/matches/..%2F..%2Fetc%2Fpasswd/record",
+        "api/tournaments/7",
+        "api/tournaments/x",
+        "static/../hub.py",
+    ):
+        status, headers, body = await get(viewer.url + path)
+        assert status == 404, path
+    status, _, body = await get(viewer.url + "api/matches/no-such-match/record")
+    assert "no match no-such-match" in json.loads(body)["error"]
+    gone = await events(f"{viewer.url}api/matches/no-such-match/live", lambda m: False)
+    assert gone[-1][1] == "end" and "NOT_FOUND" in gone[-1][2]
+
+
+async def test_pages_forbid_other_scripts_and_say_what_they_are(viewer: WebViewer) -> None:
+    status, headers, body = await get(viewer.url)
+    assert status == 200 and '<main id="lobby">' in body
+    assert "default-src 'self'" in headers["Content-Security-Policy"]
+    assert headers["X-Content-Type-Options"] == "nosniff"
+    status, headers, body = await get(viewer.url + "api/lobby")
+    assert headers["Cache-Control"] == "no-store" and json.loads(body)["error"] is None
+
+
+async def test_a_referee_that_is_down_is_said_on_the_lobby(tmp_path: Path) -> None:
+    web = await start_web("127.0.0.1:1", "127.0.0.1:0", None)
+    try:
+        status, _, body = await get(web.url + "api/lobby")
+        assert status == 200 and "referee 127.0.0.1:1: UNAVAILABLE" in json.loads(body)["error"]
+    finally:
+        await web.stop()
+
+
+async def test_finished_journals_replay_from_the_data_folder_but_never_an_unfinished_one(
+    referee: Croupier, admin: Admin, tmp_path: Path
+) -> None:
+    created = await admin.create("platinum_fish", 2, {}, seed=4)
+    await asyncio.wait_for(await play(referee, created, RandomBot), WAIT)
+    journal = Path((await admin.wait(created.match.match_id)).result.journal)
+    data = tmp_path / "elsewhere"
+    (data / "matches").mkdir(parents=True)
+    shutil.copy(journal, data / "matches" / "20000101-000000-finish.jsonl")
+    lines = journal.read_text().splitlines(keepends=True)
+    (data / "matches" / "20000101-000000-unfini.jsonl").write_text("".join(lines[:-1]))
+    seed = json.loads(lines[-1])["seed"]
+    (data / "matches" / "20000101-000000-unfini.secret").write_text(json.dumps({"seed": seed}))
+    web = await start_web(f"127.0.0.1:{referee.port}", "127.0.0.1:0", data)
+    try:
+        status, _, body = await get(web.url + "api/matches/20000101-000000-finish/record")
+        assert status == 200 and "✓" in json.loads(body)["header"]["note"]
+        status, _, body = await get(web.url + "api/matches/20000101-000000-unfini/record")
+        assert status == 404 and not CARD.search(body), "an unfinished match's secret stays unread"
+    finally:
+        await web.stop()
+
+
+def test_the_command_serves_prints_its_address_and_stops_on_sigterm(tmp_path: Path) -> None:
+    command = [sys.executable, "-m", "croupier.clients.cli", "web", "--server", "127.0.0.1:1"]
+    command += ["--address", "127.0.0.1:0", "--data", str(tmp_path)]
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
+    try:
+        assert process.stdout is not None
+        line = process.stdout.readline()
+        assert line.startswith("croupier web: http://127.0.0.1:") and "127.0.0.1:1" in line
+        url = line.split()[2]
+        status, _, body = asyncio.run(get(url))
+        assert status == 200 and "Croupier" in body
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(WAIT) == 0
+    finally:
+        process.kill()
+
+
+async def test_replay_writes_one_self_contained_html_file(
+    referee: Croupier, admin: Admin, tmp_path: Path
+) -> None:
+    """(test_web_browser opens such a file offline and steps through it.)"""
+    page = await exported(referee, admin, tmp_path)
+    html = page.read_text()
+    assert "/static/" not in html and "<link" not in html and " src=" not in html, "nothing to fetch"
+    assert html.count("<script") == 4, "the data and three scripts: a name cannot close a script"
+    data = html.split('<script id="replay-data" type="application/json">')[1].split("</script>")[0]
+    document = json.loads(data)
+    assert document["header"]["players"][0] == EVIL and "✓" in document["header"]["note"]
+    assert len(document["scenes"]) > 3
+
+
+EVIL = "</script><script>alert(1)</script>"
+"""A bot's name that would end the data's script element if written as it is."""
+
+
+async def exported(referee: Croupier, admin: Admin, folder: Path) -> Path:
+    """A finished Chinese Ten match exported by ``croupier replay ID --html``."""
+    from croupier.v1 import admin_pb2
+
+    seats = [admin_pb2.SeatSpec(name=EVIL), admin_pb2.SeatSpec(name="bob")]
+    created = await admin.create("chinese_ten", seats, {"target": 100}, seed=8)
+    await asyncio.wait_for(await play(referee, created, RandomBot), WAIT)
+    journal = Path((await admin.wait(created.match.match_id)).result.journal)
+    page = folder / "match.html"
+    command = [sys.executable, "-m", "croupier.clients.cli", "replay", journal.stem]
+    command += ["--data", str(journal.parent.parent), "--html", str(page)]
+    done = await asyncio.to_thread(subprocess.run, command, capture_output=True, text=True, timeout=WAIT)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert f"wrote {page}" in done.stdout.replace("\n", "") and "opens offline" in done.stdout
+    return page
