@@ -28,7 +28,9 @@ def replay_page(document: dict[str, Any]) -> str:
             f"<style>\n{(STATIC / 'style.css').read_text(encoding='utf-8')}</style>"
         ),
         '<a href="/">Croupier</a>': "<b>Croupier</b>",
-        '<main id="match">': f'<script id="replay-data" type="application/json">{data}</script>\n<main id="match">',
+        '<main id="match">': (
+            f'<script id="replay-data" type="application/json">{data}</script>\n<main id="match">'
+        ),
         **{
             f'<script src="/static/{name}"></script>': (
                 f"<script>\n{(STATIC / name).read_text(encoding='utf-8')}</script>"

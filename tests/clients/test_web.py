@@ -60,7 +60,7 @@ async def test_a_live_stream_sends_a_snapshot_then_changes_and_catches_up_a_reco
     bots = await play(referee, created, stepper.bot)
     await stepper.idle()
     live = f"{viewer.url}api/matches/{match_id}/live"
-    status, headers, body = await get(f"{viewer.url}api/matches/{match_id}/record")
+    status, _, body = await get(f"{viewer.url}api/matches/{match_id}/record")
     assert status == 409 and json.loads(body)["live"], "no record while the match runs"
     first = await events(live, lambda m: len(m) >= 1)
     snapshot = json.loads(first[0][2])
@@ -81,7 +81,7 @@ async def test_a_live_stream_sends_a_snapshot_then_changes_and_catches_up_a_reco
     assert ending[-1] == ("", "end", ""), "the stream ends with an end event and no error"
     final = json.loads(ending[-2][2])
     assert final["header"]["status"] == "finished" and None not in final["scene"]["view"]["hands"]
-    status, headers, body = await get(f"{viewer.url}api/matches/{match_id}/record")
+    status, _, body = await get(f"{viewer.url}api/matches/{match_id}/record")
     record = json.loads(body)
     assert status == 200 and record["header"]["result"] and len(record["scenes"]) > 3
     assert record["scenes"][0]["view"]["hands"][0], "the replay shows every hand"
@@ -95,7 +95,7 @@ async def test_bad_and_unknown_addresses_get_a_clear_404(viewer: WebViewer) -> N
         "api/tournaments/x",
         "static/../hub.py",
     ):
-        status, headers, body = await get(viewer.url + path)
+        status, _, _ = await get(viewer.url + path)
         assert status == 404, path
     status, _, body = await get(viewer.url + "api/matches/no-such-match/record")
     assert "no match no-such-match" in json.loads(body)["error"]
