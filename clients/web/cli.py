@@ -57,7 +57,8 @@ async def _serve(args: argparse.Namespace) -> int:
     except (OSError, ValueError) as exc:
         print(f"croupier web: cannot serve on {args.address}: {exc}")
         return 1
-    print(f"croupier web: {viewer.url} (matches of {args.server}; Ctrl-C stops)", flush=True)
+    listening = viewer.url.removeprefix("http://").rstrip("/")
+    print(f"croupier web: serving on {listening}: open {viewer.url} (referee {args.server})", flush=True)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGINT, signal.SIGTERM):

@@ -151,8 +151,8 @@ def test_the_command_serves_prints_its_address_and_stops_on_sigterm(tmp_path: Pa
     try:
         assert process.stdout is not None
         line = process.stdout.readline()
-        assert line.startswith("croupier web: http://127.0.0.1:") and "127.0.0.1:1" in line
-        url = line.split()[2]
+        assert line.startswith("croupier web: serving on 127.0.0.1:") and "(referee 127.0.0.1:1)" in line
+        url = line.split()[5]
         status, _, body = asyncio.run(get(url))
         assert status == 200 and "Croupier" in body
         process.send_signal(signal.SIGTERM)
