@@ -236,7 +236,9 @@ class Hub:
         except grpc.aio.AioRpcError as exc:
             if exc.code() == grpc.StatusCode.FAILED_PRECONDITION:
                 return None
-            on_disk = await self._from_journal(match_id) if exc.code() == grpc.StatusCode.NOT_FOUND else None
+            # a match this referee does not know, or no referee: a finished journal in --data will do
+            gone = exc.code() in (grpc.StatusCode.NOT_FOUND, grpc.StatusCode.UNAVAILABLE)
+            on_disk = await self._from_journal(match_id) if gone else None
             if on_disk is None:
                 raise Unknown(f"no match {match_id} on {self.server}: {exc.details()}") from None
             text = on_disk

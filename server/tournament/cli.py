@@ -77,6 +77,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--plain", action="store_true", help="plain progress lines, even on a terminal")
     parser.add_argument(
+        "--web",
+        metavar="HOST:PORT",
+        help="also serve the web viewer (croupier web) of the referee here while the tournament runs "
+        "(a free port if this one is taken)",
+    )
+    parser.add_argument(
         "--samples",
         type=int,
         default=DEFAULT_SAMPLES,
@@ -165,8 +171,9 @@ async def play(
                     f"referee on {target}; watch its matches: "
                     f"{croupier_command()} watch --server {target} --follow"
                 )
-                if beside is not None:
-                    await alongside.enter_async_context(beside(target))
+            await alongside.enter_async_context(_web_viewer(args, console, target))
+            if not args.server and beside is not None:
+                await alongside.enter_async_context(beside(target))
             referees = await Replicas.connect(target, admin_token)
             try:
                 entrants = await _enter_bots(config, referees, logs, display, launched, socket)
@@ -240,6 +247,34 @@ async def _referee(
                 yield f"127.0.0.1:{croupier.port}", croupier.admin_token, socket
             finally:
                 await croupier.stop(grace=1.0)
+
+
+@contextlib.asynccontextmanager
+async def _web_viewer(args: argparse.Namespace, console: Console, target: str) -> AsyncIterator[None]:
+    """With --web, ``croupier web`` on this event loop beside the referee, its address printed."""
+    from croupier.server.tournament.referee import SPREAD_SCHEMES
+
+    if not args.web:
+        yield
+        return
+    if target.startswith(SPREAD_SCHEMES):
+        say(
+            console, "--web: the web viewer follows one referee; give it one: croupier web --server HOST:PORT"
+        )
+        yield
+        return
+    from croupier.clients.web.app import start_web
+
+    try:
+        viewer = await start_web(target, args.web, args.data)
+    except OSError as exc:  # the port is taken: any free one will do for a demo
+        viewer = await start_web(target, "127.0.0.1:0", args.data)
+        say(console, f"--web {args.web}: {exc.strerror or exc}; serving on a free port instead")
+    say(console, f"watch it in a browser: {viewer.url}")
+    try:
+        yield
+    finally:
+        await viewer.stop()
 
 
 class BotsNotReady(Exception):

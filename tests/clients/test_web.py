@@ -18,7 +18,7 @@ import aiohttp
 from croupier.clients.bots import RandomBot
 from croupier.clients.web.app import WebViewer, start_web
 from croupier.server.app import Croupier
-from tests.clients.web import CARD, Stepper, play, viewer
+from tests.clients.web import CARD, REPO, Stepper, play, viewer
 from tests.server.botclient import WAIT, Admin
 
 __all__ = ["viewer"]
@@ -152,7 +152,7 @@ def test_the_command_serves_prints_its_address_and_stops_on_sigterm(tmp_path: Pa
         assert process.stdout is not None
         line = process.stdout.readline()
         assert line.startswith("croupier web: serving on 127.0.0.1:") and "(referee 127.0.0.1:1)" in line
-        url = line.split()[5]
+        url = line.split()[6]
         status, _, body = asyncio.run(get(url))
         assert status == 200 and "Croupier" in body
         process.send_signal(signal.SIGTERM)
@@ -194,3 +194,45 @@ async def exported(referee: Croupier, admin: Admin, folder: Path) -> Path:
     assert done.returncode == 0, done.stdout + done.stderr
     assert f"wrote {page}" in done.stdout.replace("\n", "") and "opens offline" in done.stdout
     return page
+
+
+UNHURRIED = """
+name = "watched"
+[clock]
+decision_ms = 5000
+[[games]]
+game = "chinese_ten"
+seats = 2
+deals = 1
+options = { target = 100 }
+[[bots]]
+name = "ann"
+command = "python -m croupier.clients.cli bot --strategy tests.clients.web:UnhurriedBot"
+[[bots]]
+name = "ben"
+command = "python -m croupier.clients.cli bot --strategy tests.clients.web:UnhurriedBot"
+"""
+
+
+def test_a_tournament_with_web_serves_the_viewer_beside_its_referee(tmp_path: Path) -> None:
+    (tmp_path / "t.toml").write_text(UNHURRIED)
+    command = [sys.executable, "-m", "croupier.clients.cli", "tournament", str(tmp_path / "t.toml")]
+    command += ["--data", str(tmp_path / "data"), "--samples", "50", "--plain", "--web", "127.0.0.1:0"]
+    process = subprocess.Popen(command, cwd=REPO, stdout=subprocess.PIPE, text=True)
+    try:
+        assert process.stdout is not None
+        url = next(line for line in process.stdout if "watch it in a browser:" in line).split()[-1]
+        lobby = asyncio.run(wait_for_lobby(url, lambda lobby: lobby["matches"] and lobby["tournaments"]))
+        assert lobby["tournaments"][0]["name"] == "watched" and lobby["error"] is None
+        assert {"ann", "ben"} == set(lobby["matches"][0]["players"])
+        rest = process.stdout.read()
+        assert process.wait(WAIT) == 0, rest
+    finally:
+        process.kill()
+
+
+async def wait_for_lobby(url: str, ready: Any) -> dict[str, Any]:
+    """The lobby once ``ready(lobby)`` holds: read from its own event stream."""
+    found = await events(f"{url}api/lobby/live", lambda messages: ready(json.loads(messages[-1][2])))
+    lobby: dict[str, Any] = json.loads(found[-1][2])
+    return lobby

@@ -212,3 +212,12 @@ def hidden_by_seq(journal: Path) -> dict[int, set[str]]:
             cards_of(codec.view_from_proto(f.view)) - cards_of(codec.view_from_proto(p.view)) - named
         )
     return hidden
+
+
+class UnhurriedBot(RandomBot):
+    """Plays at random, a tenth of a second a move, so a test can look at a tournament in play
+    (``croupier bot --strategy tests.clients.web:UnhurriedBot`` from the repository root)."""
+
+    async def choose(self, view: Any, legal: list[Any]) -> int:  # type: ignore[override]
+        await asyncio.sleep(0.1)
+        return super().choose(view, legal)
