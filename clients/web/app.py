@@ -105,7 +105,8 @@ async def live(request: web.Request) -> web.StreamResponse:
                 if ended:
                     break
                 try:
-                    pending = [await asyncio.wait_for(listener.queue.get(), KEEPALIVE_SECONDS)]
+                    async with asyncio.timeout(KEEPALIVE_SECONDS):  # no task per message, as wait_for
+                        pending = [await listener.queue.get()]
                 except TimeoutError:
                     await response.write(b": keep-alive\n\n")
                     pending = []

@@ -18,7 +18,8 @@ import aiohttp
 from croupier.clients.bots import RandomBot
 from croupier.clients.web.app import WebViewer, start_web
 from croupier.server.app import Croupier
-from tests.clients.web import CARD, REPO, Stepper, play, viewer
+from tests.clients.test_spectator_terminal import play
+from tests.clients.web import CARD, REPO, Stepper, viewer
 from tests.server.botclient import WAIT, Admin
 
 __all__ = ["viewer"]

@@ -13,8 +13,9 @@ from croupier.clients.bots import RandomBot
 from croupier.clients.web.app import WebViewer
 from croupier.server.app import Croupier
 from croupier.v1 import admin_pb2
+from tests.clients.test_spectator_terminal import play
 from tests.clients.test_web import EVIL, exported
-from tests.clients.web import CARD, Recorder, Stepper, browser, hidden_by_seq, play, screenshots, viewer
+from tests.clients.web import CARD, Recorder, Stepper, browser, hidden_by_seq, screenshots, viewer
 from tests.server.botclient import ADMIN_TOKEN, WAIT, Admin
 
 __all__ = ["browser", "viewer"]
@@ -72,7 +73,7 @@ async def test_a_live_spoil_five_table_advances_and_shows_no_hidden_card(
 
     for _ in range(3):  # each time the bots are let go for a few moves, the page follows
         before = seen[-1]["seq"]
-        await stepper.allow(4)
+        await stepper.allow(3)
         await stepper.idle()
         await page.wait_for_function(
             "before => Number(document.querySelector('.match').dataset.seq) > before", arg=before

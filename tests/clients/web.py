@@ -1,6 +1,7 @@
-"""What the web viewer's tests share: bots that move only when a test lets them, the viewer on a
-free port, a headless Chromium (Debian's, through Playwright), and the oracle of which cards
-were hidden at each step of a match."""
+"""What the web viewer's tests share: bots that move only when a test lets them (played with
+the terminal spectator tests' ``play``), the viewer on a free port, a headless Chromium (Debian's,
+through Playwright), a relay that records what the browser is sent, and the oracle of which
+cards were hidden at each step of a match."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from typing import Any
 import pytest
 
 from croupier.clients.bots import RandomBot
-from croupier.clients.sdk import Client, Match
+from croupier.clients.sdk import Match
 from croupier.clients.web.app import WebViewer, start_web
 from croupier.clients.web.frames import plain
 from croupier.engine.games import get_game
@@ -21,7 +22,6 @@ from croupier.server import convert
 from croupier.server.app import Croupier
 from croupier.server.journal import read_records
 from croupier.server.match import replay_frames
-from croupier.v1 import admin_pb2
 from tests.server.botclient import WAIT
 from tests.toolchains import missing, need
 
@@ -123,14 +123,6 @@ class Stepper:
                 return super().choose(view, legal)
 
         return Stepped(match)
-
-
-async def play(
-    referee: Croupier, created: admin_pb2.CreateMatchResponse, factory: Any
-) -> asyncio.Future[Any]:
-    address = f"127.0.0.1:{referee.port}"
-    clients = [Client(factory, address, [token], stop_after=1) for token in created.seat_tokens]
-    return asyncio.gather(*(c.run() for c in clients))
 
 
 @pytest.fixture
