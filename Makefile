@@ -13,9 +13,10 @@ NODE_MODULES := $(NODE_DIR)/node_modules/.package-lock.json
 
 # The demo: a duplicate round robin of the bundled bots on an embedded referee, ending with the
 # ratings table. Run again, it plays the same tournament with new deals (ratings keep every run);
-# interrupted, it resumes.
+# interrupted, it resumes. The web viewer (croupier web) serves it on $(WEB) meanwhile, its address printed.
+WEB ?= 127.0.0.1:8080
 run: $(RUNTIME) $(STUBS)
-	$(PY) -m croupier.clients.cli tournament tournaments/demo.toml --again
+	$(PY) -m croupier.clients.cli tournament tournaments/demo.toml --again --web $(WEB)
 
 test: $(INSTALLED) $(STUBS) node
 	$(PY) -m pytest

@@ -275,6 +275,10 @@ async def _web_viewer(args: argparse.Namespace, console: Console, target: str) -
         yield
     finally:
         await viewer.stop()
+        say(
+            console,
+            f"the web viewer stopped with the tournament; browse it again: croupier web --data {args.data}",
+        )
 
 
 class BotsNotReady(Exception):
