@@ -232,3 +232,22 @@ async def test_an_exported_replay_opens_offline_and_steps(
     await page.keyboard.press("End")
     await page.wait_for_selector(".result")
     assert "result" in await page.inner_text(".result")
+
+
+async def test_pair_battle_in_real_time_is_drawn_as_it_happens_then_replayed(
+    referee: Croupier, admin: Admin, viewer: WebViewer, browser: Any
+) -> None:
+    created = await admin.create("pair_battle", 3, {}, seed=21)
+    match_id = created.match.match_id
+    page = await browser.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    await page.goto(f"{viewer.url}match/{match_id}")  # before it starts: the page waits for it
+    bots = await play(referee, created, RandomBot)
+    await page.wait_for_selector(".match[data-status='running']")  # drawn live, frame by frame
+    text = await page.inner_text(".match")
+    assert "Pair Battle" in text and "real time" in text and "reserve" in text and "▶" not in text
+    await screenshots(page, "live-pair-battle")
+    await asyncio.wait_for(bots, WAIT)
+    await page.wait_for_selector("#controls")
+    assert "result" in await page.inner_text(".result") and not errors

@@ -108,7 +108,7 @@
       if (view.end !== null) phase += ` (${view.end})`;
       return {
         centre: [el("div", "pile grow", el("div", "pile-label", "laid by rank"), Object.keys(counts).length ? byRank : el("span", "none", "nothing laid yet"))],
-        info: facts(["phase", phase], ["timing", view.timing.replaceAll("_", " ")]),
+        info: facts(["phase", phase], ["timing", view.timing === "realtime" ? "real time: plays as they reach the referee" : "lockstep ticks"]),
         seat: (seat) => ({
           hand: hand(view, seat),
           stats: [["reserve", view.reserve_sizes[seat]], ["score", view.scores[seat]], ["penalties", view.penalties[seat]]],
