@@ -96,7 +96,7 @@ async def live(request: web.Request) -> web.StreamResponse:
     response = await _event_stream(request)
     try:
         with contextlib.suppress(ConnectionResetError):
-            pending: list[str | None] = list(backlog)
+            pending = backlog
             while True:
                 ended = None in pending
                 events = "".join(e for e in pending if e is not None)

@@ -103,20 +103,22 @@ class LiveMatch:
                 listener.queue.get_nowait()
             listener.queue.put_nowait(None)
 
-    def join(self, after: int | None) -> tuple[Listener, list[str]]:
+    def join(self, after: int | None) -> tuple[Listener, list[str | None]]:
         """A new listener and what it is sent first: the messages after number ``after`` when it
-        reconnects and they are still kept, else one snapshot (the match's header and its scene now)."""
+        reconnects and they are still kept, else one snapshot (the match's header and its scene
+        now); None last if the match is over."""
         listener = Listener()
         self.listeners.add(listener)
+        backlog: list[str | None]
         if after is not None and self.first <= after + 1 <= self.count:
-            backlog = self.messages[after + 1 - self.first :]
+            backlog = list(self.messages[after + 1 - self.first :])
         elif self.latest is not None and self.feed.header is not None:
             snapshot = {"header": self.feed.header, "scene": self.latest}
             backlog = [f"id: {self.count - 1}\ndata: {dumps(snapshot)}\n\n"]
         else:
             backlog = []
         if self.done.is_set():
-            backlog.append(None)  # type: ignore[arg-type]
+            backlog.append(None)
         return listener, backlog
 
     def leave(self, listener: Listener) -> None:
