@@ -50,6 +50,7 @@ async def test_a_record_over_grpcs_default_limit_is_fetched_whole(
         admin_token=ADMIN_TOKEN,
         at=-1,
         tls_ca=None,
+        html=None,
     )
     capsys.readouterr()
     assert await asyncio.to_thread(replay.run, args) == 0
