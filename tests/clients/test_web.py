@@ -237,3 +237,24 @@ async def wait_for_lobby(url: str, ready: Any) -> dict[str, Any]:
     found = await events(f"{url}api/lobby/live", lambda messages: ready(json.loads(messages[-1][2])))
     lobby: dict[str, Any] = json.loads(found[-1][2])
     return lobby
+
+
+def test_banks_are_spent_as_the_referee_spends_them() -> None:
+    """A decision past the per-move time takes the excess from the seat's bank; a timeout empties
+    it; the seat to act shows since when it thinks (referee time)."""
+    from croupier.clients.web.frames import Banks
+    from croupier.v1 import match_pb2, spectator_pb2
+
+    kind = spectator_pb2.Step.Kind
+    banks = Banks(2, match_pb2.Clocks(decision_ms=5000, bank_ms=30000))
+
+    def frame(at: int, step: int, seat: int | None = None) -> spectator_pb2.MatchFrame:
+        return spectator_pb2.MatchFrame(time_ms=at, step=spectator_pb2.Step(kind=step, seat=seat))
+
+    assert banks.update(frame(0, kind.START), [0])["acting_since_ms"] == [0, None]
+    quick = banks.update(frame(3000, kind.ACTION, 0), [1])
+    assert quick["banks_ms"] == [30000, 30000] and quick["acting_since_ms"] == [None, 3000]
+    banks.update(frame(4000, kind.REFUSAL, 1), [1])  # still its turn: the clock runs on
+    slow = banks.update(frame(11000, kind.ACTION, 1), [0])
+    assert slow["banks_ms"] == [30000, 27000], "8 s on a 5 s move: 3 s from the bank"
+    assert banks.update(frame(50000, kind.TIMEOUT, 0), [1])["banks_ms"] == [0, 27000]
