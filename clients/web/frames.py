@@ -58,6 +58,8 @@ def header_json(header: Header, info: match_pb2.MatchInfo | None = None) -> dict
             ]
         if info.cancel_reason:
             document["cancel_reason"] = info.cancel_reason
+        if info.damage:
+            document["damage"] = info.damage
     return document
 
 

@@ -265,8 +265,8 @@ def finished_journal_json(path: Path) -> str | None:
     from croupier.server.journal import header_and_last
 
     try:
-        _, last = header_and_last(path)
-        if last.get("t") != "end":
+        ends = header_and_last(path)
+        if ends is None or ends[1].get("t") != "end":
             return None
         return dumps(replay_json(from_journal(path)))
     except (OSError, ValueError, KeyError):

@@ -127,7 +127,8 @@ async def test_finished_journals_replay_from_the_data_folder_but_never_an_unfini
 ) -> None:
     created = await admin.create("platinum_fish", 2, {}, seed=4)
     await asyncio.wait_for(await play(referee, created, RandomBot), WAIT)
-    journal = Path((await admin.wait(created.match.match_id)).result.journal)
+    await admin.wait(created.match.match_id)
+    journal = Path(created.journal)
     data = tmp_path / "elsewhere"
     (data / "matches").mkdir(parents=True)
     shutil.copy(journal, data / "matches" / "20000101-000000-finish.jsonl")
@@ -187,7 +188,8 @@ async def exported(referee: Croupier, admin: Admin, folder: Path) -> Path:
     seats = [admin_pb2.SeatSpec(name=EVIL), admin_pb2.SeatSpec(name="bob")]
     created = await admin.create("chinese_ten", seats, {"target": 100}, seed=8)
     await asyncio.wait_for(await play(referee, created, RandomBot), WAIT)
-    journal = Path((await admin.wait(created.match.match_id)).result.journal)
+    await admin.wait(created.match.match_id)
+    journal = Path(created.journal)
     page = folder / "match.html"
     command = [sys.executable, "-m", "croupier.clients.cli", "replay", journal.stem]
     command += ["--data", str(journal.parent.parent), "--html", str(page)]

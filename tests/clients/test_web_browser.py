@@ -86,13 +86,13 @@ async def test_a_live_spoil_five_table_advances_and_shows_no_hidden_card(
 
     await stepper.allow(None)
     await asyncio.wait_for(bots, WAIT)
-    info = await admin.wait(match_id)
+    await admin.wait(match_id)
     await page.wait_for_selector("#controls")  # over: the page turns into the replay
     final = await dom_state(page)
     assert final["status"] == "finished" and final["backs"] == 0, "every hand revealed at the end"
     assert "result" in await page.inner_text(".result")
 
-    hidden = hidden_by_seq(Path(info.result.journal))
+    hidden = hidden_by_seq(Path(created.journal))
     for state in seen:
         assert not state["hands"], f"a hand shown face up at step {state['seq']}"
         leaked = (set(state["cards"]) | set(CARD.findall(state["html"]))) & hidden[state["seq"]]
@@ -216,7 +216,7 @@ async def tournament_in(db: Path, referee: Croupier, admin: Admin) -> None:
             await asyncio.wait_for(await play(referee, created, RandomBot), WAIT)
             info = await admin.wait(created.match.match_id)
             results = [SeatResult(s.seat, s.name, s.score, s.place) for s in info.result.seats]
-            store.record_result(record.id, results, info.result.journal)
+            store.record_result(record.id, results, created.journal)
 
 
 async def test_an_exported_replay_opens_offline_and_steps(

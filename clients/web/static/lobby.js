@@ -18,6 +18,7 @@
 
   function scores(match) {
     if (match.status === "cancelled") return el("span", "notes", `cancelled${match.cancel_reason ? ": " + match.cancel_reason : ""}`);
+    if (match.status === "damaged") return el("span", "notes", `damaged: ${match.damage || "its files cannot be read"}`);
     if (!match.result) return "";
     const order = match.result.map((r, seat) => ({ seat, place: r[0], score: r[1] })).sort((a, b) => a.place - b.place);
     return el("span", "", ...order.map(({ seat, place, score }, i) => el("span", place === 1 ? "winner" : "", `${i ? ", " : ""}${match.players[seat]} ${score}`)));
