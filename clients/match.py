@@ -75,7 +75,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="a game option (docs/games/), e.g. target=300 or timing=lockstep; repeatable",
     )
     parser.add_argument("--seed", type=int, help="deal from this seed (default: a new one, printed)")
-    parser.add_argument("--watch", action="store_true", help="watch the matches in the terminal spectator")
+    parser.add_argument(
+        "--watch",
+        action="store_true",
+        help="watch the matches in the terminal spectator, and in a browser (its address is printed)",
+    )
+    parser.add_argument(
+        "--web",
+        metavar="HOST:PORT",
+        help="serve the web viewer here while the matches play (with --watch: on a free local port)",
+    )
     parser.add_argument(
         "--data",
         type=Path,
@@ -209,8 +218,9 @@ async def _play(
 ) -> int:
     from croupier.server.tournament.cli import play
 
+    web = args.web or ("127.0.0.1:0" if args.watch else None)  # a free port: two runs never collide
     runner_args = argparse.Namespace(
-        server=None, admin_token=None, data=args.data, plain=args.plain, samples=DEFAULT_SAMPLES
+        server=None, admin_token=None, data=args.data, plain=args.plain, samples=DEFAULT_SAMPLES, web=web
     )
     quiet = _Quiet()
 

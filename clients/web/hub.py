@@ -20,7 +20,7 @@ from typing import Any
 import grpc
 
 from croupier.clients.spectator.feed import from_journal, from_record
-from croupier.clients.spectator.replay import RECORD_BYTES
+from croupier.clients.spectator.replay import JOURNAL_FOLDERS, RECORD_BYTES
 from croupier.clients.web.frames import LiveFeed, dumps, lobby_entry, replay_json
 from croupier.clients.web.tournaments import tournament_list
 from croupier.server.tournament.store import StoreError
@@ -39,8 +39,6 @@ MAX_BEHIND = 1000
 LINGER_SECONDS = 30.0
 """How long a finished match's live stream stays for late and reconnecting browsers."""
 RECORDS_CACHED = 32
-JOURNAL_FOLDERS = ("matches", "referee/matches")
-"""Where journals lie in a data directory: a referee's own, and the one a tournament embeds."""
 MATCH_ID = re.compile(r"^[A-Za-z0-9_.-]{1,80}$")
 
 

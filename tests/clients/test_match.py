@@ -131,3 +131,4 @@ def test_watch_shows_every_match_of_the_run_in_the_terminal_spectator(tmp_path: 
     ends = re.findall(r"match (\S+) is finished", watched.stdout)
     assert len(ends) == 2 and watched.stdout.count("the match is over: every hand shown") == 2
     assert "chinese_ten: results per bot" in watched.stdout
+    assert "watch it in a browser: http://127.0.0.1:" in watched.stdout, "and the web viewer beside it"
