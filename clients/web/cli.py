@@ -10,18 +10,15 @@ admin token and sees only what the referee shows anyone.
 from __future__ import annotations
 
 import argparse
-import os
 from pathlib import Path
+
+from croupier.clients.bot_cli import add_server_argument
 
 DEFAULT_ADDRESS = "127.0.0.1:8080"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--server",
-        default=os.environ.get("CROUPIER_SERVER", "127.0.0.1:50051"),
-        help="the referee, HOST:PORT (default: $CROUPIER_SERVER, else %(default)s)",
-    )
+    add_server_argument(parser)
     parser.add_argument(
         "--data",
         type=Path,
