@@ -124,7 +124,8 @@ class Banks:
 class LiveFeed:
     """One match's frames, as they arrive, turned into the JSON messages the browser is sent:
     ``{"header": ...}`` whenever the frame carries the match's info (its first and last), and
-    ``{"scene": ...}`` for every frame, with the seats' banks in turn-based games."""
+    ``{"scene": ...}`` for every frame, with the seats' banks in turn-based games when the feed
+    began with the match's start."""
 
     def __init__(self) -> None:
         self.scenes: Scenes | None = None
@@ -139,7 +140,9 @@ class LiveFeed:
             message["header"] = self.header
             if self.scenes is None:
                 self.scenes = Scenes(frame.info.game)
-                if frame.info.game != "pair_battle":
+                # banks are known only to a feed that saw every turn: one that began before the
+                # match did (a snapshot of record 0, the header); Pair Battle has no turns
+                if frame.info.game != "pair_battle" and (frame.step.kind == Kind.START or frame.seq == 0):
                     self.banks = Banks(len(frame.info.players), frame.info.clocks)
         if self.scenes is None:
             return None

@@ -39,6 +39,11 @@ MAX_BEHIND = 1000
 LINGER_SECONDS = 30.0
 """How long a finished match's live stream stays for late and reconnecting browsers."""
 RECORDS_CACHED = 32
+HEAVY_AT_ONCE = 2
+"""Listings and replays under way at once: no more than a referee lets one connection have
+(``croupier serve``'s heavy reads per connection, 2 by default); more browsers wait their turn."""
+PAGE = 1000
+"""Matches per listing page (the referee's largest)."""
 MATCH_ID = re.compile(r"^[A-Za-z0-9_.-]{1,80}$")
 
 
@@ -147,6 +152,8 @@ class Hub:
         self.lobby_text = dumps(self.lobby)
         self.lobby_changed = asyncio.Condition()
         self.tasks: set[asyncio.Task[None]] = set()
+        self.heavy = asyncio.Semaphore(HEAVY_AT_ONCE)
+        self.fetching: dict[str, asyncio.Future[str | None]] = {}
 
     async def close(self) -> None:
         for task in list(self.tasks):
@@ -173,8 +180,7 @@ class Hub:
     async def refresh_lobby(self) -> None:
         lobby = dict(self.lobby)
         try:
-            response = await self.stub.ListMatches(spectator_pb2.ListMatchesRequest(), timeout=10)
-            lobby.update(matches=lobby_matches(response.matches), error=None)
+            lobby.update(matches=lobby_matches(await self._all_matches()), error=None)
         except grpc.aio.AioRpcError as exc:
             lobby["error"] = f"referee {self.server}: {exc.code().name}: {exc.details()}"
         if self.data is not None:
@@ -187,6 +193,19 @@ class Hub:
             self.lobby, self.lobby_text = lobby, text
             async with self.lobby_changed:
                 self.lobby_changed.notify_all()
+
+    async def _all_matches(self) -> list[match_pb2.MatchInfo]:
+        """Every match the referee lists, page after page (oldest first)."""
+        found: list[match_pb2.MatchInfo] = []
+        token = ""
+        while True:
+            request = spectator_pb2.ListMatchesRequest(page_size=PAGE, page_token=token)
+            async with self.heavy:
+                response = await self.stub.ListMatches(request, timeout=10)
+            found.extend(response.matches)
+            token = response.next_page_token
+            if not token:
+                return found
 
     async def next_lobby(self, seen: str | None) -> str:
         """The lobby's JSON once it differs from ``seen``."""
@@ -211,7 +230,8 @@ class Hub:
     async def _follow(self, match: LiveMatch) -> None:
         error = None
         try:
-            request = spectator_pb2.WatchMatchRequest(match_id=match.match_id, from_start=True)
+            # from now, not from the start: replaying the start is a heavy read the referee rations
+            request = spectator_pb2.WatchMatchRequest(match_id=match.match_id)
             async for frame in self.stub.WatchMatch(request):
                 match.add(frame)
         except grpc.aio.AioRpcError as exc:
@@ -225,17 +245,29 @@ class Hub:
     # --- finished matches ------------------------------------------------------------------------
 
     async def record(self, match_id: str) -> str | None:
-        """A finished match's replay as JSON; None while it runs (watch it instead)."""
+        """A finished match's replay as JSON; None while it runs (watch it instead). Fetched from
+        the referee once and kept (a finished match does not change)."""
         check_id(match_id)
         if match_id in self.records:
             self.records.move_to_end(match_id)
             return self.records[match_id]
+        if match_id not in self.fetching:  # browsers opening one replay at once: one fetch
+            future = self.fetching[match_id] = asyncio.ensure_future(self._fetch(match_id))
+            future.add_done_callback(lambda _: self.fetching.pop(match_id, None))
+        return await asyncio.shield(self.fetching[match_id])
+
+    async def _fetch(self, match_id: str) -> str | None:
         try:
-            record = await self.stub.GetRecord(spectator_pb2.GetRecordRequest(match_id=match_id), timeout=60)
+            async with self.heavy:
+                record = await self.stub.GetRecord(
+                    spectator_pb2.GetRecordRequest(match_id=match_id), timeout=60
+                )
             text = dumps(replay_json(from_record(record), record.info))
         except grpc.aio.AioRpcError as exc:
-            if exc.code() == grpc.StatusCode.FAILED_PRECONDITION:
+            if exc.code() == grpc.StatusCode.FAILED_PRECONDITION:  # running (or damaged: its feed says)
                 return None
+            if exc.code() == grpc.StatusCode.RESOURCE_EXHAUSTED:
+                raise Busy(f"the referee is busy: {exc.details()}") from None
             # a match this referee does not know, or no referee: a finished journal in --data will do
             gone = exc.code() in (grpc.StatusCode.NOT_FOUND, grpc.StatusCode.UNAVAILABLE)
             on_disk = await self._from_journal(match_id) if gone else None

@@ -50,17 +50,17 @@ async def test_a_live_spoil_five_table_advances_and_shows_no_hidden_card(
     monkeypatch.setenv("CROUPIER_ADMIN_TOKEN", ADMIN_TOKEN)  # the viewer must not pick it up
     created = await admin.create("spoil_five", 4, {}, seed=31, **LONG_CLOCKS)
     match_id = created.match.match_id
-    stepper = Stepper()
-    bots = await play(referee, created, stepper.bot)
-    await stepper.idle()
-
     page = await browser.new_page()
     recorder = Recorder(viewer.url)  # every byte the browser is sent
     await page.goto(await recorder.start())
     row = page.locator(f"tr[data-match='{match_id}']")
     await row.wait_for()
-    assert "running" in await row.inner_text() and "p0, p1, p2, p3" in await row.inner_text()
-    await row.get_by_role("link", name="watch").click()
+    assert "waiting" in await row.inner_text() and "p0, p1, p2, p3" in await row.inner_text()
+    await row.get_by_role("link", name="watch").click()  # watched from its start: banks known
+    await page.wait_for_selector(".match[data-status='waiting']")  # followed before it starts
+    stepper = Stepper()
+    bots = await play(referee, created, stepper.bot)
+    await stepper.idle()
     await page.wait_for_selector(".match[data-status='running']")
     seen: list[dict[str, Any]] = [await dom_state(page)]
     first = seen[0]
@@ -68,7 +68,7 @@ async def test_a_live_spoil_five_table_advances_and_shows_no_hidden_card(
         "hands as backs, the turn-up up"
     )
     text = await page.inner_text(".match")
-    assert "Spoil Five" in text and "trumps" in text and "chips" in text and "▶" in text
+    assert "Spoil Five" in text and "trumps" in text and "chips" in text and "▶" in text and "bank" in text
     assert "every hand stays face down" in text
 
     for _ in range(3):  # each time the bots are let go for a few moves, the page follows

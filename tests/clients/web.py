@@ -18,6 +18,7 @@ from croupier.clients.sdk import Match
 from croupier.clients.web.app import WebViewer, start_web
 from croupier.clients.web.frames import plain
 from croupier.engine.games import get_game
+from croupier.engine.rng import Rng
 from croupier.server import convert
 from croupier.server.app import Croupier
 from croupier.server.journal import read_records
@@ -196,7 +197,8 @@ def hidden_by_seq(journal: Path) -> dict[int, set[str]]:
     codec = convert.codec(spec.name)
     full = replay_frames(spec, options, seed, records, reveal=True)
     public = replay_frames(spec, options, seed, records, reveal=False)
-    hidden: dict[int, set[str]] = {}
+    before = spec.new_game(options, Rng(seed))  # a snapshot while it waits: record 0, dealt
+    hidden = {0: cards_of(before.full_view()) - cards_of(before.public_view())}
     named: set[str] = set()
     for f, p in zip(full, public, strict=True):
         named.update(card for event in p.events for card in CARD.findall(event.text))
