@@ -14,6 +14,7 @@ import argparse
 import platform
 import random
 import time
+from typing import Any
 
 from croupier.engine.games import GAMES
 from croupier.engine.rng import Rng
@@ -21,10 +22,11 @@ from croupier.engine.rng import Rng
 CLOCK_STEP = 0.02
 
 
-def play_one(name: str, seed: int) -> tuple[int, int]:
-    """Play one random match; return the actions it took and its deals (1 for one-deal games)."""
+def play_one(name: str, seed: int, options: Any = None) -> tuple[int, int]:
+    """Play one random match (default options unless given); return the actions it took and its
+    deals (1 for one-deal games)."""
     spec = GAMES[name]
-    state = spec.new_game(spec.options(), Rng(seed))
+    state = spec.new_game(spec.options() if options is None else options, Rng(seed))
     chooser = random.Random(seed)
     now, actions = 0.0, 0
     while not state.is_over():

@@ -1,0 +1,75 @@
+"""PettingZoo environment steps per second of every game, beside the engine's own playout speed.
+
+Usage: python -m bench.env_steps [--seconds S] [--game NAME]
+Both loops play whole matches with random legal choices and the environment's
+options (defaults; Pair Battle in lockstep, as the environment plays it). An
+environment step is ``last()`` (the observation and action mask) then ``step``;
+an engine action is ``legal_actions`` then ``apply`` (bench/engine_playouts.py's
+loop). The ratio is the environment's cost per action over the engine's.
+"""
+
+from __future__ import annotations
+
+import argparse
+import platform
+import random
+import time
+from collections.abc import Callable
+from functools import partial
+from typing import Any
+
+import numpy as np
+
+from bench.engine_playouts import play_one
+from croupier.clients.pettingzoo import CroupierEnv, env
+from croupier.engine.games import GAMES
+
+
+def engine_match(name: str, options: Any, seed: int) -> int:
+    """One random match through the engine alone; returns its actions."""
+    return play_one(name, seed, options)[0]
+
+
+def env_match(aec: CroupierEnv, chooser: random.Random, seed: int) -> int:
+    """One random episode; returns the steps that acted."""
+    aec.reset(seed=seed)
+    steps = 0
+    for _ in aec.agent_iter():
+        obs, _, terminated, truncated, _ = aec.last()
+        if terminated or truncated:
+            aec.step(None)
+            continue
+        aec.step(int(chooser.choice(np.flatnonzero(obs["action_mask"]))))
+        steps += 1
+    return steps
+
+
+def rate(play: Callable[[int], int], seconds: float) -> float:
+    """Actions per CPU second of ``play(match_number) -> actions`` over ``seconds`` of CPU time
+    (CPU time, not wall time: the ratio stays fair on a machine others share)."""
+    actions = matches = 0
+    start = time.process_time()
+    while (elapsed := time.process_time() - start) < seconds:
+        actions += play(matches)
+        matches += 1
+    return actions / elapsed
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seconds", type=float, default=3.0, help="time per game and loop (default 3)")
+    parser.add_argument("--game", choices=sorted(GAMES), help="one game only")
+    args = parser.parse_args()
+    print(f"python {platform.python_version()} on {platform.machine()}, one core, default options")
+    print(f"{'game':<15} {'engine actions/s':>17} {'env steps/s':>12} {'env cost':>9}")
+    for name in [args.game] if args.game else sorted(GAMES):
+        aec = env(name)
+        options = aec.table.options
+        chooser = random.Random(0)
+        engine = rate(partial(engine_match, name, options), args.seconds)
+        steps = rate(partial(env_match, aec, chooser), args.seconds)
+        print(f"{name:<15} {engine:>17.0f} {steps:>12.0f} {engine / steps:>8.2f}x")
+
+
+if __name__ == "__main__":
+    main()

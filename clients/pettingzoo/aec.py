@@ -1,0 +1,125 @@
+"""The AEC environment: one agent acts at a time, as PettingZoo's classic card games do."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from gymnasium import spaces
+from pettingzoo import AECEnv
+
+from croupier.clients.pettingzoo.table import Observation, Table
+
+
+def agent_names(players: int) -> list[str]:
+    return [f"player_{seat}" for seat in range(players)]
+
+
+def observation_space(table: Table) -> spaces.Dict:
+    return spaces.Dict(
+        {
+            "observation": table.coding.layout.space(),
+            "action_mask": spaces.Box(0, 1, shape=(table.coding.action_count,), dtype=np.int8),
+        }
+    )
+
+
+class CroupierEnv(AECEnv):  # type: ignore[misc]  # pettingzoo ships no type hints
+    """A Croupier game as a PettingZoo AEC environment; build it with ``env(game, **options)``.
+
+    ``player_i`` is seat i. The agent to act is the seat the engine waits on (in
+    lockstep Pair Battle, the lowest seat that has not answered the tick). Rewards
+    come once, when the match ends; a match that reaches ``max_steps`` actions is
+    truncated with no reward. ``infos[agent]["view"]`` is the seat's engine view,
+    current for the agent to act and, at the end, for every agent.
+    """
+
+    def __init__(
+        self,
+        game: str,
+        *,
+        render_mode: str | None = None,
+        reward: str = "place",
+        max_steps: int | None = None,
+        **options: Any,
+    ) -> None:
+        super().__init__()
+        if render_mode not in (None, "ansi"):
+            raise ValueError(f"render_mode must be None or 'ansi', not {render_mode!r}")
+        self.table = Table(game, options, reward)
+        self.render_mode = render_mode
+        self.max_steps = max_steps
+        name = f"croupier_{self.table.spec.name}_v0"
+        self.metadata = {"render_modes": ["ansi"], "name": name, "is_parallelizable": False}
+        self.possible_agents = agent_names(self.table.players)
+        space = observation_space(self.table)
+        self.observation_spaces = {agent: space for agent in self.possible_agents}
+        action_space = spaces.Discrete(self.table.coding.action_count)
+        self.action_spaces = {agent: action_space for agent in self.possible_agents}
+        self.reset()
+
+    def observation_space(self, agent: str) -> spaces.Dict:
+        space: spaces.Dict = self.observation_spaces[agent]
+        return space
+
+    def action_space(self, agent: str) -> spaces.Discrete:
+        space: spaces.Discrete = self.action_spaces[agent]
+        return space
+
+    def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
+        self.table.reset(seed)
+        self.agents = self.possible_agents[:]
+        self.rewards = dict.fromkeys(self.agents, 0.0)
+        self._cumulative_rewards = dict.fromkeys(self.agents, 0.0)
+        self.terminations = dict.fromkeys(self.agents, False)
+        self.truncations = dict.fromkeys(self.agents, False)
+        self.infos: dict[str, dict[str, Any]] = {agent: {} for agent in self.agents}
+        self._settle()
+        self._select()
+
+    def observe(self, agent: str) -> Observation:
+        return self.table.observe(self.possible_agents.index(agent))
+
+    def step(self, action: Any) -> None:
+        agent = self.agent_selection
+        if self.terminations[agent] or self.truncations[agent]:
+            self._was_dead_step(action)
+            return
+        self.table.play(self.possible_agents.index(agent), action)
+        self._cumulative_rewards[agent] = 0.0
+        self._clear_rewards()
+        self._settle()
+        self._select()
+
+    def _settle(self) -> None:
+        """End the episode if the match is over (rewarded) or has run ``max_steps`` actions (not).
+        A Pair Battle deal nobody can play is over at the deal: that episode starts terminated."""
+        if self.table.state.is_over():
+            self.rewards = dict(zip(self.agents, self.table.rewards(), strict=True))
+            self.terminations = dict.fromkeys(self.agents, True)
+        elif self.max_steps is not None and len(self.table.actions) >= self.max_steps:
+            self.truncations = dict.fromkeys(self.agents, True)
+        self._accumulate_rewards()
+
+    def _select(self) -> None:
+        """Point ``agent_selection`` at the seat to act (the first agent once the match is done)
+        and give it, or everyone at the end, a current view."""
+        table = self.table
+        if all(self.terminations.values()) or all(self.truncations.values()):
+            self.agent_selection = self.agents[0]
+            for agent in self.agents:
+                self.infos[agent] = {"view": table.view(self.possible_agents.index(agent))}
+            return
+        seats = table.to_act()
+        if not seats:
+            raise RuntimeError(f"{table.spec.name}: nobody may act and the match is not over")
+        self.agent_selection = self.possible_agents[seats[0]]
+        self.infos[self.agent_selection] = {"view": table.view(seats[0])}
+
+    def render(self) -> str | None:
+        if self.render_mode is None:
+            return None
+        return self.table.render(tuple(self.possible_agents))
+
+    def close(self) -> None:
+        """Nothing to release: the match lives in memory."""

@@ -1,0 +1,178 @@
+"""Train a small numpy policy on Chinese Ten in the AEC environment, then play it through the SDK.
+
+    python -m croupier.clients.pettingzoo.example --episodes 3000 --matches 30
+
+The policy is linear: logits = W · observation + b over the legal actions only
+(the action mask), a softmax while training and the best legal action when
+playing. It learns by REINFORCE (a tiny policy gradient) with a running-mean
+baseline, one three-player deal per episode (``target=1``), in a seat that
+rotates, against the bundled heuristic bot playing the other seats through the
+engine view the environment puts in ``info``. It then plays whole matches
+(default options) through the SDK's ``play_offline``, a seat each time in
+rotation, against the bundled random and heuristic bots. ``croupier match``
+does not exist yet; the same ``PolicyBot`` plays on a referee with
+``croupier bot --strategy`` once its weights are saved (``--save``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from croupier.clients.bots import chinese_ten as heuristic
+from croupier.clients.bots import strategy
+from croupier.clients.pettingzoo import CODINGS, env
+from croupier.clients.sdk import Bot, BotFactory, Match, play_offline
+from croupier.engine.core import Action
+from croupier.engine.games import get_game
+
+GAME = "chinese_ten"
+CODING = CODINGS[GAME]
+POLICY_FILE = "CROUPIER_POLICY"
+"""The environment variable naming saved weights, for ``PolicyBot`` run by ``croupier bot``."""
+
+
+class LinearPolicy:
+    """Logits ``W · x + b`` over the legal slots; trained by REINFORCE."""
+
+    def __init__(
+        self, seed: int = 0, weights: np.ndarray | None = None, bias: np.ndarray | None = None
+    ) -> None:
+        self.rng = np.random.default_rng(seed)
+        shape = (CODING.action_count, CODING.layout.size)
+        self.weights = weights if weights is not None else np.zeros(shape, dtype=np.float64)
+        self.bias = bias if bias is not None else np.zeros(CODING.action_count, dtype=np.float64)
+
+    def probabilities(self, x: np.ndarray, legal: np.ndarray) -> np.ndarray:
+        logits = self.weights[legal] @ x + self.bias[legal]
+        logits -= logits.max()
+        p = np.exp(logits)
+        normalized: np.ndarray = p / p.sum()
+        return normalized
+
+    def sample(self, x: np.ndarray, legal: np.ndarray) -> int:
+        return int(self.rng.choice(len(legal), p=self.probabilities(x, legal)))
+
+    def best(self, x: np.ndarray, legal: np.ndarray) -> int:
+        return int(np.argmax(self.weights[legal] @ x + self.bias[legal]))
+
+    def learn(self, steps: list[tuple[np.ndarray, np.ndarray, int]], advantage: float, rate: float) -> None:
+        """One REINFORCE update: raise the log-probability of each choice made, by ``advantage``."""
+        for x, legal, chosen in steps:
+            gradient = -self.probabilities(x, legal)
+            gradient[chosen] += 1.0
+            gradient *= rate * advantage
+            self.weights[legal] += np.outer(gradient, x)
+            self.bias[legal] += gradient
+
+    def save(self, path: Path) -> None:
+        np.savez(path, weights=self.weights, bias=self.bias)
+
+    @classmethod
+    def load(cls, path: Path) -> LinearPolicy:
+        with np.load(path) as saved:
+            return cls(weights=saved["weights"], bias=saved["bias"])
+
+
+def train(episodes: int, seed: int, rate: float = 0.01) -> tuple[LinearPolicy, list[float]]:
+    """Train against the heuristic; returns the policy and each episode's reward."""
+    policy = LinearPolicy(seed)
+    aec = env(GAME, players=3, target=1, reward="score")
+    baseline, rewards = 0.0, []
+    for episode in range(episodes):
+        aec.reset(seed=seed * 1_000_003 + episode)
+        learner = aec.possible_agents[episode % 3]
+        steps: list[tuple[np.ndarray, np.ndarray, int]] = []
+        for agent in aec.agent_iter():
+            obs, reward, terminated, truncated, info = aec.last()
+            if terminated or truncated:
+                if agent == learner:
+                    rewards.append(reward)
+                aec.step(None)
+                continue
+            legal = np.flatnonzero(obs["action_mask"])
+            if agent == learner:
+                choice = policy.sample(obs["observation"], legal)
+                steps.append((obs["observation"], legal, choice))
+                aec.step(int(legal[choice]))
+            else:  # the bundled heuristic, from the engine view in info
+                seat = aec.possible_agents.index(agent)
+                moves = aec.table.state.legal_actions(seat)
+                move = moves[heuristic.choose(info["view"], moves, aec.table.options)]
+                aec.step(CODING.slot(move, seat, 3))
+        score = rewards[-1] / 100  # points above the table's mean, in hundreds
+        policy.learn(steps, score - baseline, rate)
+        baseline += 0.05 * (score - baseline)
+    return policy, rewards
+
+
+class PolicyBot(Bot):
+    """The trained policy as an SDK bot: the view encoded as the environment does, the best legal action."""
+
+    def __init__(self, match: Match, policy: LinearPolicy | None = None) -> None:
+        super().__init__(match)
+        if policy is None:
+            path = os.environ.get(POLICY_FILE)
+            if not path:
+                raise RuntimeError(f"set {POLICY_FILE} to weights saved with --save")
+            policy = LinearPolicy.load(Path(path))
+        self.policy = policy
+
+    def choose(self, view: Any, legal: list[Action]) -> int:
+        seat, players = self.match.seat, len(self.match.players)
+        slots = np.array([CODING.slot(action, seat, players) for action in legal])
+        return self.policy.best(CODING.encode(view), slots)
+
+
+def evaluate(policy: LinearPolicy, opponent: str, matches: int, seed: int) -> list[int]:
+    """The policy's place in each of ``matches`` whole matches against two bundled bots."""
+    spec = get_game(GAME)
+    options = spec.options({"players": 3})
+    places = []
+    for match in range(matches):
+        seat = match % 3
+        factories: list[BotFactory] = [strategy(opponent, seed=seed + match) for _ in range(3)]
+        factories[seat] = lambda m: PolicyBot(m, policy)
+        places.append(play_offline(spec, options, factories, seed + match).places[seat])
+    return places
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--episodes", type=int, default=3000, help="training deals (default 3000)")
+    parser.add_argument(
+        "--matches", type=int, default=30, help="evaluation matches per opponent (default 30)"
+    )
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--save", type=Path, help="write the weights here (.npz), for PolicyBot on a referee")
+    args = parser.parse_args(argv)
+    policy, rewards = train(args.episodes, args.seed)
+    tenth = max(1, len(rewards) // 10)
+    first, last = np.mean(rewards[:tenth]), np.mean(rewards[-tenth:])
+    print(
+        f"trained on {args.episodes} deals: points above the table's mean "
+        f"{first:+.1f} at first, {last:+.1f} at last"
+    )
+    if args.save:
+        policy.save(args.save)
+        print(f"weights saved to {args.save}")
+    untrained = LinearPolicy()
+    for opponent in ("random", "heuristic"):
+        places = evaluate(policy, opponent, args.matches, args.seed)
+        before = evaluate(untrained, opponent, args.matches, args.seed)
+        print(
+            f"vs {opponent} x2 over {args.matches} matches: mean place {np.mean(places):.2f} "
+            f"(untrained {np.mean(before):.2f}), first in {places.count(1)}"
+        )
+    return 0
+
+
+__all__ = ["LinearPolicy", "PolicyBot", "evaluate", "main", "train"]
+
+if __name__ == "__main__":
+    raise SystemExit(main())

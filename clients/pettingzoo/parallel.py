@@ -1,0 +1,113 @@
+"""The parallel environment of lockstep Pair Battle: every seat answers each tick at once."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from gymnasium import spaces
+from pettingzoo import ParallelEnv
+
+from croupier.clients.pettingzoo.aec import agent_names, observation_space
+from croupier.clients.pettingzoo.table import Observation, Table
+
+Infos = dict[str, dict[str, Any]]
+
+
+class PairBattleParallelEnv(ParallelEnv):  # type: ignore[misc]  # pettingzoo ships no type hints
+    """Lockstep Pair Battle as a PettingZoo ``ParallelEnv``; build it with ``parallel_env(**options)``.
+
+    ``step`` takes one action per live agent: one tick (a seat that cannot play
+    may only pass, slot 182). The answers are submitted in seat order; the
+    engine applies them in its own seeded order, so the order given changes
+    nothing. Rewards, terminations, truncations and ``infos[agent]["view"]``
+    follow the AEC environment's rules.
+    """
+
+    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi"], "name": "croupier_pair_battle_v0"}
+
+    def __init__(
+        self,
+        *,
+        render_mode: str | None = None,
+        reward: str = "place",
+        max_steps: int | None = None,
+        **options: Any,
+    ) -> None:
+        if render_mode not in (None, "ansi"):
+            raise ValueError(f"render_mode must be None or 'ansi', not {render_mode!r}")
+        self.table = Table("pair_battle", options, reward)
+        self.render_mode = render_mode
+        self.max_steps = max_steps
+        """Ticks before the match is truncated (None: never)."""
+        self.ticks = 0
+        self.possible_agents = agent_names(self.table.players)
+        self.agents = self.possible_agents[:]
+        space = observation_space(self.table)
+        self.observation_spaces = {agent: space for agent in self.possible_agents}
+        action_space = spaces.Discrete(self.table.coding.action_count)
+        self.action_spaces = {agent: action_space for agent in self.possible_agents}
+
+    def observation_space(self, agent: str) -> spaces.Dict:
+        space: spaces.Dict = self.observation_spaces[agent]
+        return space
+
+    def action_space(self, agent: str) -> spaces.Discrete:
+        space: spaces.Discrete = self.action_spaces[agent]
+        return space
+
+    def reset(
+        self, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[dict[str, Observation], Infos]:
+        self.table.reset(seed)
+        self.ticks = 0
+        # A deal nobody can play is over at once: no agent is live, the episode has no step.
+        self.agents = [] if self.table.state.is_over() else self.possible_agents[:]
+        return self._observations(), self._infos()
+
+    def step(
+        self, actions: dict[str, Any]
+    ) -> tuple[dict[str, Observation], dict[str, float], dict[str, bool], dict[str, bool], Infos]:
+        missing = [agent for agent in self.agents if agent not in actions]
+        unknown = [agent for agent in actions if agent not in self.agents]
+        if missing or unknown:
+            raise ValueError(f"give one action per live agent: missing {missing}, not live {unknown}")
+        self._check_all(actions)  # every answer before any is applied
+        for agent in self.agents:
+            self.table.play(self.possible_agents.index(agent), actions[agent])
+        self.ticks += 1
+        agents = self.agents
+        over = self.table.state.is_over()
+        truncated = not over and self.max_steps is not None and self.ticks >= self.max_steps
+        rewards = dict(zip(agents, self.table.rewards(), strict=True)) if over else dict.fromkeys(agents, 0.0)
+        observations, infos = self._observations(), self._infos()
+        terminations = dict.fromkeys(agents, over)
+        truncations = dict.fromkeys(agents, truncated)
+        if over or truncated:
+            self.agents = []
+        return observations, rewards, terminations, truncations, infos
+
+    def _check_all(self, actions: dict[str, Any]) -> None:
+        """Refuse the whole tick, changing nothing, if any answer is not legal."""
+        for agent in self.agents:
+            seat = self.possible_agents.index(agent)
+            legal = self.table.legal_by_slot(seat)
+            try:
+                ok = int(actions[agent]) in legal
+            except (TypeError, ValueError):
+                ok = False
+            if not ok:
+                self.table.play(seat, actions[agent])  # raises the one clear error, changing nothing
+
+    def _observations(self) -> dict[str, Observation]:
+        return {agent: self.table.observe(seat) for seat, agent in enumerate(self.possible_agents)}
+
+    def _infos(self) -> Infos:
+        return {agent: {"view": self.table.view(seat)} for seat, agent in enumerate(self.possible_agents)}
+
+    def render(self) -> str | None:
+        if self.render_mode is None:
+            return None
+        return self.table.render(tuple(self.possible_agents))
+
+    def close(self) -> None:
+        """Nothing to release: the match lives in memory."""
