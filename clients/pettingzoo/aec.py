@@ -15,16 +15,29 @@ def agent_names(players: int) -> list[str]:
     return [f"player_{seat}" for seat in range(players)]
 
 
-def observation_space(table: Table) -> spaces.Dict:
-    return spaces.Dict(
-        {
-            "observation": table.coding.layout.space(),
-            "action_mask": spaces.Box(0, 1, shape=(table.coding.action_count,), dtype=np.int8),
-        }
-    )
+class SeatSpaces:
+    """The same observation and action space for every agent, one object each (PettingZoo's
+    ``observation_space(agent)`` must return the same object on every call)."""
+
+    def make_spaces(self, table: Table) -> None:
+        observation = spaces.Dict(
+            {
+                "observation": table.coding.layout.space(),
+                "action_mask": spaces.Box(0, 1, shape=(table.coding.action_count,), dtype=np.int8),
+            }
+        )
+        action = spaces.Discrete(table.coding.action_count)
+        self.observation_spaces = dict.fromkeys(agent_names(table.players), observation)
+        self.action_spaces = dict.fromkeys(agent_names(table.players), action)
+
+    def observation_space(self, agent: str) -> spaces.Dict:
+        return self.observation_spaces[agent]
+
+    def action_space(self, agent: str) -> spaces.Discrete:
+        return self.action_spaces[agent]
 
 
-class CroupierEnv(AECEnv):  # type: ignore[misc]  # pettingzoo ships no type hints
+class CroupierEnv(SeatSpaces, AECEnv):  # type: ignore[misc]  # pettingzoo ships no type hints
     """A Croupier game as a PettingZoo AEC environment; build it with ``env(game, **options)``.
 
     ``player_i`` is seat i. The agent to act is the seat the engine waits on (in
@@ -52,19 +65,8 @@ class CroupierEnv(AECEnv):  # type: ignore[misc]  # pettingzoo ships no type hin
         name = f"croupier_{self.table.spec.name}_v0"
         self.metadata = {"render_modes": ["ansi"], "name": name, "is_parallelizable": False}
         self.possible_agents = agent_names(self.table.players)
-        space = observation_space(self.table)
-        self.observation_spaces = {agent: space for agent in self.possible_agents}
-        action_space = spaces.Discrete(self.table.coding.action_count)
-        self.action_spaces = {agent: action_space for agent in self.possible_agents}
+        self.make_spaces(self.table)
         self.reset()
-
-    def observation_space(self, agent: str) -> spaces.Dict:
-        space: spaces.Dict = self.observation_spaces[agent]
-        return space
-
-    def action_space(self, agent: str) -> spaces.Discrete:
-        space: spaces.Discrete = self.action_spaces[agent]
-        return space
 
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
         self.table.reset(seed)

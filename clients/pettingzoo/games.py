@@ -10,6 +10,7 @@ Encoders read only the seat's engine view: what the seat may know, no more.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Iterable
 from itertools import combinations
 from typing import Any, ClassVar
 
@@ -37,18 +38,32 @@ class Coding(ABC):
 
     game: str
     max_players: int
-    layout: Layout
     action_count: int
+    has_dealer = True
+    hand_doc = "your cards"
 
-    def common(self) -> None:
-        """The features every game starts with: who is at the table, who acts, who deals."""
+    def __init__(self) -> None:
+        """The features every game starts with: who is at the table, who acts, who deals, your hand."""
         n = self.max_players
-        self.seats = self.layout.add("seats", n, "1 for each seat at the table (relative: 0 is you)")
-        self.to_act = self.layout.add("to_act", n, "1 for each seat that may act now")
+        self.layout = Layout()
+        add = self.layout.add
+        self.seats = add("seats", n, "1 for each seat at the table (relative: 0 is you)")
+        self.to_act = add("to_act", n, "1 for each seat that may act now")
+        if self.has_dealer:
+            self.dealer = add("dealer", n, "one-hot: the dealer")
+        self.hand = add("hand", 52, self.hand_doc)
 
-    def put_common(self, out: Buffer, me: int, players: int, to_act: int | None) -> None:
+    def put_common(self, out: Buffer, view: Any, acting: Iterable[int | None]) -> tuple[int, int]:
+        """Fill the common features from ``view``; returns the viewer's seat and the table's size."""
+        me, players = view.seat, len(view.hand_sizes)
+        assert me is not None, "an observation is of one seat's view"
         put_seats(out, self.seats, [1] * players, me)
-        put_seat(out, self.to_act, to_act, me, players)
+        for seat in acting:
+            put_seat(out, self.to_act, seat, me, players)
+        if self.has_dealer:
+            put_seat(out, self.dealer, view.dealer, me, players)
+        put_cards(out, self.hand, view.hands[me] or ())
+        return me, players
 
     @abstractmethod
     def encode(self, view: Any) -> Vector:
@@ -73,12 +88,8 @@ class ChineseTenCoding(Coding):
     action_count = PICK + 52
 
     def __init__(self) -> None:
-        n = self.max_players
-        self.layout = Layout()
-        self.common()
-        add = self.layout.add
-        self.dealer = add("dealer", n, "one-hot: the dealer")
-        self.hand = add("hand", 52, "your cards")
+        super().__init__()
+        n, add = self.max_players, self.layout.add
         self.table = add("table", 52, "cards face up on the table")
         self.turned = add("turned", 52, "the turned-up stock card waiting for its player to pick a target")
         self.mine = add("captured_mine", 52, "cards you captured this deal")
@@ -90,11 +101,8 @@ class ChineseTenCoding(Coding):
         self.frog = add("red_frog", 1, "1 with Red Frog Black Frog scoring")
 
     def encode(self, view: chinese_ten.ChineseTenView) -> Vector:
-        out, me, players = self.layout.zeros(), view.seat, len(view.hand_sizes)
-        assert me is not None
-        self.put_common(out, me, players, view.to_act)
-        put_seat(out, self.dealer, view.dealer, me, players)
-        put_cards(out, self.hand, view.hands[me] or ())
+        out = self.layout.zeros()
+        me, _ = self.put_common(out, view, (view.to_act,))
         put_cards(out, self.table, view.table)
         if view.turned is not None:
             put_cards(out, self.turned, (view.turned,))
@@ -148,12 +156,8 @@ class SpoilFiveCoding(Coding):
     PHASES = tuple(spoil_five.Phase)
 
     def __init__(self) -> None:
-        n = self.max_players
-        self.layout = Layout()
-        self.common()
-        add = self.layout.add
-        self.dealer = add("dealer", n, "one-hot: the dealer")
-        self.hand = add("hand", 52, "your cards")
+        super().__init__()
+        n, add = self.max_players, self.layout.add
         self.turn_up = add("turn_up", 52, "one-hot: the turned-up card")
         self.trumps = add("trumps", 4, "one-hot: the trump suit (c, d, h, s)")
         self.discard = add("discard", 52, "your own face-down discard, if you robbed")
@@ -176,11 +180,8 @@ class SpoilFiveCoding(Coding):
         self.classic = add("classic", 1, "1 with the classic ranking")
 
     def encode(self, view: spoil_five.SpoilFiveView) -> Vector:
-        out, me, players = self.layout.zeros(), view.seat, len(view.hand_sizes)
-        assert me is not None
-        self.put_common(out, me, players, view.to_act)
-        put_seat(out, self.dealer, view.dealer, me, players)
-        put_cards(out, self.hand, view.hands[me] or ())
+        out = self.layout.zeros()
+        me, players = self.put_common(out, view, (view.to_act,))
         put_cards(out, self.turn_up, (view.turn_up,))
         put_one_hot(out, self.trumps, SUITS.index(view.trumps))
         if view.discard is not None:
@@ -238,13 +239,11 @@ class PairBattleCoding(Coding):
     PASS = len(RANKS) * len(SUIT_SETS)
     action_count = PASS + 1
     _SET_INDEX: ClassVar[dict[frozenset[Suit], int]] = {suits: i for i, suits in enumerate(SUIT_SETS)}
+    has_dealer = False  # seat 0 deals, and dealing gives no role
 
     def __init__(self) -> None:
-        n = self.max_players
-        self.layout = Layout()
-        self.common()
-        add = self.layout.add
-        self.hand = add("hand", 52, "your cards")
+        super().__init__()
+        n, add = self.max_players, self.layout.add
         self.mine = add("laid_mine", 52, "cards you laid")
         self.theirs = add("laid_others", 52, "cards the others laid")
         self.hand_sizes = add("hand_sizes", n, "cards in each hand / 9", scale=9)
@@ -254,12 +253,9 @@ class PairBattleCoding(Coding):
         self.submitted = add("submitted", n, "1 for each seat that has answered this tick")
 
     def encode(self, view: pair_battle.PairBattleView) -> Vector:
-        out, me, players = self.layout.zeros(), view.seat, len(view.hand_sizes)
-        assert me is not None
-        put_seats(out, self.seats, [1] * players, me)
-        if view.end is None:
-            put_seats(out, self.to_act, [not done for done in view.submitted], me)
-        put_cards(out, self.hand, view.hands[me] or ())
+        out = self.layout.zeros()
+        acting = [] if view.end is not None else [s for s, done in enumerate(view.submitted) if not done]
+        me, players = self.put_common(out, view, acting)
         for seat, laid in enumerate(view.laid):
             put_cards(out, self.mine if seat == me else self.theirs, laid)
         put_seats(out, self.hand_sizes, view.hand_sizes, me)
@@ -292,6 +288,7 @@ class PairBattleCoding(Coding):
 class PlatinumFishCoding(Coding):
     game = "platinum_fish"
     max_players = platinum_fish.MAX_PLAYERS
+    hand_doc = "your cards (at most one of a rank: pairs are laid at once)"
     WORDS: ClassVar[dict[type[Action], int]] = {
         platinum_fish.TakeDiscard: 0,
         platinum_fish.Draw: 1,
@@ -303,12 +300,8 @@ class PlatinumFishCoding(Coding):
     PHASES = tuple(platinum_fish.Phase)
 
     def __init__(self) -> None:
-        n = self.max_players
-        self.layout = Layout()
-        self.common()
-        add = self.layout.add
-        self.dealer = add("dealer", n, "one-hot: the dealer")
-        self.hand = add("hand", 52, "your cards (at most one of a rank: pairs are laid at once)")
+        super().__init__()
+        n, add = self.max_players, self.layout.add
         self.discard = add("discard", 52, "cards in the discard pile / 2 (two decks)", scale=2)
         self.top = add("discard_top", 52, "one-hot: the top discard")
         self.laid = add("laid", 52, "cards laid in matches by anyone / 2", scale=2)
@@ -319,11 +312,8 @@ class PlatinumFishCoding(Coding):
         self.targets = add("targets", 12, "the values 1..12 the unanswered roll looks for (phase ask)")
 
     def encode(self, view: platinum_fish.PlatinumFishView) -> Vector:
-        out, me, players = self.layout.zeros(), view.seat, len(view.hand_sizes)
-        assert me is not None
-        self.put_common(out, me, players, view.to_act)
-        put_seat(out, self.dealer, view.dealer, me, players)
-        put_cards(out, self.hand, view.hands[me] or ())
+        out = self.layout.zeros()
+        me, _ = self.put_common(out, view, (view.to_act,))
         put_cards(out, self.discard, view.discard)
         if view.discard:
             put_cards(out, self.top, (view.discard[-1],))

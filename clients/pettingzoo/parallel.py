@@ -4,16 +4,15 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from gymnasium import spaces
 from pettingzoo import ParallelEnv
 
-from croupier.clients.pettingzoo.aec import agent_names, observation_space
+from croupier.clients.pettingzoo.aec import SeatSpaces, agent_names
 from croupier.clients.pettingzoo.table import Observation, Table
 
 Infos = dict[str, dict[str, Any]]
 
 
-class PairBattleParallelEnv(ParallelEnv):  # type: ignore[misc]  # pettingzoo ships no type hints
+class PairBattleParallelEnv(SeatSpaces, ParallelEnv):  # type: ignore[misc]  # pettingzoo ships no type hints
     """Lockstep Pair Battle as a PettingZoo ``ParallelEnv``; build it with ``parallel_env(**options)``.
 
     ``step`` takes one action per live agent: one tick (a seat that cannot play
@@ -42,18 +41,7 @@ class PairBattleParallelEnv(ParallelEnv):  # type: ignore[misc]  # pettingzoo sh
         self.ticks = 0
         self.possible_agents = agent_names(self.table.players)
         self.agents = self.possible_agents[:]
-        space = observation_space(self.table)
-        self.observation_spaces = {agent: space for agent in self.possible_agents}
-        action_space = spaces.Discrete(self.table.coding.action_count)
-        self.action_spaces = {agent: action_space for agent in self.possible_agents}
-
-    def observation_space(self, agent: str) -> spaces.Dict:
-        space: spaces.Dict = self.observation_spaces[agent]
-        return space
-
-    def action_space(self, agent: str) -> spaces.Discrete:
-        space: spaces.Discrete = self.action_spaces[agent]
-        return space
+        self.make_spaces(self.table)
 
     def reset(
         self, seed: int | None = None, options: dict[str, Any] | None = None
