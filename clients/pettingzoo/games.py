@@ -15,7 +15,6 @@ from itertools import combinations
 from typing import Any, ClassVar
 
 from croupier.clients.pettingzoo.encoding import (
-    Buffer,
     Layout,
     Vector,
     card_index,
@@ -53,7 +52,7 @@ class Coding(ABC):
             self.dealer = add("dealer", n, "one-hot: the dealer")
         self.hand = add("hand", 52, self.hand_doc)
 
-    def put_common(self, out: Buffer, view: Any, acting: Iterable[int | None]) -> tuple[int, int]:
+    def put_common(self, out: Vector, view: Any, acting: Iterable[int | None]) -> tuple[int, int]:
         """Fill the common features from ``view``; returns the viewer's seat and the table's size."""
         me, players = view.seat, len(view.hand_sizes)
         assert me is not None, "an observation is of one seat's view"
@@ -113,7 +112,7 @@ class ChineseTenCoding(Coding):
         put_seats(out, self.points, view.deal_points, me)
         put_seats(out, self.totals, [t / (2 * view.target) for t in view.totals], me)
         put_value(out, self.frog, float(view.scoring is chinese_ten.Scoring.RED_FROG))
-        return self.layout.vector(out)
+        return out
 
     def slot(self, action: Action, seat: int, players: int) -> int:
         if isinstance(action, chinese_ten.Pick):
@@ -204,7 +203,7 @@ class SpoilFiveCoding(Coding):
         put_one_hot(out, self.phase, self.PHASES.index(view.phase))
         put_value(out, self.deals_left, (view.deals - view.deal) / view.deals)
         put_value(out, self.classic, float(view.ranking is spoil_five.Ranking.CLASSIC))
-        return self.layout.vector(out)
+        return out
 
     def slot(self, action: Action, seat: int, players: int) -> int:
         if isinstance(action, spoil_five.Play):
@@ -264,7 +263,7 @@ class PairBattleCoding(Coding):
         for seat in view.finishers:
             put_seat(out, self.finishers, seat, me, players)
         put_seats(out, self.submitted, view.submitted, me)
-        return self.layout.vector(out)
+        return out
 
     def slot(self, action: Action, seat: int, players: int) -> int:
         if isinstance(action, pair_battle.Pass):
@@ -324,7 +323,7 @@ class PlatinumFishCoding(Coding):
         put_one_hot(out, self.phase, self.PHASES.index(view.phase))
         for value in view.targets:
             put_one_hot(out, self.targets, value - 1)
-        return self.layout.vector(out)
+        return out
 
     def slot(self, action: Action, seat: int, players: int) -> int:
         if isinstance(action, platinum_fish.Ask):
