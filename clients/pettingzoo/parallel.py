@@ -59,9 +59,12 @@ class PairBattleParallelEnv(SeatSpaces, ParallelEnv):  # type: ignore[misc]  # p
         unknown = [agent for agent in actions if agent not in self.agents]
         if missing or unknown:
             raise ValueError(f"give one action per live agent: missing {missing}, not live {unknown}")
-        self._check_all(actions)  # every answer before any is applied
-        for agent in self.agents:
-            self.table.play(self.possible_agents.index(agent), actions[agent])
+        seats = [self.possible_agents.index(agent) for agent in self.agents]
+        answers = [
+            self.table.action_in(seat, actions[agent]) for seat, agent in zip(seats, self.agents, strict=True)
+        ]
+        for seat, answer in zip(seats, answers, strict=True):  # every answer checked before any applies
+            self.table.apply(seat, answer)
         self.ticks += 1
         agents = self.agents
         over = self.table.state.is_over()
@@ -73,18 +76,6 @@ class PairBattleParallelEnv(SeatSpaces, ParallelEnv):  # type: ignore[misc]  # p
         if over or truncated:
             self.agents = []
         return observations, rewards, terminations, truncations, infos
-
-    def _check_all(self, actions: dict[str, Any]) -> None:
-        """Refuse the whole tick, changing nothing, if any answer is not legal."""
-        for agent in self.agents:
-            seat = self.possible_agents.index(agent)
-            legal = self.table.legal_by_slot(seat)
-            try:
-                ok = int(actions[agent]) in legal
-            except (TypeError, ValueError):
-                ok = False
-            if not ok:
-                self.table.play(seat, actions[agent])  # raises the one clear error, changing nothing
 
     def _observations(self) -> dict[str, Observation]:
         return {agent: self.table.observe(seat) for seat, agent in enumerate(self.possible_agents)}

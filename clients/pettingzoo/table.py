@@ -108,14 +108,21 @@ class Table:
     def observe(self, seat: int) -> Observation:
         return observation(self.coding, self.view(seat), self.legal_by_slot(seat))
 
+    def action_in(self, seat: int, slot: Any) -> Action:
+        """The legal action in ``slot`` (an integer index); ValueError, naming the legal ones, if none."""
+        legal = self.legal_by_slot(seat)
+        is_index = isinstance(slot, int | np.integer) and not isinstance(slot, bool)
+        if not is_index or int(slot) not in legal:
+            choices = ", ".join(f"{s} ({a})" for s, a in sorted(legal.items())) or "none"
+            raise ValueError(f"player_{seat}: action {slot!r} is not legal now; legal: {choices}")
+        return legal[int(slot)]
+
     def play(self, seat: int, slot: Any) -> None:
         """Apply the legal action in ``slot``; a slot with none raises ValueError and changes nothing."""
-        legal = self.legal_by_slot(seat)
-        try:
-            action = legal[int(slot)]
-        except (KeyError, TypeError, ValueError):
-            choices = ", ".join(f"{s} ({a})" for s, a in sorted(legal.items())) or "none"
-            raise ValueError(f"player_{seat}: action {slot!r} is not legal now; legal: {choices}") from None
+        self.apply(seat, self.action_in(seat, slot))
+
+    def apply(self, seat: int, action: Action) -> None:
+        """Apply a legal action (from ``action_in``)."""
         events = self.state.apply(seat, action)
         self._views.clear()
         self._legal.clear()

@@ -209,8 +209,10 @@ def test_an_illegal_action_is_refused_with_the_legal_ones_and_changes_nothing() 
     before = aec.table.state.copy()
     with pytest.raises(ValueError, match=rf"player_1: action {illegal} is not legal now; legal: \d+ \("):
         aec.step(illegal)
-    with pytest.raises(ValueError, match="action None is not legal now"):
-        aec.step(None)
+    legal = int(np.flatnonzero(obs["action_mask"])[0])
+    for wrong in (None, float(legal), str(legal), True):
+        with pytest.raises(ValueError, match=f"action {re.escape(repr(wrong))} is not legal now"):
+            aec.step(wrong)
     assert aec.table.state == before and aec.agent_selection == "player_1"
 
 
