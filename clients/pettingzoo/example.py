@@ -1,6 +1,6 @@
 """Train a small numpy policy on Chinese Ten in the AEC environment, then play it through the SDK.
 
-    python -m croupier.clients.pettingzoo.example --episodes 3000 --matches 30
+    python -m croupier.clients.pettingzoo.example --episodes 3000 --matches 30 --games 2
 
 The policy is linear: logits = W · observation + b over the legal actions only
 (the action mask), a softmax while training and the best legal action when
@@ -9,21 +9,24 @@ baseline, one three-player deal per episode (``target=1``), in a seat that
 rotates, against the bundled heuristic bot playing the other seats through the
 engine view the environment puts in ``info``. It then plays whole matches
 (default options) through the SDK's ``play_offline``, a seat each time in
-rotation, against the bundled random and heuristic bots. ``croupier match``
-does not exist yet; the same ``PolicyBot`` plays on a referee with
-``croupier bot --strategy`` once its weights are saved (``--save``).
+rotation, against the bundled random and heuristic bots; and last in
+``croupier match``, as a bot process of its own (``croupier bot --strategy
+croupier.clients.pettingzoo.example:PolicyBot``, the weights named by
+$CROUPIER_POLICY) on an embedded referee, against the heuristic and random bots.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from croupier.clients import cli
 from croupier.clients.bots import chinese_ten as heuristic
 from croupier.clients.bots import strategy
 from croupier.clients.pettingzoo import CODINGS, env
@@ -150,6 +153,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--save", type=Path, help="write the weights here (.npz), for PolicyBot on a referee")
+    parser.add_argument(
+        "--games",
+        type=int,
+        default=2,
+        help="then croupier match against heuristic and random: deals, each in every rotation "
+        "(default 2; 0: skip)",
+    )
+    parser.add_argument("--target", type=int, default=1000, help="Chinese Ten's target in croupier match")
+    parser.add_argument("--data", type=Path, help="croupier match's --data (default: its own)")
     args = parser.parse_args(argv)
     policy, rewards = train(args.episodes, args.seed)
     tenth = max(1, len(rewards) // 10)
@@ -158,9 +170,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"trained on {args.episodes} deals: points above the table's mean "
         f"{first:+.1f} at first, {last:+.1f} at last"
     )
-    if args.save:
-        policy.save(args.save)
-        print(f"weights saved to {args.save}")
+    weights = args.save or Path(tempfile.mkdtemp(prefix="croupier-policy-")) / "policy.npz"
+    policy.save(weights)
+    print(f"weights saved to {weights}")
     untrained = LinearPolicy()
     for opponent in ("random", "heuristic"):
         places = evaluate(policy, opponent, args.matches, args.seed)
@@ -169,10 +181,23 @@ def main(argv: Sequence[str] | None = None) -> int:
             f"vs {opponent} x2 over {args.matches} matches: mean place {np.mean(places):.2f} "
             f"(untrained {np.mean(before):.2f}), first in {places.count(1)}"
         )
-    return 0
+    if not args.games:
+        return 0
+    return play_in_croupier_match(weights, args.games, args.target, args.data)
 
 
-__all__ = ["LinearPolicy", "PolicyBot", "evaluate", "main", "train"]
+def play_in_croupier_match(weights: Path, games: int, target: int, data: Path | None) -> int:
+    """``croupier match`` on an embedded referee: PolicyBot through ``croupier bot``, a process of
+    its own reading the weights, against the bundled heuristic and random bots."""
+    os.environ[POLICY_FILE] = str(weights)  # the bot's process inherits it
+    bot = "croupier bot --strategy croupier.clients.pettingzoo.example:PolicyBot"
+    argv = ["match", GAME, "--bot", bot, "--bot", "heuristic", "--bot", "random"]
+    argv += ["--games", str(games), "--option", f"target={target}"]
+    argv += ["--data", str(data)] if data else []
+    return cli.main(argv)
+
+
+__all__ = ["LinearPolicy", "PolicyBot", "evaluate", "main", "play_in_croupier_match", "train"]
 
 if __name__ == "__main__":
     raise SystemExit(main())

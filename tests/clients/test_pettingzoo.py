@@ -294,20 +294,25 @@ def test_docs_show_every_games_observation_layout_and_action_space() -> None:
 # --- the example: train, then play through the SDK -----------------------------------------------
 
 
-def test_the_example_trains_then_plays_through_the_sdk_against_the_bundled_bots(
+def test_the_example_trains_then_plays_through_the_sdk_and_in_croupier_match(
     capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    weights = tmp_path / "policy.npz"
-    assert example.main(["--episodes", "30", "--matches", "2", "--save", str(weights)]) == 0
+    weights, data = tmp_path / "policy.npz", tmp_path / "data"
+    monkeypatch.setenv(example.POLICY_FILE, "")  # so it is restored after the test: the example sets it
+    argv = ["--episodes", "30", "--matches", "2", "--save", str(weights), "--games", "1", "--target", "1"]
+    assert example.main([*argv, "--data", str(data)]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert re.fullmatch(
         r"trained on 30 deals: points above the table's mean [-+]\d+\.\d at first, .*", lines[0]
     )
     assert lines[1] == f"weights saved to {weights}"
-    for line, opponent in zip(lines[2:], ("random", "heuristic"), strict=True):
+    for line, opponent in zip(lines[2:4], ("random", "heuristic"), strict=True):
         assert re.fullmatch(rf"vs {opponent} x2 over 2 matches: mean place [1-3]\.\d\d \(untrained .*", line)
+    # croupier match: the policy in a bot process of its own; one deal in each of 3 rotations
+    results = "\n".join(lines[4:])
+    for bot in (r"croupier\.clients\.pettingzoo", "heuristic", "random"):
+        assert re.search(rf"│ {bot}\s+│\s+3 │", results), results
     # The saved policy is a Bot any SDK runner loads by name, as `croupier bot --strategy` does.
-    monkeypatch.setenv(example.POLICY_FILE, str(weights))
     spec = GAMES["chinese_ten"]
     bots = [
         strategy("croupier.clients.pettingzoo.example:PolicyBot"),
