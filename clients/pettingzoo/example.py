@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import argparse
 import os
+import subprocess
+import sys
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
@@ -26,7 +28,6 @@ from typing import Any
 
 import numpy as np
 
-from croupier.clients import cli
 from croupier.clients.bots import chinese_ten as heuristic
 from croupier.clients.bots import strategy
 from croupier.clients.pettingzoo import CODINGS, env
@@ -187,14 +188,14 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def play_in_croupier_match(weights: Path, games: int, target: int, data: Path | None) -> int:
-    """``croupier match`` on an embedded referee: PolicyBot through ``croupier bot``, a process of
-    its own reading the weights, against the bundled heuristic and random bots."""
-    os.environ[POLICY_FILE] = str(weights)  # the bot's process inherits it
+    """``croupier match``, as a user runs it, on its embedded referee: PolicyBot through ``croupier
+    bot``, a process of its own reading the weights, against the bundled heuristic and random bots."""
     bot = "croupier bot --strategy croupier.clients.pettingzoo.example:PolicyBot"
-    argv = ["match", GAME, "--bot", bot, "--bot", "heuristic", "--bot", "random"]
-    argv += ["--games", str(games), "--option", f"target={target}"]
+    argv = [sys.executable, "-m", "croupier.clients.cli", "match", GAME, "--bot", bot]
+    argv += ["--bot", "heuristic", "--bot", "random", "--games", str(games), "--option", f"target={target}"]
     argv += ["--data", str(data)] if data else []
-    return cli.main(argv)
+    sys.stdout.flush()  # our lines first, then the match's
+    return subprocess.run(argv, env={**os.environ, POLICY_FILE: str(weights)}, check=False).returncode
 
 
 __all__ = ["LinearPolicy", "PolicyBot", "evaluate", "main", "play_in_croupier_match", "train"]

@@ -295,13 +295,12 @@ def test_docs_show_every_games_observation_layout_and_action_space() -> None:
 
 
 def test_the_example_trains_then_plays_through_the_sdk_and_in_croupier_match(
-    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    capfd: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     weights, data = tmp_path / "policy.npz", tmp_path / "data"
-    monkeypatch.setenv(example.POLICY_FILE, "")  # so it is restored after the test: the example sets it
     argv = ["--episodes", "30", "--matches", "2", "--save", str(weights), "--games", "1", "--target", "1"]
     assert example.main([*argv, "--data", str(data)]) == 0
-    lines = capsys.readouterr().out.splitlines()
+    lines = capfd.readouterr().out.splitlines()
     assert re.fullmatch(
         r"trained on 30 deals: points above the table's mean [-+]\d+\.\d at first, .*", lines[0]
     )
@@ -313,6 +312,7 @@ def test_the_example_trains_then_plays_through_the_sdk_and_in_croupier_match(
     for bot in (r"croupier\.clients\.pettingzoo", "heuristic", "random"):
         assert re.search(rf"│ {bot}\s+│\s+3 │", results), results
     # The saved policy is a Bot any SDK runner loads by name, as `croupier bot --strategy` does.
+    monkeypatch.setenv(example.POLICY_FILE, str(weights))
     spec = GAMES["chinese_ten"]
     bots = [
         strategy("croupier.clients.pettingzoo.example:PolicyBot"),
