@@ -51,6 +51,10 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
         "croupier.clients.matches",
         "list the matches in the results database: ids, seats, scores (then croupier replay ID)",
     ),
+    "verify": (
+        "croupier.server.tournament.reveal",
+        "check every deal of a revealed tournament against the commitments published at its start",
+    ),
 }
 
 

@@ -228,6 +228,9 @@ class Match:
         self.metrics = metrics.game(spec.name)
         self.on_released = on_released
         self.on_finished = on_finished
+        self.sealed: Callable[[], bool] = lambda: False
+        """Whether another live match is dealt the same cards (the referee's rule, Referee.sealed):
+        then the end shows each bot only its own view."""
         self.state: GameState[Any, Any] = spec.new_game(options, Rng(seed))
         self.status = Status.MATCH_STATUS_WAITING
         self.seats = [SeatState(bank=clocks.bank) for _ in players]
@@ -829,8 +832,11 @@ class Match:
         # The end record is in the OS's hands already; make it durable off the event loop, and only
         # then drop the seed file a resume would need.
         self._close(self.secret_path)
-        view = self.codec.view(self.state.full_view())
-        self._send_ended(lambda _seat: view, result=self.result)
+        if self.sealed():
+            self._send_ended(lambda seat: self.codec.view(self.state.view(seat)), result=self.result)
+        else:
+            view = self.codec.view(self.state.full_view())
+            self._send_ended(lambda _seat: view, result=self.result)
         self._end_feeds()
         self.metrics.finished.inc()
         self.log.info(

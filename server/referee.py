@@ -24,6 +24,7 @@ import json
 import re
 import secrets
 import time
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -36,6 +37,7 @@ from croupier.server.datafiles import OUT_OF_ROOM, Appender, private_folder, set
 from croupier.server.errors import (
     AlreadyExists,
     Context,
+    FailedPrecondition,
     InvalidArgument,
     NotFound,
     PermissionDenied,
@@ -107,6 +109,8 @@ class Referee:
         """Streams joined with each bot's token."""
         self.holders: dict[tuple[str, int], Session] = {}
         """Which stream holds each seat of the unfinished matches (mirrored in ``Session.seats``)."""
+        self.live_deals: Counter[str] = Counter()
+        """How many unfinished matches are dealt from each seed (by seed_sha256): the sealing rule."""
         self.unseated: dict[str, Match] = {}
         """Unfinished matches that may have an invited seat without a stream: the only ones
         ``_seat_bots`` looks at (a referee may hold thousands of matches)."""
@@ -412,6 +416,8 @@ class Referee:
     def _add(self, match: Match) -> None:
         """Take in a new or resumed match: listed, its seat tokens known, its actor started."""
         self.matches[match.id] = match
+        self.live_deals[match.seed_sha256] += 1
+        match.sealed = lambda: self.sealed(match.id)
         self._order[match.id] = len(self._order)
         self.unseated[match.id] = match
         for index, player in enumerate(match.players):
@@ -460,6 +466,35 @@ class Referee:
             await match.cancel(reason)  # a match finishing first keeps its result
         return self.info(match_id)
 
+    # --- the sealing rule: one deal, several matches ---------------------------------------------
+
+    def sealed(self, match_id: str) -> bool:
+        """Whether a match's seed, result and record are withheld from everyone but the admin:
+        while another live or waiting match is dealt from the same seed (the rotations of a
+        duplicate set, or twins an admin made by hand), anything this one shows (its turned-up
+        cards, its hands, its seed) would tell that match's players what they hold and draw."""
+        live = match_id in self.matches
+        digest = self.matches[match_id].seed_sha256 if live else self.info(match_id).seed_sha256
+        return self.live_deals[digest] > (1 if live else 0)
+
+    def shown(self, info: match_pb2.MatchInfo, admin: bool) -> match_pb2.MatchInfo:
+        """A match as the caller may see it listed: while sealed, without its seed and result."""
+        if admin or not self.sealed(info.match_id):
+            return info
+        withheld = match_pb2.MatchInfo()
+        withheld.CopyFrom(info)
+        withheld.ClearField("seed")
+        withheld.ClearField("result")
+        return withheld
+
+    def check_unsealed(self, match_id: str, admin: bool) -> None:
+        """FAILED_PRECONDITION for a caller who may not see a sealed match's record."""
+        if not admin and self.sealed(match_id):
+            raise FailedPrecondition(
+                f"match {match_id} is sealed: another match dealt the same cards "
+                f"(seed_sha256 {self.info(match_id).seed_sha256[:12]}...) is not over yet"
+            )
+
     def journal_path(self, match_id: str) -> Path:
         if match_id not in self.matches and match_id not in self.past:
             raise NotFound(f"no match {match_id!r}")
@@ -476,6 +511,9 @@ class Referee:
         """A match ended: its seats and tokens go, and only its summary stays in memory."""
         self.past[match.id] = match.info()
         del self.matches[match.id]
+        self.live_deals[match.seed_sha256] -= 1
+        if not self.live_deals[match.seed_sha256]:
+            del self.live_deals[match.seed_sha256]
         del self._order[match.id]
         self.unseated.pop(match.id, None)
         for index, player in enumerate(match.players):

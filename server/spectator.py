@@ -47,13 +47,15 @@ class SpectatorService:
                 lambda: self.referee.list_page(request.status, request.game, after, size)
             )
         return spectator_pb2.ListMatchesResponse(
-            matches=infos, next_page_token=_page_token(last) if last is not None else ""
+            matches=[self.referee.shown(info, caller.admin) for info in infos],
+            next_page_token=_page_token(last) if last is not None else "",
         )
 
     async def WatchMatch(
         self, request: spectator_pb2.WatchMatchRequest, context: Context
     ) -> AsyncIterator[spectator_pb2.MatchFrame]:
         caller = self.audience.admit(context)
+        self.referee.check_unsealed(request.match_id, caller.admin)
         match = self.referee.matches.get(request.match_id)
         if match is None or match.done.is_set():
             with self.audience.heavy_read(caller):
@@ -71,6 +73,7 @@ class SpectatorService:
                         ):
                             yield frame
                 while (live := await subscription.frames.get()) is not None:
+                    self.referee.check_unsealed(request.match_id, caller.admin)  # a twin dealt since
                     yield live
                 if subscription.overrun:
                     await abort(
@@ -86,6 +89,7 @@ class SpectatorService:
         self, request: spectator_pb2.GetRecordRequest, context: Context
     ) -> spectator_pb2.MatchRecord:
         caller = self.audience.admit(context)
+        self.referee.check_unsealed(request.match_id, caller.admin)
         match = self.referee.matches.get(request.match_id)
         with self.audience.heavy_read(caller):
             if match is not None and not match.done.is_set():
@@ -93,7 +97,7 @@ class SpectatorService:
                     raise FailedPrecondition(f"match {request.match_id} is not over: watch it instead")
                 info, frames = match.info(), match.replay_frames(list(match.records), admin=True)
             else:
-                info = self.referee.info(request.match_id)
+                info = self.referee.shown(self.referee.info(request.match_id), caller.admin)
                 frames = await self._past_frames(request.match_id, caller.admin)
             return spectator_pb2.MatchRecord(
                 info=info, frames=[f async for f in self.audience.in_slices(frames)]

@@ -6,6 +6,11 @@ matches in progress), and the bot ends whenever the runner ends, even killed.
 A bot that exits while the tournament goes on is restarted with a growing
 delay; its seats in running matches are taken back on reconnection or
 forfeited by the referee after the grace time. Output goes to a log file.
+
+What is launched is an ``Instance``: a bot, for one rotation of every set or
+for all of them, on one replica. Each instance has its own bot id, token,
+process and log, so one process never plays two rotations of one deal when
+the tournament asks for a process per rotation.
 """
 
 from __future__ import annotations
@@ -13,10 +18,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import re
 import string
 import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 PLACEHOLDERS = ("server", "token", "name")
@@ -47,6 +54,40 @@ def bot_environment(name: str, server: str, token: str) -> dict[str, str]:
     env["PATH"] = os.pathsep.join([scripts, env.get("PATH", "")])
     env.update(CROUPIER_SERVER=server, CROUPIER_TOKEN=token, CROUPIER_BOT_NAME=name)
     return env
+
+
+@dataclass(frozen=True, slots=True)
+class Instance:
+    """One bot as the referee knows it and the runner launches it: the bot, and the rotation of
+    every set it plays (None: every rotation)."""
+
+    bot: str
+    rotation: int | None = None
+
+    @property
+    def label(self) -> str:
+        """Its name on the referee and in notes: NAME, or NAME#ROTATION."""
+        return self.bot if self.rotation is None else f"{self.bot}#{self.rotation}"
+
+    def process(
+        self,
+        command: Sequence[str],
+        server: str,
+        token: str,
+        logs: Path,
+        notify: Callable[[str], None],
+        replica: str | None = None,
+        wrap: Callable[[list[str]], list[str]] | None = None,
+    ) -> BotProcess:
+        """Its process (not started) dialling ``server``, its placeholders filled in and the
+        result passed through ``wrap`` (the container launcher's, for a bot given as an image);
+        ``replica``: one of several replicas, named in its label and log."""
+        argv = expand(command, {"server": server, "token": token, "name": self.bot})
+        if wrap is not None:
+            argv = wrap(argv)
+        name = f"{self.label}@{replica}" if replica else self.label
+        log = logs / (re.sub(r"[^\w.@#-]", "_", name) + ".log")  # a replica's name may hold '/' or ':'
+        return BotProcess(name, argv, bot_environment(self.bot, server, token), log, notify)
 
 
 class BotProcess:

@@ -13,8 +13,8 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import functools
 import os
-import re
 import shutil
 import signal
 import sys
@@ -23,7 +23,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from croupier.server.tournament import containers
-from croupier.server.tournament.ratings_cli import DEFAULT_DATA, DEFAULT_SAMPLES, fail, say
+from croupier.server.tournament.ratings import DEFAULT_MODEL, DEFAULT_RESAMPLE, Model, Resample
+from croupier.server.tournament.ratings_cli import (
+    DEFAULT_DATA,
+    DEFAULT_SAMPLES,
+    add_model_argument,
+    fail,
+    say,
+)
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -88,6 +95,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=DEFAULT_SAMPLES,
         help="bootstrap samples for the 95%% rating intervals (default: %(default)s)",
     )
+    add_model_argument(parser)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -126,7 +134,10 @@ def run(args: argparse.Namespace) -> int:
                 f"tournament {tournament.name} (run {tournament.run}) already finished; "
                 "its tables follow (--again plays it again with new deals)",
             )
-            report(console, config, store, tournament, args.samples, [], _journals_where(args))
+            report(
+                console, config, store, tournament, args.samples, [], _journals_where(args),
+                model=args.model, resample=args.bootstrap, data=args.data,
+            )  # fmt: skip
             return 0
         return asyncio.run(play(args, console, config, store, tournament))
 
@@ -198,7 +209,11 @@ async def play(
         return fail(
             "interrupted; what finished is saved: run the same command again to go on", EXIT_INTERRUPTED
         )
-    (tables or report)(console, config, store, tournament, args.samples, launched, _journals_where(args))
+    if complete:
+        tournament = store.tournaments([tournament.name])[-1]  # finished now
+    if tables is None:
+        tables = functools.partial(report, model=args.model, resample=args.bootstrap, data=args.data)
+    tables(console, config, store, tournament, args.samples, launched, _journals_where(args))
     if not complete:
         say(console, "stopped early; run the same command again to play the rest")
         return EXIT_INTERRUPTED
@@ -293,10 +308,12 @@ async def _enter_bots(
     launched: list[BotProcess],
     socket: Path | None,
 ) -> dict[str, Entrant]:
-    """Register every bot on every replica (one id and token for all), launch the ones with a
-    command once per replica (in its container, for a bot given as an image), wait until all are
-    connected to each."""
-    from croupier.server.tournament.bots import BotProcess, bot_environment, expand
+    """Register every instance of every bot on every replica (one id and token for all), launch
+    the ones with a command once per replica (in its container, for a bot given as an image), wait
+    until all are connected to each. A bot has one instance, or with ``processes =
+    "per_rotation"`` one per rotation of its sets, each its own bot id, token and process:
+    rotation r of every set is played by instance r."""
+    from croupier.server.tournament.bots import Instance
     from croupier.server.tournament.runner import Entrant
 
     replicas = referees.names
@@ -308,39 +325,59 @@ async def _enter_bots(
         raise BotsNotReady(f"bots in containers: {exc}") from None
     if removed:
         display.note(f"removed {removed} bot container(s) left by an earlier run of this tournament")
-    ids: dict[str, str] = {}
+    ids: dict[str, str] = {}  # instance label -> bot id
     processes: dict[tuple[str, str], BotProcess] = {}
     for bot in config.bots:
-        bot_id, token = await referees.register_bot(bot.name)
-        ids[bot.name] = bot_id
-        if bot.command is None and bot.image is None:
-            where = replicas[0] if len(replicas) == 1 else "each of " + ", ".join(replicas)
-            display.note(f"waiting for external bot {bot.name}: connect to {where} with token {token}")
-            continue
-        for replica in replicas:
-            server = containers.bot_server(bot, replica, socket)
-            values = {"server": server, "token": token, "name": bot.name}
-            try:
-                argv = expand(bot.command or (), values)
-            except ValueError as exc:
-                raise BotsNotReady(f"bot {bot.name}: {exc}") from None
-            argv = containers.bot_command(bot, argv, socket, containers.label_of(logs))
-            name = bot.name if len(replicas) == 1 else f"{bot.name}@{replica}"
-            log = logs / (re.sub(r"[^\w.@-]", "_", name) + ".log")  # a replica's name may hold '/' or ':'
-            process = BotProcess(name, argv, bot_environment(bot.name, server, token), log, display.note)
-            process.start()
-            launched.append(process)
-            processes[bot.name, replica] = process
+        for rotation in range(config.instances(bot.name)) if config.per_rotation else [None]:
+            instance = Instance(bot.name, rotation)
+            bot_id, token = await referees.register_bot(instance.label)
+            ids[instance.label] = bot_id
+            if bot.command is None and bot.image is None:
+                where = replicas[0] if len(replicas) == 1 else "each of " + ", ".join(replicas)
+                display.note(
+                    f"waiting for external bot {instance.label}: connect to {where} with token {token}"
+                )
+                continue
+            for replica in replicas:
+                server = containers.bot_server(bot, replica, socket)
+                try:
+                    process = instance.process(
+                        bot.command or (),
+                        server,
+                        token,
+                        logs,
+                        display.note,
+                        replica=replica if len(replicas) > 1 else None,
+                        wrap=lambda argv, bot=bot: containers.bot_command(  # type: ignore[misc]
+                            bot, argv, socket, containers.label_of(logs)
+                        ),
+                    )
+                except ValueError as exc:
+                    raise BotsNotReady(f"bot {bot.name}: {exc}") from None
+                process.start()
+                launched.append(process)
+                processes[instance.label, replica] = process
     status = await _wait_connected(referees, ids, processes)
     entrants = {}
     for bot in config.bots:
-        capacity = 0
-        for bots in status.values():  # each replica's streams of the bot play their own share
-            declared = bots[ids[bot.name]].max_matches
-            limits = [limit for limit in (bot.capacity, declared) if limit]
-            capacity += min(limits) if limits else 1
-        bot_logs = {replica: p.log_path for (name, replica), p in processes.items() if name == bot.name}
-        entrants[bot.name] = Entrant(bot.name, ids[bot.name], capacity, bot_logs)
+        labels = [label for label in ids if label.partition("#")[0] == bot.name]
+        capacities = []
+        for label in labels:
+            capacity = 0
+            for bots in status.values():  # each replica's streams of the bot play their own share
+                declared = bots[ids[label]].max_matches
+                limits = [limit for limit in (bot.capacity, declared) if limit]
+                capacity += min(limits) if limits else 1
+            capacities.append(capacity)
+        bot_logs = {replica: p.log_path for (label, replica), p in processes.items() if label == labels[0]}
+        entrants[bot.name] = Entrant(
+            bot.name,
+            ids[labels[0]],
+            min(capacities),
+            bot_logs,
+            bot.version,
+            tuple(ids[label] for label in labels) if config.per_rotation else (),
+        )
     return entrants
 
 
@@ -410,8 +447,13 @@ def report(
     samples: int,
     launched: Sequence[BotProcess],
     machine: str,
+    *,
+    model: Model = DEFAULT_MODEL,
+    resample: Resample = DEFAULT_RESAMPLE,
+    data: Path = DEFAULT_DATA,
 ) -> None:
-    """The tables a tournament ends with; the ratings last, where the eye lands."""
+    """The tables a tournament ends with, the ratings of this run last, where the eye lands;
+    and, once it is over, its secret revealed (under ``data``)."""
     from croupier.server.tournament.ratings import rate
     from croupier.server.tournament.report import crosstable, incidents_table, ratings_table
 
@@ -432,11 +474,36 @@ def report(
             console,
             f"journals: {len(journals)} in {folder}{machine} (each match's: {store.path}, table matches)",
         )
+    if tournament.finished:
+        _reveal(console, config, store, tournament, data)
     for game in config.games:
-        table = rate(store.duplicate_sets(game.game), samples=samples)
+        sets = store.duplicate_sets(game.game, [tournament.id])
+        table = rate(sets, samples=samples, model=model, resample=resample)
         if table:
-            title = f"{game.game}: ratings over every tournament"
-            console.print(ratings_table(game.game, table, title=title))
+            title = f"{game.game}: ratings of {tournament.name} run {tournament.run}"
+            console.print(ratings_table(game.game, table, title=title, model=model, resample=resample))
+    if len(store.tournaments()) > 1:
+        say(console, "(every run and tournament pooled: croupier ratings; some of them: --tournament NAME)")
+
+
+def _reveal(
+    console: Console, config: TournamentConfig, store: Store, tournament: Tournament, data: Path
+) -> None:
+    """Publish a finished run's secret: every deal it played can be checked from now on. Done by
+    default, not on request: a deal can be checked only once the secret is out, and once the
+    last match is over nothing is left that the secret could give away."""
+    from croupier.server.tournament import reveal
+
+    if tournament.secret is None:
+        return  # dealt before secret deals: nothing to reveal
+    path = reveal.reveal_path(data, tournament)
+    reveal.write(path, reveal.document(store, tournament, config.deals))
+    store.reveal(tournament.id)
+    say(
+        console,
+        f"secret of {tournament.name} run {tournament.run}: {tournament.secret.hex()} "
+        f"(every deal is HMAC-SHA256 of it; check them all: croupier verify {path})",
+    )
 
 
 def _journals_where(args: argparse.Namespace) -> str:

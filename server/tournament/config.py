@@ -19,6 +19,7 @@ from croupier.engine.core import CroupierError, GameSpec, options_to_dict
 from croupier.engine.games import GAMES, get_game
 from croupier.server.tournament.containers import MIN_MEMORY, Sandbox, size_bytes
 from croupier.server.tournament.schedule import (
+    Deals,
     DuplicateSet,
     Rotations,
     game_schedule,
@@ -28,6 +29,8 @@ from croupier.server.tournament.schedule import (
 
 BOT_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,39}")
 T = TypeVar("T")
+VERSION = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.+-]{0,39}")
+PROCESSES = ("shared", "per_rotation")
 CLOCK_FIELDS = ("decision_ms", "bank_ms", "max_timeouts", "grace_ms", "max_refusals")
 
 
@@ -82,6 +85,14 @@ class BotConfig:
     command (its CMD by default)."""
     sandbox: Sandbox | None = None
     """The container's limits, for a bot given as an image."""
+    version: str = ""
+    """Which version of the bot plays: ratings keep versions apart. The file's ``version``, else a
+    digest of the command (an external bot without one: '')."""
+
+    @property
+    def identity(self) -> str:
+        """The name results and ratings are kept under: NAME@VERSION (NAME without a version)."""
+        return f"{self.name}@{self.version}" if self.version else self.name
 
 
 @dataclass(frozen=True)
@@ -94,6 +105,23 @@ class TournamentConfig:
     games: tuple[GameConfig, ...]
     bots: tuple[BotConfig, ...]
     source: Path | None = None
+    deals: Deals = Deals.DUPLICATE
+    processes: str = "shared"
+    """"shared": one process of each bot plays all its matches; "per_rotation": rotation r of
+    every set is played by the bot's own process number r (PROCESSES)."""
+
+    @property
+    def per_rotation(self) -> bool:
+        return self.processes == "per_rotation"
+
+    def bot(self, name: str) -> BotConfig:
+        return next(bot for bot in self.bots if bot.name == name)
+
+    def instances(self, bot: str) -> int:
+        """How many processes of the bot play: one, or one per rotation of its largest set."""
+        if not self.per_rotation:
+            return 1
+        return max(rotation_count(g.seats, self.rotations) for g in self.games if bot in self.bots_of(g.game))
 
     def game(self, name: str) -> GameConfig:
         return next(game for game in self.games if game.game == name)
@@ -107,6 +135,7 @@ class TournamentConfig:
             "seed": self.seed,
             "rounds": self.rounds,
             "rotations": self.rotations.value,
+            "deals": self.deals.value,
             "games": [
                 {
                     "game": g.game,
@@ -124,9 +153,9 @@ class TournamentConfig:
         """Changes when the schedule or the conditions change, not with commands or concurrency."""
         return hashlib.sha256(json.dumps(self.settings(), sort_keys=True).encode()).hexdigest()[:16]
 
-    def schedule(self, run: int = 1) -> list[DuplicateSet]:
-        """Every duplicate set of every game, the games taken in turn. A run after the
-        first (the tournament played again) gets new deals."""
+    def schedule(self, secret: bytes, run: int = 1) -> list[DuplicateSet]:
+        """Every duplicate set of every game, the games taken in turn, dealt from the run's
+        ``secret``. A run after the first (the tournament played again) seats differently too."""
         seed = (
             self.seed
             if run == 1
@@ -135,7 +164,15 @@ class TournamentConfig:
         return interleave(
             [
                 game_schedule(
-                    g.game, self.bots_of(g.game), g.seats, self.rounds, g.deals, seed, self.rotations
+                    g.game,
+                    self.bots_of(g.game),
+                    g.seats,
+                    self.rounds,
+                    g.deals,
+                    seed=seed,
+                    secret=secret,
+                    rotations=self.rotations,
+                    dealing=self.deals,
                 )
                 for g in self.games
             ]
@@ -167,7 +204,9 @@ def parse(data: Mapping[str, Any], source: Path | None = None) -> TournamentConf
         top.problem("name", f"{name!r}: use letters, digits, '.', '_' or '-' (up to 40)")
     seed = top.integer("seed", 0, low=0)
     rounds = top.integer("rounds", 1, low=1)
-    rotations = Rotations(top.choice("rotations", "cyclic", [r.value for r in Rotations]))
+    rotations = Rotations(top.choice("rotations", "williams", [r.value for r in Rotations]))
+    deals = Deals(top.choice("deals", "duplicate", [d.value for d in Deals]))
+    processes = top.choice("processes", "shared", PROCESSES)
     concurrency = top.integer("concurrency", 4, low=1)
     default_clock = _clock(top.table("clock"), Clock())
     game_tables = top.tables("games", required=True)
@@ -191,7 +230,9 @@ def parse(data: Mapping[str, Any], source: Path | None = None) -> TournamentConf
     top.check_unknown()
     if problems:  # the checks below would only repeat them in other words
         raise ConfigError(*problems)
-    config = TournamentConfig(name, seed, rounds, rotations, concurrency, games, bots, source)
+    config = TournamentConfig(
+        name, seed, rounds, rotations, concurrency, games, bots, source, deals, processes
+    )
     for game in games:
         players = config.bots_of(game.game)
         if len(players) < game.seats:
@@ -328,9 +369,18 @@ def _bot(
             "games", f"bot {name!r} plays {', '.join(unknown)}, not in this tournament's [[games]]{mean}"
         )
     capacity = table.integer("capacity", None, low=1)
+    version = table.get("version")
+    if version is None:
+        source = [image] if isinstance(image, str) else []
+        version = command_digest([*source, *(command or ())]) if source or command else ""
+    elif not isinstance(version, str) or not VERSION.fullmatch(version):
+        table.problem("version", "up to 40 letters, digits, '.', '_', '+' or '-'")
+        version = ""
     table.check_unknown()
     playing = tuple(g for g in games if g in bot_games)
-    return BotConfig(name, command, playing, capacity, image if isinstance(image, str) else None, limits)
+    return BotConfig(
+        name, command, playing, capacity, image if isinstance(image, str) else None, limits, version
+    )
 
 
 def _sandbox(table: _Table, default: Sandbox) -> Sandbox:
@@ -359,6 +409,13 @@ def _size(table: _Table, key: str, default: str, least: int) -> str:
         table.problem(key, f'a size such as "512m" or "1g"{floor} is required, not {value!r}')
         return default
     return value
+
+
+def command_digest(command: Sequence[str]) -> str:
+    """A bot's version when the file gives none: its command line (placeholders unfilled, and its
+    image first for a bot in a container) hashed, so a changed command is a new version and the
+    same one stays the same."""
+    return hashlib.sha256(json.dumps(list(command)).encode()).hexdigest()[:8]
 
 
 def _clock(table: _Table, default: Clock) -> Clock:

@@ -1,29 +1,40 @@
-"""Elo ratings fitted by maximum likelihood over pairwise results.
+"""Ratings fitted by maximum likelihood: pairwise Elo (Bradley-Terry) or Plackett-Luce.
 
 Every match ranking of N bots is N(N-1)/2 pairwise results (a shared place is
-half a win each way). The model is Bradley-Terry on the Elo scale: bot i beats
-bot j with probability 1 / (1 + 10^((R_j - R_i) / 400)). Ratings maximise the
-likelihood of all results at once, like Ordo and BayesElo, so they do not
-depend on the order the matches were played in; the mean of each connected
-group of bots is anchored at 1500.
+half a win each way). The pairwise model is Bradley-Terry on the Elo scale: bot
+i beats bot j with probability 1 / (1 + 10^((R_j - R_i) / 400)). Ratings
+maximise the likelihood of all results at once, like Ordo and BayesElo, so they
+do not depend on the order the matches were played in.
 
-A bot that won (or lost) every pairwise result has no finite maximum. As in
-BayesElo, a prior of virtual draws fixes that: every pair of bots that met
-gets ``prior`` extra drawn results (default one), which pulls small samples
-gently towards equality and vanishes against real data. The fit is then a
-maximum a posteriori estimate, always finite and unique.
+The Plackett-Luce model reads a ranking as it is: the winner is chosen among
+all players with probability proportional to 10^(R/400), the second among those
+left, and so on (a shared place: every bot of it chosen from the same field,
+Breslow's approximation). With two players it is the pairwise model. Both are
+one fit here: a list of *choices* (who was picked, among whom, how often),
+which the pairwise model makes of every pair and Plackett-Luce of every place.
 
-95% intervals come from a bootstrap over duplicate sets (all rotations of one
-deal, the unit that carries the luck of the cards), and the likelihood of
-superiority (LOS) of each bot over the next one down is the share of bootstrap
-samples in which it stays ahead. ``RunningElo`` is the classic order-dependent
-update, only for the live display.
+A bot that won (or lost) every result has no finite maximum. As in BayesElo, a
+prior of virtual draws fixes that: every pair of bots that met gets ``prior``
+extra drawn results (default one: half a win each way), which pulls small
+samples gently towards equality and vanishes against real data. The fit is
+then a maximum a posteriori estimate, always finite and unique.
+
+Bots that no chain of matches links are separate groups, each anchored at a
+mean of 1500: their ratings cannot be compared, and no LOS is given between
+groups. 95% intervals come from a bootstrap over duplicate sets (all rotations
+of one deal, the unit that carries the luck of the cards), or over groups of
+bots and their sets in two stages; the likelihood of superiority (LOS) of a bot
+over the next one down is the share of bootstrap samples in which it stays
+ahead. ``RunningElo`` is the classic order-dependent update, only for the live
+display.
 """
 
 from __future__ import annotations
 
+import enum
 import math
 import random
+from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -34,6 +45,36 @@ DEFAULT_SAMPLES = 1000
 
 Places = Mapping[str, int]
 """One match: each bot's place, 1 best; equal places are a shared result."""
+
+
+class Model(enum.Enum):
+    PLACKETT_LUCE = "plackett-luce"
+    PAIRWISE = "pairwise"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+class Resample(enum.Enum):
+    SETS = "sets"
+    """Duplicate sets, with replacement."""
+    GROUPS = "groups"
+    """Groups of bots (each table's line-up), then each drawn group's sets: both stages of luck."""
+
+
+DEFAULT_MODEL = Model.PLACKETT_LUCE
+"""The model that predicted held-out rankings better (bench/rating_calibration.py)."""
+DEFAULT_RESAMPLE = Resample.GROUPS
+
+
+@dataclass(frozen=True, slots=True)
+class RatedSet:
+    """A finished duplicate set, as the ratings read it."""
+
+    tournament: str
+    group: tuple[str, ...]
+    """The bots at its table, sorted: a bootstrap over groups resamples these whole."""
+    matches: tuple[Places, ...]
 
 
 def pairwise_results(places: Places) -> list[tuple[str, str, float]]:
@@ -75,19 +116,86 @@ class Tally:
         return points, games
 
 
-def fit_elo(tally: Tally, prior: float = DEFAULT_PRIOR) -> dict[str, float]:
-    """The maximum-likelihood (with ``prior`` virtual draws per pair: MAP) Elo of every bot.
+# --- choices: what both models are fitted on ----------------------------------------------
+
+Choice = tuple[tuple[str, ...], tuple[str, ...]]
+"""(the bots chosen, the field they were chosen from), both sorted."""
+Choices = defaultdict[Choice, float]
+"""How often each choice was made (fractions: a shared pairwise result is half a choice)."""
+
+
+def merged(parts: Iterable[Mapping[Choice, float]]) -> Choices:
+    """The choices of several matches (or sets) together."""
+    total: Choices = defaultdict(float)
+    for part in parts:
+        for choice, times in part.items():
+            total[choice] += times
+    return total
+
+
+def choices(places: Places, model: Model) -> Choices:
+    """A match as the choices the model reads in it."""
+    found: Choices = defaultdict(float)
+    if model is Model.PAIRWISE:
+        for a, b, points in pairwise_results(places):
+            if points:
+                found[(a,), (a, b)] += points
+            if points < 1:
+                found[(b,), (a, b)] += 1 - points
+        return found
+    field = sorted(places, key=lambda bot: (places[bot], bot))
+    while len(field) > 1:
+        best = places[field[0]]
+        chosen = tuple(bot for bot in field if places[bot] == best)
+        found[chosen, tuple(sorted(field))] += 1
+        field = field[len(chosen) :]
+    return found
+
+
+def fit(evidence: Mapping[Choice, float], prior: float = DEFAULT_PRIOR) -> dict[str, float]:
+    """The maximum-likelihood (with ``prior`` virtual draws per pair that met: MAP) rating of
+    every bot on the Elo scale, each linked group's mean at 1500.
 
     Raises ValueError if ``prior`` is 0 and some bot's results have no finite
     maximum (it won or lost everything against the rest of its group).
     """
     if prior < 0:
         raise ValueError(f"the prior is a number of virtual draws, not {prior}")
-    bots = tally.bots
+    evidence = merged([{choice: n for choice, n in evidence.items() if n > 0}])
+    if prior:
+        pairs = {(a, b) for _, among in evidence for i, a in enumerate(among) for b in among[i + 1 :]}
+        for a, b in pairs:
+            evidence[(a,), (a, b)] += prior / 2
+            evidence[(b,), (a, b)] += prior / 2
+    bots = sorted({bot for _, among in evidence for bot in among})
     index = {bot: i for i, bot in enumerate(bots)}
-    pairs = [(index[a], index[b], tally.points[a, b], float(n)) for (a, b), n in tally.games.items()]
-    strengths = _fit(len(bots), pairs, prior)
+    coded = [
+        (tuple(index[b] for b in chosen), tuple(index[b] for b in among), n)
+        for (chosen, among), n in evidence.items()
+    ]
+    strengths = _fit(len(bots), coded, check_finite=not prior)
     return {bot: ANCHOR + SCALE * strengths[i] for i, bot in enumerate(bots)}
+
+
+def fit_elo(tally: Tally, prior: float = DEFAULT_PRIOR) -> dict[str, float]:
+    """The pairwise (Bradley-Terry) ratings of a tally's results."""
+    evidence: Choices = defaultdict(float)
+    for (a, b), n in tally.games.items():
+        evidence[(a,), (a, b)] += tally.points[a, b]
+        evidence[(b,), (a, b)] += n - tally.points[a, b]
+    return fit(evidence, prior)
+
+
+def log_likelihood(elo: Mapping[str, float], places: Places) -> float:
+    """The log-probability of a match's ranking under Plackett-Luce with these ratings (the
+    measure of how well ratings predict rankings they were not fitted on)."""
+    total = 0.0
+    for (chosen, among), n in choices(places, Model.PLACKETT_LUCE).items():
+        strengths = [(elo[bot] - ANCHOR) / SCALE for bot in among]
+        top = max(strengths)
+        log_field = top + math.log(sum(math.exp(s - top) for s in strengths))
+        total += n * sum((elo[bot] - ANCHOR) / SCALE - log_field for bot in chosen)
+    return total
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,13 +205,15 @@ class Rating:
     bot: str
     elo: float
     low: float | None
-    """The 95% interval (bootstrap over duplicate sets); None with fewer than two sets."""
+    """The 95% interval (bootstrap); None with fewer than two sets."""
     high: float | None
     los_next: float | None
-    """Likelihood of superiority over the next bot down the table (None for the last)."""
+    """Likelihood of superiority over the next bot down the table (None for the last of a group)."""
     points: float
     games: int
     """Pairwise results: a match of N bots counts N-1 for each of them."""
+    group: int = 0
+    """Bots are comparable only within a group (linked by matches); the largest group is 0."""
 
     @property
     def score(self) -> float:
@@ -111,26 +221,30 @@ class Rating:
 
 
 def rate(
-    duplicate_sets: Sequence[Sequence[Places]],
+    duplicate_sets: Sequence[RatedSet | Sequence[Places]],
     prior: float = DEFAULT_PRIOR,
     samples: int = DEFAULT_SAMPLES,
     seed: int = 0,
+    model: Model = DEFAULT_MODEL,
+    resample: Resample = DEFAULT_RESAMPLE,
 ) -> list[Rating]:
-    """The ratings table of one game, best first, from its matches grouped by duplicate set."""
-    tally = Tally(places for matches in duplicate_sets for places in matches)
-    bots = tally.bots
-    if not bots:
+    """The ratings table of one game, group by group, best first, from its duplicate sets."""
+    sets = [_rated_set(item) for item in duplicate_sets]
+    tally = Tally(places for rated in sets for places in rated.matches)
+    if not tally.bots:
         return []
-    elo = fit_elo(tally, prior)
-    draws = _bootstrap(duplicate_sets, bots, prior, samples, seed)
-    order = sorted(bots, key=lambda bot: (-elo[bot], bot))
+    elo = fit(merged(choices(places, model) for rated in sets for places in rated.matches), prior)
+    draws = bootstrap(sets, prior, samples, seed, model, resample)
+    groups = sorted(_groups(sets), key=lambda group: (-len(group), min(group)))
     table = []
-    for rank, bot in enumerate(order):
-        own = sorted(draw[bot] for draw in draws if bot in draw)
-        low, high = (_quantile(own, 0.025), _quantile(own, 0.975)) if own else (None, None)
-        los = _los(draws, bot, order[rank + 1]) if rank + 1 < len(order) else None
-        points, games = tally.score(bot)
-        table.append(Rating(bot, elo[bot], low, high, los, points, games))
+    for number, group in enumerate(groups):
+        order = sorted(group, key=lambda bot: (-elo[bot], bot))
+        for rank, bot in enumerate(order):
+            own = sorted(draw[bot] for draw in draws if bot in draw)
+            low, high = (_quantile(own, 0.025), _quantile(own, 0.975)) if own else (None, None)
+            los = _los(draws, bot, order[rank + 1]) if rank + 1 < len(order) else None
+            points, games = tally.score(bot)
+            table.append(Rating(bot, elo[bot], low, high, los, points, games, number))
     return table
 
 
@@ -156,24 +270,27 @@ class RunningElo:
 
 # --- the numerical fit -------------------------------------------------------------
 
-Pair = tuple[int, int, float, float]  # (i, j, points of i against j, results between them)
+Coded = tuple[tuple[int, ...], tuple[int, ...], float]  # (chosen, field, times) by player number
 
 
-def _fit(players: int, pairs: Sequence[Pair], prior: float) -> list[float]:
-    """Natural-log strengths, mean zero in each connected group of players."""
-    pairs = [(i, j, w + prior / 2, n + prior) for i, j, w, n in pairs if n > 0]
+def _fit(players: int, coded: Sequence[Coded], check_finite: bool) -> list[float]:
+    """Natural-log strengths, mean zero in each group of players linked by choices."""
     strengths = [0.0] * players
-    for component in _components(players, pairs):
+    for component in _components(players, coded):
         local = {player: k for k, player in enumerate(component)}
-        sub = [(local[i], local[j], w, n) for i, j, w, n in pairs if i in local]
-        if prior == 0:
+        sub = [
+            (tuple(local[i] for i in chosen), tuple(local[i] for i in among), n)
+            for chosen, among, n in coded
+            if among[0] in local
+        ]
+        if check_finite:
             _check_finite(len(component), sub)
         for player, value in zip(component, _newton(len(component), sub), strict=True):
             strengths[player] = value
     return strengths
 
 
-def _newton(players: int, pairs: Sequence[Pair]) -> list[float]:
+def _newton(players: int, coded: Sequence[Coded]) -> list[float]:
     """Maximise the log-likelihood by Newton's method with backtracking.
 
     The log-likelihood is concave; the last player is pinned at 0 to remove
@@ -182,27 +299,31 @@ def _newton(players: int, pairs: Sequence[Pair]) -> list[float]:
     r = [0.0] * players
     if players == 1:
         return r
-    current = _log_likelihood(r, pairs)
+    current = _log_likelihood(r, coded)
     for _ in range(100):
         grad = [0.0] * players
         info = [[0.0] * players for _ in range(players)]
-        for i, j, w, n in pairs:
-            p = 1.0 / (1.0 + math.exp(r[j] - r[i]))
-            g = w - n * p
-            grad[i] += g
-            grad[j] -= g
-            h = n * p * (1.0 - p)
-            info[i][i] += h
-            info[j][j] += h
-            info[i][j] -= h
-            info[j][i] -= h
+        for chosen, among, n in coded:
+            top = max(r[i] for i in among)
+            weights = [math.exp(r[i] - top) for i in among]
+            total = sum(weights)
+            shares = [w / total for w in weights]
+            picks = n * len(chosen)
+            for i in chosen:
+                grad[i] += n
+            for i, share in zip(among, shares, strict=True):
+                grad[i] -= picks * share
+                info[i][i] += picks * share
+            for i, share_i in zip(among, shares, strict=True):
+                for j, share_j in zip(among, shares, strict=True):
+                    info[i][j] -= picks * share_i * share_j
         if max(abs(g) for g in grad) < 1e-10:
             break
         step = [*_solve([row[:-1] for row in info[:-1]], grad[:-1]), 0.0]
         scale = 1.0
         while True:
             trial = [x + scale * s for x, s in zip(r, step, strict=True)]
-            value = _log_likelihood(trial, pairs)
+            value = _log_likelihood(trial, coded)
             if value >= current - 1e-12 or scale < 1e-6:
                 break
             scale /= 2
@@ -211,17 +332,13 @@ def _newton(players: int, pairs: Sequence[Pair]) -> list[float]:
     return [x - mean for x in r]
 
 
-def _log_likelihood(r: Sequence[float], pairs: Sequence[Pair]) -> float:
+def _log_likelihood(r: Sequence[float], coded: Sequence[Coded]) -> float:
     total = 0.0
-    for i, j, w, n in pairs:
-        d = r[i] - r[j]
-        # log p = -log(1 + e^-d), log(1 - p) = -log(1 + e^d), computed without overflow
-        total -= w * _softplus(-d) + (n - w) * _softplus(d)
+    for chosen, among, n in coded:
+        top = max(r[i] for i in among)  # log-sum-exp without overflow
+        log_field = top + math.log(sum(math.exp(r[i] - top) for i in among))
+        total += n * sum(r[i] - log_field for i in chosen)
     return total
-
-
-def _softplus(x: float) -> float:
-    return x + math.log1p(math.exp(-x)) if x > 0 else math.log1p(math.exp(x))
 
 
 def _solve(matrix: list[list[float]], vector: list[float]) -> list[float]:
@@ -242,8 +359,8 @@ def _solve(matrix: list[list[float]], vector: list[float]) -> list[float]:
     return out
 
 
-def _components(players: int, pairs: Sequence[Pair]) -> list[list[int]]:
-    """Groups of players linked by results; ratings are comparable only within one."""
+def _components(players: int, coded: Sequence[Coded]) -> list[list[int]]:
+    """Groups of players linked by choices; ratings are comparable only within one."""
     parent = list(range(players))
 
     def root(x: int) -> int:
@@ -252,23 +369,23 @@ def _components(players: int, pairs: Sequence[Pair]) -> list[list[int]]:
             x = parent[x]
         return x
 
-    for i, j, _, _ in pairs:
-        parent[root(i)] = root(j)
+    for _, among, _ in coded:
+        for other in among[1:]:
+            parent[root(other)] = root(among[0])
     groups: dict[int, list[int]] = {}
     for player in range(players):
         groups.setdefault(root(player), []).append(player)
     return list(groups.values())
 
 
-def _check_finite(players: int, pairs: Sequence[Pair]) -> None:
-    """Without a prior the maximum is finite only if every player can reach every
-    other through "scored a point against" links (no group won or lost everything)."""
+def _check_finite(players: int, coded: Sequence[Coded]) -> None:
+    """Without a prior the maximum is finite only if every player can reach every other through
+    "was chosen over" links (no group won or lost everything)."""
     beats: list[set[int]] = [set() for _ in range(players)]
-    for i, j, w, n in pairs:
-        if w > 0:
-            beats[i].add(j)
-        if w < n:
-            beats[j].add(i)
+    for chosen, among, n in coded:
+        if n > 0:
+            for i in chosen:
+                beats[i].update(j for j in among if j != i)
     for start in range(players):
         seen, todo = {start}, [start]
         while todo:
@@ -279,44 +396,56 @@ def _check_finite(players: int, pairs: Sequence[Pair]) -> None:
             raise ValueError("no finite maximum-likelihood ratings: some bots won or lost all their results")
 
 
-def _bootstrap(
-    duplicate_sets: Sequence[Sequence[Places]], bots: Sequence[str], prior: float, samples: int, seed: int
+def bootstrap(
+    sets: Sequence[RatedSet],
+    prior: float = DEFAULT_PRIOR,
+    samples: int = DEFAULT_SAMPLES,
+    seed: int = 0,
+    model: Model = DEFAULT_MODEL,
+    resample: Resample = DEFAULT_RESAMPLE,
 ) -> list[dict[str, float]]:
-    """Refit on ``samples`` resamples (with replacement) of the duplicate sets."""
-    if samples <= 0 or len(duplicate_sets) < 2:  # one set resampled is itself: no spread to measure
+    """The ratings refitted on ``samples`` resamples (with replacement) of the duplicate sets,
+    or of the groups and then of each drawn group's sets."""
+    if samples <= 0 or len(sets) < 2:  # one set resampled is itself: no spread to measure
         return []
-    index = {bot: i for i, bot in enumerate(bots)}
-    pair_index: dict[tuple[int, int], int] = {}
-    per_set: list[list[tuple[int, float, int]]] = []  # (pair number, points of the lower index, results)
-    for matches in duplicate_sets:
-        summed: dict[int, tuple[float, int]] = {}  # a set's rotations repeat its pairs: add them up once
-        for places in matches:
-            for a, b, share in pairwise_results(places):
-                pair = pair_index.setdefault((index[a], index[b]), len(pair_index))
-                points_so_far, results = summed.get(pair, (0.0, 0))
-                summed[pair] = (points_so_far + share, results + 1)
-        per_set.append([(pair, w, n) for pair, (w, n) in summed.items()])
-    pair_list = sorted(pair_index, key=pair_index.__getitem__)
+    per_set = [merged(choices(places, model) for places in rated.matches) for rated in sets]
+    clusters: dict[tuple[str, tuple[str, ...]], list[int]] = {}
+    for number, rated in enumerate(sets):
+        clusters.setdefault((rated.tournament, rated.group), []).append(number)
+    by_cluster = list(clusters.values())
     rng = random.Random(seed)
     draws: list[dict[str, float]] = []
     for _ in range(samples):
-        points = [0.0] * len(pair_list)
-        games = [0.0] * len(pair_list)
-        for _ in range(len(per_set)):
-            for pair, w, n in per_set[rng.randrange(len(per_set))]:
-                points[pair] += w
-                games[pair] += n
-        present = sorted({p for k, (i, j) in enumerate(pair_list) if games[k] for p in (i, j)})
-        local = {player: k for k, player in enumerate(present)}
-        pairs = [(local[i], local[j], points[k], games[k]) for k, (i, j) in enumerate(pair_list) if games[k]]
-        if not pairs:
-            continue
+        if resample is Resample.GROUPS:
+            picked: list[int] = []
+            for _ in by_cluster:
+                cluster = by_cluster[rng.randrange(len(by_cluster))]
+                picked.extend(cluster[rng.randrange(len(cluster))] for _ in cluster)
+        else:
+            picked = [rng.randrange(len(per_set)) for _ in per_set]
         try:
-            strengths = _fit(len(present), pairs, prior)
+            draws.append(fit(merged(per_set[number] for number in picked), prior))
         except ValueError:  # prior 0 and a resample without a finite maximum: no evidence there
             continue
-        draws.append({bots[p]: ANCHOR + SCALE * strengths[local[p]] for p in present})
     return draws
+
+
+def _rated_set(item: RatedSet | Sequence[Places]) -> RatedSet:
+    if isinstance(item, RatedSet):
+        return item
+    matches = tuple(item)
+    return RatedSet("", tuple(sorted({bot for places in matches for bot in places})), matches)
+
+
+def _groups(sets: Sequence[RatedSet]) -> list[set[str]]:
+    """The bots each chain of matches links."""
+    groups: list[set[str]] = []
+    for rated in sets:
+        for places in rated.matches:
+            linked = [group for group in groups if group & places.keys()]
+            merged = set(places).union(*linked)
+            groups = [group for group in groups if group not in linked] + [merged]
+    return groups
 
 
 def _quantile(ordered: Sequence[float], q: float) -> float:

@@ -1,4 +1,4 @@
-"""``croupier ratings``: the Elo table of every game, from every tournament in the database."""
+"""``croupier ratings``: the ratings table of every game, from the tournaments asked for (all by default)."""
 
 from __future__ import annotations
 
@@ -21,10 +21,31 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--db", type=Path, help="results database (default: DATA/results.db)")
     parser.add_argument("--game", action="append", help="only this game (repeatable)")
     parser.add_argument(
+        "--tournament",
+        action="append",
+        metavar="NAME",
+        help="pool only this tournament's runs (repeatable; default: every tournament in the database)",
+    )
+    add_model_argument(parser)
+    parser.add_argument(
         "--samples",
         type=int,
         default=DEFAULT_SAMPLES,
         help="bootstrap samples for the 95%% intervals (default: %(default)s)",
+    )
+
+
+def add_model_argument(parser: argparse.ArgumentParser) -> None:
+    from croupier.server.tournament.ratings import DEFAULT_MODEL, Model
+
+    parser.add_argument(
+        "--model",
+        type=Model,
+        choices=list(Model),
+        default=DEFAULT_MODEL,
+        metavar="{" + ",".join(model.value for model in Model) + "}",
+        help="the rating model (default: %(default)s, which predicts held-out rankings better; "
+        "docs/tournaments.md)",
     )
 
 
@@ -55,7 +76,15 @@ def run(args: argparse.Namespace) -> int:
     except StoreError as exc:
         return fail(f"cannot read {db}: {exc}", 1)
     with store:
-        games = store.games()
+        runs = None
+        if args.tournament:
+            found = store.tournaments(args.tournament)
+            missing = sorted(set(args.tournament) - {t.name for t in found})
+            if missing:
+                known = ", ".join(sorted({t.name for t in store.tournaments()})) or "none"
+                return fail(f"no tournament {', '.join(missing)} in {db}; tournaments: {known}", 1)
+            runs = [t.id for t in found]
+        games = store.games(runs)
         wanted = args.game or games
         unknown = [game for game in wanted if game not in games]
         if unknown:
@@ -64,6 +93,9 @@ def run(args: argparse.Namespace) -> int:
         if not games:
             say(console, f"no finished matches in {db} yet")
             return 0
+        pooled = ", ".join(args.tournament) if args.tournament else "every tournament"
         for game in wanted:
-            console.print(ratings_table(game, rate(store.duplicate_sets(game), samples=args.samples)))
+            table = rate(store.duplicate_sets(game, runs), samples=args.samples, model=args.model)
+            title = f"{game}: ratings over {pooled}"
+            console.print(ratings_table(game, table, title=title, model=args.model))
     return 0

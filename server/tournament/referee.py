@@ -352,8 +352,11 @@ def _join(host: str, port: int) -> str:
     return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
 
 
-def seat_results(info: match_pb2.MatchInfo, bots: Sequence[str]) -> list[SeatResult]:
-    """The finished match's result, one line per seat, under the tournament's bot names."""
+def seat_results(
+    info: match_pb2.MatchInfo, bots: Sequence[str], versions: Sequence[str] | None = None
+) -> list[SeatResult]:
+    """The finished match's result, one line per seat, under the tournament's bot names (and
+    versions, seat by seat)."""
     return [
         SeatResult(
             seat=seat.seat,
@@ -364,6 +367,7 @@ def seat_results(info: match_pb2.MatchInfo, bots: Sequence[str]) -> list[SeatRes
             refusals=seat.refusals,
             forfeited=bool(seat.forfeited),
             note=seat.forfeited,
+            version=versions[seat.seat] if versions else "",
         )
         for seat in sorted(info.result.seats, key=lambda s: s.seat)
     ]

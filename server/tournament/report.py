@@ -6,8 +6,10 @@ from collections.abc import Sequence
 
 from rich.table import Table
 
-from croupier.server.tournament.ratings import Rating, Tally
+from croupier.server.tournament.ratings import DEFAULT_MODEL, Model, Rating, Tally
 from croupier.server.tournament.store import FinishedMatch
+
+MODEL_NAMES = {Model.PLACKETT_LUCE: "Plackett-Luce", Model.PAIRWISE: "pairwise Bradley-Terry"}
 
 
 def crosstable(game: str, matches: Sequence[FinishedMatch]) -> Table:
@@ -47,9 +49,19 @@ def crosstable_rows(matches: Sequence[FinishedMatch]) -> tuple[list[str], list[t
     return bots, rows
 
 
-def ratings_table(game: str, ratings: Sequence[Rating], title: str | None = None) -> Table:
-    table = Table(title=title or f"{game}: ratings (Elo, maximum likelihood, 95% interval)")
+def ratings_table(
+    game: str, ratings: Sequence[Rating], title: str | None = None, model: Model = DEFAULT_MODEL
+) -> Table:
+    """Best first within each group; groups that never met are apart, with no LOS between them."""
+    groups = len({rating.group for rating in ratings})
+    table = Table(
+        title=title or f"{game}: ratings",
+        caption=f"Elo scale, {MODEL_NAMES[model]}, 95% bootstrap interval"
+        + (f"; {groups} groups that never met: compare ratings within a group only" if groups > 1 else ""),
+    )
+    columns = [("group", "right")] if groups > 1 else []
     for name, justify in (
+        *columns,
         ("#", "right"),
         ("bot", "left"),
         ("Elo", "right"),
@@ -59,7 +71,9 @@ def ratings_table(game: str, ratings: Sequence[Rating], title: str | None = None
         ("results", "right"),
     ):
         table.add_column(name, justify=justify)  # type: ignore[arg-type]
-    for rank, rating in enumerate(ratings, start=1):
+    rank = 0
+    for index, rating in enumerate(ratings):
+        rank = 1 if index == 0 or ratings[index - 1].group != rating.group else rank + 1
         interval = (
             f"{rating.low - rating.elo:+.0f} / {rating.high - rating.elo:+.0f}"
             if rating.low is not None and rating.high is not None
@@ -67,6 +81,7 @@ def ratings_table(game: str, ratings: Sequence[Rating], title: str | None = None
         )
         los = f"{100 * rating.los_next:.0f}%" if rating.los_next is not None else ""
         table.add_row(
+            *([str(rating.group + 1)] if groups > 1 else []),
             str(rank),
             rating.bot,
             f"{rating.elo:.0f}",

@@ -7,10 +7,16 @@ while later ones that fit go ahead. Each match is in the store before it
 starts and becomes done with its results in one transaction, so a runner
 stopped at any point loses nothing: the next run plays what is not done.
 
-A match that was in progress when an earlier run stopped is played again from
-the start (same seed, same seats): its bots were stopped with that run, so
-whatever the referee made of it is not a result. The referee is told to cancel
-the abandoned match first, so it does not wait for its seats forever.
+Nothing of a set is shown before the whole set is over: the live standings
+take a set's results when its last rotation finishes (and the ratings count
+only whole sets, store.duplicate_sets).
+
+A match that was in progress when an earlier run stopped is abandoned: its
+bots were stopped with that run, so whatever the referee made of it is not a
+result, and the referee is told to cancel it. Its bots have seen part of its
+deal (their hands, the cards turned up), so its whole set is played again on a
+new deal (store.redeal); the set's finished rotations are kept aside, not
+counted. With fresh deals only the abandoned match itself is dealt again.
 
 With several referee replicas, each bot plays on every replica (one launched
 process each) and its capacity is the sum of theirs; each match is created on
@@ -31,8 +37,10 @@ from pathlib import Path
 from croupier.server.tournament.config import TournamentConfig
 from croupier.server.tournament.display import Display
 from croupier.server.tournament.referee import Replicas, seat_results
+from croupier.server.tournament.schedule import Deals, DuplicateSet, MatchKey, set_seed
 from croupier.server.tournament.store import FinishedMatch, MatchRecord, Store, Tournament
 
+SetKey = tuple[str, int, int, int]
 CHECK_SECONDS = 5.0
 """How often the runner looks at the bots while no match finishes."""
 ABANDONED = "abandoned by a stopped tournament run: the next run plays it again from the start"
@@ -51,10 +59,18 @@ class Entrant:
     name: str
     bot_id: str
     capacity: int
-    """Matches it may play at once, over every replica."""
+    """Matches it may play at once, over every replica (each instance, with several)."""
     logs: Mapping[str, Path] = field(default_factory=dict)
     """Where the bot the runner launched for each replica writes; empty for a bot that connects
     by itself."""
+    version: str = ""
+    instances: tuple[str, ...] = ()
+    """With a process per rotation: the bot id of each instance, rotation r played by instance
+    r; empty when one bot id plays every rotation."""
+
+    def bot_id_for(self, rotation: int) -> str:
+        """Who plays the bot's seat in that rotation of a set."""
+        return self.instances[rotation] if self.instances else self.bot_id
 
 
 class Runner:
@@ -72,6 +88,20 @@ class Runner:
         self.entrants = entrants
         self.display = display
         self.stopping = False
+        self._unfinished: dict[SetKey, int] = {}
+        """Each set's matches not done yet."""
+        self._results: dict[SetKey, list[FinishedMatch]] = {}
+        """The finished matches of the sets not over yet, kept back from the display."""
+        self._capacities = {
+            bot_id: entrant.capacity
+            for entrant in entrants.values()
+            for bot_id in (entrant.instances or (entrant.bot_id,))
+        }
+        self._names = {
+            bot_id: entrant.name
+            for entrant in entrants.values()
+            for bot_id in (entrant.instances or (entrant.bot_id,))
+        }
         self._gone_since: dict[tuple[str, str], float] = {}
         """When each (bot, replica) was first seen without a stream."""
 
@@ -81,14 +111,21 @@ class Runner:
 
     async def run(self, tournament: Tournament) -> bool:
         """Play every match not done yet; True when the whole tournament is done."""
-        schedule = self.config.schedule(tournament.run)
+        if tournament.secret is None:
+            raise ScheduleError(
+                f"tournament {tournament.name} (run {tournament.run}) was dealt before secret deals; "
+                "play it under a new name"
+            )
+        schedule = self.config.schedule(tournament.secret, tournament.run)
         self.store.schedule(tournament.id, (match for duplicate in schedule for match in duplicate.matches))
-        records = self.store.matches(tournament.id)
-        for record in records.values():
-            if record.status == "started" and record.referee_match_id:
-                await self.referees.cancel_match(record.replica, record.referee_match_id, ABANDONED)
+        records = await self._redeal_abandoned(tournament, schedule)
+        self._unfinished = {d.key: sum(records[m.key].status != "done" for m in d.matches) for d in schedule}
+        self._results = {}
         for earlier in self.store.finished(tournament.id):
-            self.display.match_done(earlier.record.key.game, earlier.places, replayed=True)
+            if not self._unfinished[earlier.record.key.set_key]:
+                self.display.match_done(earlier.record.key.game, earlier.places, replayed=True)
+            else:
+                self._results.setdefault(earlier.record.key.set_key, []).append(earlier)
         todo = [
             pending
             for duplicate in schedule
@@ -116,9 +153,9 @@ class Runner:
                     await self._check_connected()
                 for task in finished:
                     record = running.pop(task)
-                    busy.subtract(record.seats)
+                    busy.subtract(self._seat_ids(record))
                     match = task.result()  # a referee error ends the run; what is done stays done
-                    self.display.match_done(record.key.game, match.places)
+                    self._publish_when_set_over(match)
         finally:
             for task in running:
                 task.cancel()
@@ -130,6 +167,31 @@ class Runner:
             return False
         self.store.finish_tournament(tournament.id)
         return True
+
+    async def _redeal_abandoned(
+        self, tournament: Tournament, schedule: Sequence[DuplicateSet]
+    ) -> dict[MatchKey, MatchRecord]:
+        """Call off the matches an earlier run left in progress, and deal their sets again."""
+        assert tournament.secret is not None
+        records = self.store.matches(tournament.id)
+        abandoned = [record for record in records.values() if record.status == "started"]
+        if not abandoned:
+            return records
+        for record in abandoned:
+            if record.referee_match_id:
+                await self.referees.cancel_match(record.replica, record.referee_match_id, ABANDONED)
+        fresh = self.config.deals is Deals.FRESH
+        sets = {record.key.set_key for record in abandoned}
+        for duplicate in schedule:
+            if duplicate.key not in sets:
+                continue
+            again = [
+                records[m.key] for m in duplicate.matches if not fresh or records[m.key].status == "started"
+            ]
+            redeal = max(record.redeal for record in again) + 1
+            seeds = [set_seed(tournament.secret, r.key, self.config.deals, redeal) for r in again]
+            self.store.redeal(again, redeal, seeds)
+        return self.store.matches(tournament.id)
 
     async def _check_connected(self) -> None:
         """Matches wait for their bots. A launched bot gone this long will not be back (it
@@ -154,13 +216,30 @@ class Runner:
                         f"external bot {entrant.name} is not connected to {replica}: its matches wait for it"
                     )
 
+    def _publish_when_set_over(self, match: FinishedMatch) -> None:
+        """Show a set's results only once its last rotation is over."""
+        key = match.record.key.set_key
+        self._unfinished[key] -= 1
+        self._results.setdefault(key, []).append(match)
+        if not self._unfinished[key]:
+            for done in self._results.pop(key):
+                self.display.match_done(done.record.key.game, done.places)
+
+    def _seat_ids(self, record: MatchRecord) -> list[str]:
+        """The bot id playing each seat (the rotation's own instance, with a process per rotation)."""
+        return [self.entrants[bot].bot_id_for(record.key.rotation) for bot in record.seats]
+
+    def _capacity(self, bot_id: str) -> int:
+        return self._capacities[bot_id]
+
     def _check_can_start(self, pending: Sequence[MatchRecord]) -> None:
         """A set that could never start (too big for a bot's capacity) is an error now, not a hang.
         (The tournament file is refused when its concurrency is below a set: config.parse.)"""
         key = pending[0].key
-        for bot, count in Counter(bot for record in pending for bot in record.seats).items():
-            capacity = self.entrants[bot].capacity
+        for bot_id, count in Counter(bot for record in pending for bot in self._seat_ids(record)).items():
+            capacity = self._capacity(bot_id)
             if count > capacity:
+                bot = self._names[bot_id]
                 raise ScheduleError(
                     f"bot {bot} plays at most {capacity} match(es) at once, but each {key.game} deal starts "
                     f"{count} together (one per rotation); let it play {count} at once "
@@ -170,8 +249,8 @@ class Runner:
     def _fits(self, pending: Sequence[MatchRecord], running: int, busy: Counter[str]) -> bool:
         if running + len(pending) > self.config.concurrency:
             return False
-        need = Counter(bot for record in pending for bot in record.seats)
-        return all(busy[bot] + count <= self.entrants[bot].capacity for bot, count in need.items())
+        need = Counter(bot for record in pending for bot in self._seat_ids(record))
+        return all(busy[bot] + count <= self._capacity(bot) for bot, count in need.items())
 
     async def _start(
         self,
@@ -182,16 +261,17 @@ class Runner:
         """Create every match of the set, then wait for each in its own task."""
         for record in pending:
             game = self.config.game(record.key.game)
-            seats = [(bot, self.entrants[bot].bot_id) for bot in record.seats]
+            seats = list(zip(record.seats, self._seat_ids(record), strict=True))
             replica, created = await self.referees.create_match(game, record.seed, seats)
             match_id = created.match.match_id
             self.store.mark_started(record.id, match_id, created.journal or None, replica)
             task = asyncio.create_task(self._finish(record, replica, match_id), name=str(record.key))
             running[task] = record
-            busy.update(record.seats)
+            busy.update(self._seat_ids(record))
 
     async def _finish(self, record: MatchRecord, replica: str, match_id: str) -> FinishedMatch:
         info = await self.referees.wait_match(replica, match_id)
-        results = seat_results(info, record.seats)
+        versions = [self.entrants[bot].version for bot in record.seats]
+        results = seat_results(info, record.seats, versions)
         self.store.record_result(record.id, results, None)  # its journal was stored when it started
         return FinishedMatch(record, tuple(results))

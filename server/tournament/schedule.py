@@ -1,32 +1,50 @@
 """The schedule: a duplicate round robin, as a plain list of matches to play.
 
-Every group of bots that fills a table plays the same deals; a deal is a seed,
-and the same seed deals the same cards to the same seat index. Each deal is
-played once per seat rotation of the group, so every bot holds every hand of
-every deal: luck of the cards cancels out. The matches of one deal for one
-group form a *duplicate set*, the unit the runner starts together (no bot
-sees a deal before it plays it) and the unit the rating bootstrap resamples.
+Every group of bots that fills a table plays its own secret deals; a deal is a
+seed, and the same seed deals the same cards to the same seat index. Each deal
+is played once per seat rotation of the group, so every bot holds every hand
+of every deal: luck of the cards cancels out. The matches of one deal for one
+group form a *duplicate set*, the unit the runner starts together (no bot sees
+a deal before it plays it) and the unit the rating bootstrap resamples.
 
-Rotations are cyclic by default: N matches for N seats put every bot in every
-seat once. All N! permutations also balance who sits after whom (the order of
-play around the table), at a cost of 6 matches instead of 3 for three seats
-and 24 instead of 4 for four; choose ``rotations = "all"`` where neighbour
-effects matter more than the time.
+Deal seeds are HMAC-SHA256 of the tournament's secret (random, kept in its
+results database, published when it is over) and the set's key, so nobody
+can compute a deal before the reveal and everybody can check every deal after
+it against the ``seed_sha256`` its match published at the start. The file's
+``seed`` only decides which bot takes which row of the seating design.
+
+Rotations follow a Williams design by default: a row-complete Latin square,
+N seatings for N even and 2N for N odd, in which every bot sits in every seat
+equally often and right after every other bot equally often. ``cyclic`` (N
+seatings, the order round the table fixed) and ``all`` (N! seatings) remain.
 """
 
 from __future__ import annotations
 
 import enum
 import hashlib
+import hmac
 import itertools
-import math
+import json
+import random
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+SECRET_BYTES = 32
+"""A tournament's secret: 256 bits from the OS (secrets.token_bytes)."""
+
 
 class Rotations(enum.Enum):
+    WILLIAMS = "williams"
     CYCLIC = "cyclic"
     ALL = "all"
+
+
+class Deals(enum.Enum):
+    DUPLICATE = "duplicate"
+    """Every rotation of a set plays the set's one deal."""
+    FRESH = "fresh"
+    """Every match has its own deal: nothing to learn from a twin (open competitions)."""
 
 
 @dataclass(frozen=True, slots=True, order=True)
@@ -71,26 +89,51 @@ class DuplicateSet:
         return frozenset(self.matches[0].seats)
 
 
-def seatings(group: Sequence[str], rotations: Rotations) -> list[tuple[str, ...]]:
-    """The seat orders a group plays each deal in; every bot sits in every seat."""
+def design(seats: int, rotations: Rotations) -> list[tuple[int, ...]]:
+    """The seat orders of one set as rows of positions: row r, seat s holds the group's bot
+    ``row[s]``. Every design puts every bot in every seat equally often."""
     if rotations is Rotations.ALL:
-        return list(itertools.permutations(group))
-    size = len(group)
-    return [tuple(group[(seat + shift) % size] for seat in range(size)) for shift in range(size)]
+        return list(itertools.permutations(range(seats)))
+    if rotations is Rotations.CYCLIC or seats < 3:
+        return [tuple((seat + shift) % seats for seat in range(seats)) for shift in range(seats)]
+    return williams(seats)
+
+
+def williams(size: int) -> list[tuple[int, ...]]:
+    """A Williams design: a row-complete Latin square (each ordered pair of symbols side by side
+    once), from the first row 0, 1, n-1, 2, n-2 ... shifted; for odd n its mirror rows as well,
+    since no row-complete square of odd order n > 1 is built this way alone."""
+    first, low, high = [0], 1, size - 1
+    while len(first) < size:
+        first.append(low)
+        low += 1
+        if len(first) < size:
+            first.append(high)
+            high -= 1
+    rows = [tuple((symbol + shift) % size for symbol in first) for shift in range(size)]
+    if size % 2:
+        rows += [tuple(reversed(row)) for row in rows]
+    return rows
+
+
+def seatings(group: Sequence[str], rotations: Rotations) -> list[tuple[str, ...]]:
+    """The seat orders a group plays each deal in."""
+    return [tuple(group[position] for position in row) for row in design(len(group), rotations)]
 
 
 def rotation_count(seats: int, rotations: Rotations) -> int:
-    """Matches in each duplicate set: N cyclic rotations, or all N! seatings."""
-    return math.factorial(seats) if rotations is Rotations.ALL else seats
+    """Matches in each duplicate set."""
+    return len(design(seats, rotations))
 
 
-def deal_seed(tournament_seed: int, game: str, round_number: int, deal: int) -> int:
-    """The seed of one deal: the same for every group, so all groups play the same cards.
-
-    A hash rather than arithmetic so neighbouring deals share nothing; 63 bits
-    fit every signed or unsigned 64-bit field.
-    """
-    digest = hashlib.sha256(f"{tournament_seed}:{game}:{round_number}:{deal}".encode()).digest()
+def deal_seed(
+    secret: bytes, game: str, round_number: int, group: int, deal: int, rotation: int | None, redeal: int = 0
+) -> int:
+    """The seed of one deal: HMAC-SHA256 of the tournament's secret and the deal's key
+    (``rotation`` is None for the one deal a duplicate set shares; ``redeal`` counts the times
+    the set was dealt again after an abandoned match). 63 bits fit every 64-bit field."""
+    message = json.dumps([game, round_number, group, deal, rotation, redeal]).encode()
+    digest = hmac.new(secret, message, hashlib.sha256).digest()
     return int.from_bytes(digest[:8], "big") >> 1
 
 
@@ -100,33 +143,47 @@ def game_schedule(
     seats: int,
     rounds: int,
     deals: int,
+    *,
     seed: int,
-    rotations: Rotations = Rotations.CYCLIC,
+    secret: bytes,
+    rotations: Rotations = Rotations.WILLIAMS,
+    dealing: Deals = Deals.DUPLICATE,
 ) -> list[DuplicateSet]:
-    """Every duplicate set of one game: per round, per deal, every group of ``seats`` bots."""
+    """Every duplicate set of one game: per round, per deal, every group of ``seats`` bots,
+    each set dealt its own cards. ``seed`` decides which bot of a group takes which row of
+    the design (reproducibly); the cards come from ``secret`` alone."""
     if len(set(bots)) != len(bots):
         raise ValueError(f"{game}: a bot is listed twice in {list(bots)}")
     if len(bots) < seats:
         raise ValueError(f"{game} is played {seats} to a table but only {len(bots)} bot(s) play it")
+    if len(secret) < 16:
+        raise ValueError("a tournament secret has at least 128 bits")
     groups = list(itertools.combinations(bots, seats))
     schedule = []
     for round_number in range(rounds):
         for deal in range(deals):
-            seed_of_deal = deal_seed(seed, game, round_number, deal)
             for group_number, group in enumerate(groups):
+                members = list(group)
+                random.Random(f"{seed}:{game}:{round_number}:{group_number}:{deal}").shuffle(members)
                 schedule.append(
                     DuplicateSet(
                         tuple(
                             ScheduledMatch(
-                                MatchKey(game, round_number, group_number, deal, rotation),
-                                seed_of_deal,
+                                key := MatchKey(game, round_number, group_number, deal, rotation),
+                                set_seed(secret, key, dealing),
                                 order,
                             )
-                            for rotation, order in enumerate(seatings(group, rotations))
+                            for rotation, order in enumerate(seatings(members, rotations))
                         )
                     )
                 )
     return schedule
+
+
+def set_seed(secret: bytes, key: MatchKey, dealing: Deals, redeal: int = 0) -> int:
+    """The seed a match of the schedule is dealt from."""
+    rotation = key.rotation if dealing is Deals.FRESH else None
+    return deal_seed(secret, key.game, key.round, key.group, key.deal, rotation, redeal)
 
 
 def interleave(per_game: Sequence[Sequence[DuplicateSet]]) -> list[DuplicateSet]:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+import secrets
 import sqlite3
 import time
 from collections.abc import Iterable, Mapping, Sequence
@@ -23,10 +24,10 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from croupier.server.datafiles import FILE_MODE, FOLDER_MODE, open_private
-from croupier.server.tournament.ratings import Places
-from croupier.server.tournament.schedule import MatchKey, ScheduledMatch
+from croupier.server.tournament.ratings import Places, RatedSet
+from croupier.server.tournament.schedule import SECRET_BYTES, MatchKey, ScheduledMatch
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 _SCHEMA = """
 CREATE TABLE tournaments (
@@ -37,6 +38,8 @@ CREATE TABLE tournaments (
     config TEXT NOT NULL,               -- the settings, as JSON
     started_at REAL NOT NULL,
     finished_at REAL,
+    secret TEXT,                        -- hex; every deal seed derives from it (NULL before version 3)
+    revealed_at REAL,                   -- when the secret was published (after the last match)
     UNIQUE (name, run)
 );
 CREATE TABLE matches (
@@ -57,6 +60,7 @@ CREATE TABLE matches (
     last_error TEXT,
     started_at REAL,
     finished_at REAL,
+    redeal INTEGER NOT NULL DEFAULT 0,  -- times its set was dealt again after an abandoned match
     UNIQUE (tournament_id, game, round, grp, deal, rotation)
 );
 CREATE TABLE results (
@@ -69,13 +73,35 @@ CREATE TABLE results (
     refusals INTEGER NOT NULL,          -- actions the referee refused
     forfeited INTEGER NOT NULL,         -- 0 or 1
     note TEXT NOT NULL DEFAULT '',      -- why it forfeited, if it did
+    version TEXT NOT NULL DEFAULT '',   -- the bot's version ('' before schema version 3)
     PRIMARY KEY (match_id, seat)
 );
 CREATE INDEX matches_by_game ON matches (game, status);
 """
+_VOIDED = """
+CREATE TABLE voided (                   -- matches of a set dealt again: kept, never counted
+    id INTEGER PRIMARY KEY,
+    match_id INTEGER NOT NULL REFERENCES matches (id),
+    redeal INTEGER NOT NULL,            -- the deal it was played on (the match's redeal then)
+    seed INTEGER NOT NULL,
+    status TEXT NOT NULL,
+    referee_match_id TEXT,
+    replica TEXT NOT NULL,
+    journal TEXT,
+    results TEXT NOT NULL,              -- JSON list of its seats' results, if it finished
+    voided_at REAL NOT NULL
+);
+"""
+_SCHEMA += _VOIDED
 _MIGRATIONS = {
     # 1 -> 2: which referee replica holds each match; '' for the matches of a runner that did not say
     1: "ALTER TABLE matches ADD COLUMN replica TEXT NOT NULL DEFAULT ''",
+    # 2 -> 3: secret deals (older runs keep NULL: dealt from the file's seed, nothing to verify),
+    # sets dealt again after an abandoned match, bot versions
+    2: "ALTER TABLE tournaments ADD COLUMN secret TEXT; "
+    "ALTER TABLE tournaments ADD COLUMN revealed_at REAL; "
+    "ALTER TABLE matches ADD COLUMN redeal INTEGER NOT NULL DEFAULT 0; "
+    "ALTER TABLE results ADD COLUMN version TEXT NOT NULL DEFAULT ''; " + _VOIDED,
 }
 """From each older schema version to the next."""
 
@@ -96,6 +122,12 @@ class SeatResult:
     refusals: int = 0
     forfeited: bool = False
     note: str = ""
+    version: str = ""
+
+    @property
+    def identity(self) -> str:
+        """Whom ratings credit: the bot's name with its version (config.BotConfig.identity)."""
+        return f"{self.bot}@{self.version}" if self.version else self.bot
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,6 +136,9 @@ class Tournament:
     name: str
     run: int
     finished: bool
+    secret: bytes | None = None
+    """What every deal seed of this run derives from; None for a run from before schema 3."""
+    revealed: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,6 +155,8 @@ class MatchRecord:
     attempts: int
     replica: str = ""
     """The referee holding the match, as it advertises itself; '' if not known."""
+    redeal: int = 0
+    """Times its set was dealt again (each time on a new deal) after an abandoned match."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,6 +167,11 @@ class FinishedMatch:
     @property
     def places(self) -> Places:
         return {result.bot: result.place for result in self.results}
+
+    @property
+    def rated_places(self) -> Places:
+        """Places under each bot's identity (name and version), as ratings keep them."""
+        return {result.identity: result.place for result in self.results}
 
 
 class Store:
@@ -222,14 +264,17 @@ class Store:
                         + (" or finish the old one" if finished_at is None else " or play it --again")
                     )
                 if finished_at is None or not again:
-                    return Tournament(tournament_id, name, run, finished_at is not None)
+                    return self._tournament(tournament_id)
             run = 1 if row is None else row[1] + 1
+            # a new run, a new secret: from the OS, never from the file
+            secret = secrets.token_bytes(SECRET_BYTES)
             cursor = self._db.execute(
-                "INSERT INTO tournaments (name, run, fingerprint, config, started_at) VALUES (?, ?, ?, ?, ?)",
-                (name, run, fingerprint, json.dumps(config, sort_keys=True), time.time()),
+                "INSERT INTO tournaments (name, run, fingerprint, config, started_at, secret) "
+                "VALUES (?, ?, ?, ?, ?, ?)",
+                (name, run, fingerprint, json.dumps(config, sort_keys=True), time.time(), secret.hex()),
             )
             assert cursor.lastrowid is not None
-            return Tournament(cursor.lastrowid, name, run, False)
+            return Tournament(cursor.lastrowid, name, run, False, secret)
 
     def finish_tournament(self, tournament_id: int) -> None:
         with self._transaction():
@@ -238,9 +283,26 @@ class Store:
                 (time.time(), tournament_id),
             )
 
-    def tournaments(self) -> list[Tournament]:
-        rows = self._db.execute("SELECT id, name, run, finished_at FROM tournaments ORDER BY id").fetchall()
-        return [Tournament(id_, name, run, finished is not None) for id_, name, run, finished in rows]
+    def reveal(self, tournament_id: int) -> None:
+        """Mark the secret published; only a finished run's (its deals are all played)."""
+        with self._transaction():
+            self._db.execute(
+                "UPDATE tournaments SET revealed_at = ? "
+                "WHERE id = ? AND finished_at IS NOT NULL AND revealed_at IS NULL",
+                (time.time(), tournament_id),
+            )
+
+    def tournaments(self, names: Sequence[str] = ()) -> list[Tournament]:
+        """Every run of every tournament (or of those ``names``), oldest first."""
+        rows = self._db.execute(f"SELECT {_TOURNAMENT_COLUMNS} FROM tournaments ORDER BY id").fetchall()
+        found = [_tournament(row) for row in rows]
+        return [t for t in found if not names or t.name in names]
+
+    def _tournament(self, tournament_id: int) -> Tournament:
+        row = self._db.execute(
+            f"SELECT {_TOURNAMENT_COLUMNS} FROM tournaments WHERE id = ?", (tournament_id,)
+        ).fetchone()
+        return _tournament(row)
 
     # --- matches ---------------------------------------------------------------------
 
@@ -281,6 +343,54 @@ class Store:
                 (error, match_id),
             )
 
+    def redeal(self, set_records: Sequence[MatchRecord], redeal: int, seeds: Sequence[int]) -> None:
+        """Deal a set again, on new ``seeds`` (one per match): an abandoned match's bots have seen
+        its deal, so its set is replayed on cards nobody has seen. What the set's matches were and
+        did is kept in ``voided``, never counted."""
+        now = time.time()
+        with self._transaction():
+            for record, seed in zip(set_records, seeds, strict=True):
+                (status, replica) = self._db.execute(
+                    "SELECT status, replica FROM matches WHERE id = ?", (record.id,)
+                ).fetchone()
+                results = self._db.execute(
+                    "SELECT seat, bot, score, place, timeouts, refusals, forfeited, note, version "
+                    "FROM results WHERE match_id = ? ORDER BY seat",
+                    (record.id,),
+                ).fetchall()
+                self._db.execute(
+                    "INSERT INTO voided (match_id, redeal, seed, status, referee_match_id, replica, journal, "
+                    "results, voided_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    (
+                        record.id,
+                        record.redeal,
+                        record.seed,
+                        status,
+                        record.referee_match_id,
+                        replica,
+                        record.journal,
+                        json.dumps(results),
+                        now,
+                    ),
+                )
+                self._db.execute("DELETE FROM results WHERE match_id = ?", (record.id,))
+                self._db.execute(
+                    "UPDATE matches SET status = 'scheduled', seed = ?, redeal = ?, "
+                    "referee_match_id = NULL, replica = '', journal = NULL, started_at = NULL, "
+                    "finished_at = NULL WHERE id = ?",
+                    (seed, redeal, record.id),
+                )
+
+    def voided(self, tournament_id: int) -> list[tuple[MatchRecord, int]]:
+        """The matches set aside when their sets were dealt again, each with the redeal it had."""
+        rows = self._db.execute(
+            "SELECT m.id, m.game, m.round, m.grp, m.deal, m.rotation, v.seed, m.seats, v.status, "
+            "v.referee_match_id, v.journal, m.attempts, v.replica, v.redeal "
+            "FROM voided v JOIN matches m ON m.id = v.match_id WHERE m.tournament_id = ? ORDER BY v.id",
+            (tournament_id,),
+        )
+        return [((record := _match_record(row)), record.redeal) for row in rows]
+
     def record_result(self, match_id: int, results: Sequence[SeatResult], journal: str | None) -> bool:
         """Mark the match done with its results, atomically; False if it was done already."""
         with self._transaction():
@@ -293,8 +403,8 @@ class Store:
                 return False
             self._db.executemany(
                 "INSERT INTO results "
-                "(match_id, seat, bot, score, place, timeouts, refusals, forfeited, note) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "(match_id, seat, bot, score, place, timeouts, refusals, forfeited, note, version) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 [
                     (
                         match_id,
@@ -306,6 +416,7 @@ class Store:
                         r.refusals,
                         int(r.forfeited),
                         r.note,
+                        r.version,
                     )
                     for r in results
                 ],
@@ -332,40 +443,73 @@ class Store:
         records = [_match_record(row) for row in rows]
         seat_rows: dict[int, list[SeatResult]] = {record.id: [] for record in records}
         result_rows = self._db.execute(
-            "SELECT r.match_id, r.seat, r.bot, r.score, r.place, r.timeouts, r.refusals, r.forfeited, r.note "
-            f"FROM results r JOIN matches m ON m.id = r.match_id WHERE {' AND '.join(where)} "
-            "ORDER BY r.match_id, r.seat",
+            "SELECT r.match_id, r.seat, r.bot, r.score, r.place, r.timeouts, r.refusals, r.forfeited, "
+            "r.note, r.version FROM results r JOIN matches m ON m.id = r.match_id "
+            f"WHERE {' AND '.join(where)} ORDER BY r.match_id, r.seat",
             params,
         )
-        for match_id, seat, bot, score, place, timeouts, refusals, forfeited, note in result_rows:
+        for match_id, seat, bot, score, place, timeouts, refusals, forfeited, note, version in result_rows:
             seat_rows[match_id].append(
-                SeatResult(seat, bot, score, place, timeouts, refusals, bool(forfeited), note)
+                SeatResult(seat, bot, score, place, timeouts, refusals, bool(forfeited), note, version)
             )
         return [FinishedMatch(record, tuple(seat_rows[record.id])) for record in records]
 
-    def games(self) -> list[str]:
-        """The games with at least one finished match."""
-        rows = self._db.execute("SELECT DISTINCT game FROM matches WHERE status = 'done' ORDER BY game")
+    def games(self, tournament_ids: Sequence[int] | None = None) -> list[str]:
+        """The games with at least one finished match (in those tournament runs)."""
+        where, params = _runs(tournament_ids)
+        rows = self._db.execute(
+            f"SELECT DISTINCT game FROM matches m WHERE status = 'done' AND {where} ORDER BY game", params
+        )
         return [game for (game,) in rows]
 
-    def duplicate_sets(self, game: str) -> list[list[Places]]:
-        """Every finished match of a game in every tournament, grouped by duplicate set."""
+    def duplicate_sets(self, game: str, tournament_ids: Sequence[int] | None = None) -> list[RatedSet]:
+        """Every duplicate set of a game whose matches are all done (in those tournament runs, or
+        all): a set still being played publishes nothing, not even its finished rotations."""
+        where, params = _runs(tournament_ids)
         rows = self._db.execute(
-            "SELECT m.tournament_id, m.round, m.grp, m.deal, r.match_id, r.bot, r.place "
-            "FROM results r JOIN matches m ON m.id = r.match_id WHERE m.game = ? AND m.status = 'done' "
+            "SELECT t.name, m.tournament_id, m.round, m.grp, m.deal, r.match_id, r.bot, r.version, r.place "
+            "FROM results r JOIN matches m ON m.id = r.match_id JOIN tournaments t ON t.id = m.tournament_id "
+            f"WHERE m.game = ? AND {where} AND NOT EXISTS (SELECT 1 FROM matches o "
+            "WHERE o.tournament_id = m.tournament_id AND o.game = m.game AND o.round = m.round "
+            "AND o.grp = m.grp AND o.deal = m.deal AND o.status != 'done') "
             "ORDER BY m.tournament_id, m.round, m.grp, m.deal, r.match_id",
-            (game,),
+            (game, *params),
         )
-        sets: dict[tuple[int, int, int, int], dict[int, dict[str, int]]] = {}
-        for tournament_id, round_number, group, deal, match_id, bot, place in rows:
-            sets.setdefault((tournament_id, round_number, group, deal), {}).setdefault(match_id, {})[bot] = (
-                place
-            )
-        return [list(matches.values()) for matches in sets.values()]
+        sets: dict[tuple[int, int, int, int], tuple[str, dict[int, dict[str, int]]]] = {}
+        for name, tournament_id, round_number, group, deal, match_id, bot, version, place in rows:
+            _, matches = sets.setdefault((tournament_id, round_number, group, deal), (name, {}))
+            matches.setdefault(match_id, {})[SeatResult(0, bot, 0, 0, version=version).identity] = place
+        return [
+            RatedSet(name, tuple(sorted(next(iter(matches.values())))), tuple(matches.values()))
+            for name, matches in sets.values()
+        ]
+
+
+def _runs(tournament_ids: Sequence[int] | None) -> tuple[str, list[int]]:
+    """An SQL condition on ``m.tournament_id``: in those runs, or true for all."""
+    if tournament_ids is None:
+        return "1", []
+    return f"m.tournament_id IN ({', '.join('?' * len(tournament_ids))})", list(tournament_ids)
+
+
+_TOURNAMENT_COLUMNS = "id, name, run, finished_at, secret, revealed_at"
+
+
+def _tournament(row: Sequence[Any]) -> Tournament:
+    id_, name, run, finished_at, secret, revealed_at = row
+    return Tournament(
+        id_,
+        name,
+        run,
+        finished_at is not None,
+        bytes.fromhex(secret) if secret else None,
+        revealed_at is not None,
+    )
 
 
 _MATCH_COLUMNS = (
-    "id, game, round, grp, deal, rotation, seed, seats, status, referee_match_id, journal, attempts, replica"
+    "id, game, round, grp, deal, rotation, seed, seats, status, referee_match_id, journal, attempts, "
+    "replica, redeal"
 )
 
 

@@ -1,0 +1,172 @@
+"""``croupier verify FILE``: verifiable dealing, checked.
+
+Every deal of a tournament is HMAC-SHA256(secret, its key) (schedule.deal_seed)
+and every match published SHA-256 of its seed when it was created
+(``seed_sha256`` in ListMatches, open to anyone). When the tournament is over
+the runner publishes the secret in a reveal file (``DATA/reveals/NAME-RUN.json``:
+the secret, and per match its key, seed, commitment and referee match id).
+Anyone can then recompute every seed from the secret alone and check it
+against the commitment the match showed at its start: against the file's own
+copy, or, with ``--server``, against what the referee itself publishes, asked
+as anyone (no token).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from croupier.server.journal import seed_sha256
+from croupier.server.tournament.schedule import Deals, MatchKey, set_seed
+from croupier.server.tournament.store import MatchRecord, Store, Tournament
+
+FORMAT = 1
+
+
+@dataclass(frozen=True, slots=True)
+class Published:
+    """What a referee shows anyone about a match: its commitment, and its seed once finished."""
+
+    seed_sha256: str
+    seed: int | None
+
+
+def document(store: Store, tournament: Tournament, dealing: Deals) -> dict[str, Any]:
+    """The reveal of a finished run: its secret and every deal it played, voided ones included."""
+    if tournament.secret is None:
+        raise ValueError(f"tournament {tournament.name} run {tournament.run} was dealt before secret deals")
+    played = [(record, record.redeal) for record in store.matches(tournament.id).values()]
+    played += store.voided(tournament.id)
+    return {
+        "format": FORMAT,
+        "tournament": tournament.name,
+        "run": tournament.run,
+        "secret": tournament.secret.hex(),
+        "deals": dealing.value,
+        "matches": [_match(record, redeal) for record, redeal in sorted(played, key=_order)],
+    }
+
+
+def _order(item: tuple[MatchRecord, int]) -> tuple[MatchKey, int]:
+    return item[0].key, item[1]
+
+
+def _match(record: MatchRecord, redeal: int) -> dict[str, Any]:
+    key = record.key
+    return {
+        "game": key.game,
+        "round": key.round,
+        "group": key.group,
+        "deal": key.deal,
+        "rotation": key.rotation,
+        "redeal": redeal,
+        "seed": record.seed,
+        "seed_sha256": seed_sha256(record.seed),
+        "match_id": record.referee_match_id or "",
+        "seats": list(record.seats),
+    }
+
+
+def write(path: Path, reveal: Mapping[str, Any]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(reveal, indent=1) + "\n", encoding="utf-8")
+
+
+def verify(reveal: Mapping[str, Any], published: Mapping[str, Published] | None = None) -> list[str]:
+    """Every problem found: a seed that is not the secret's, a commitment that does not match,
+    or (with what a referee ``published``) a match it shows otherwise or not at all."""
+    problems = []
+    secret = bytes.fromhex(reveal["secret"])
+    dealing = Deals(reveal["deals"])
+    for entry in reveal["matches"]:
+        key = MatchKey(entry["game"], entry["round"], entry["group"], entry["deal"], entry["rotation"])
+        where = f"{key} (dealt {entry['redeal'] + 1}. time)" if entry["redeal"] else str(key)
+        seed = set_seed(secret, key, dealing, entry["redeal"])
+        commitment = seed_sha256(seed)
+        if entry["seed"] != seed:
+            problems.append(f"{where}: seed {entry['seed']} is not the secret's {seed}")
+        if entry["seed_sha256"] != commitment:
+            problems.append(f"{where}: commitment {entry['seed_sha256']} is not SHA-256 of seed {seed}")
+        if published is None or not entry["match_id"]:
+            continue
+        shown = published.get(entry["match_id"])
+        if shown is None:
+            problems.append(f"{where}: the referee does not list match {entry['match_id']}")
+        elif shown.seed_sha256 != commitment:
+            problems.append(
+                f"{where}: match {entry['match_id']} published {shown.seed_sha256}, not {commitment}"
+            )
+        elif shown.seed is not None and shown.seed != seed:
+            problems.append(f"{where}: match {entry['match_id']} revealed seed {shown.seed}, not {seed}")
+    return problems
+
+
+async def fetch_published(target: str) -> dict[str, Published]:
+    """Every match a referee lists, asked as anyone would: no token."""
+    import grpc
+
+    from croupier.v1 import spectator_pb2, spectator_pb2_grpc
+
+    async with grpc.aio.insecure_channel(target) as channel:
+        reply = await spectator_pb2_grpc.SpectatorServiceStub(channel).ListMatches(
+            spectator_pb2.ListMatchesRequest()
+        )
+    return {
+        info.match_id: Published(info.seed_sha256, info.seed if info.HasField("seed") else None)
+        for info in reply.matches
+    }
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("file", type=Path, help="a reveal file (DATA/reveals/NAME-RUN.json)")
+    parser.add_argument(
+        "--server",
+        metavar="HOST:PORT",
+        action="append",
+        help="also check against what this referee publishes (repeatable, one per replica)",
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    import asyncio
+
+    from croupier.server.tournament.ratings_cli import fail
+
+    try:
+        reveal = json.loads(args.file.read_text(encoding="utf-8"))
+        if reveal.get("format") != FORMAT:
+            return fail(f"{args.file}: not a reveal file of format {FORMAT}", 2)
+    except (OSError, ValueError, AttributeError) as exc:
+        return fail(f"{args.file}: cannot read a reveal file: {exc}", 2)
+    published: dict[str, Published] | None = None
+    if args.server:
+        published = {}
+        for target in args.server:
+            try:
+                published.update(asyncio.run(fetch_published(target)))
+            except Exception as exc:  # grpc's errors name the target and the cause
+                return fail(f"--server {target}: cannot list its matches: {exc}", 1)
+    try:
+        problems = verify(reveal, published)
+    except (KeyError, TypeError, ValueError) as exc:
+        return fail(f"{args.file}: a damaged reveal file: {exc!r}", 2)
+    count = len(reveal["matches"])
+    for problem in problems:
+        print(problem)
+    against = " and the referee's commitments" if published is not None else ""
+    if problems:
+        print(f"{len(problems)} problem(s) in {count} deals of {reveal['tournament']} run {reveal['run']}")
+        return 1
+    print(
+        f"all {count} deals of {reveal['tournament']} run {reveal['run']} are the secret's{against}: "
+        "nobody could compute them before the reveal"
+    )
+    return 0
+
+
+def reveal_path(data: Path, tournament: Tournament) -> Path:
+    return data / "reveals" / f"{tournament.name}-{tournament.run}.json"
