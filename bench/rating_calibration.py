@@ -1,0 +1,199 @@
+"""Are the rating intervals honest? Tournaments of identical twins, rated as the runner rates them.
+
+Usage: python -m bench.rating_calibration [--tournaments K] [--rounds R] [--samples B]
+       [--seating before|after] [--seats 2 3 4] [--game NAME ...]
+
+Each of K tournaments has four bots: two identical heuristic bots and two
+identical random ones (``random`` seeded per match), with a fresh secret, and
+plays every game at 2, 3 and 4 seats, R rounds of one deal per group. Matches
+are played in-process through the engine (``sdk.play_offline``), as fast as
+the rules go; the referee adds nothing to who wins.
+
+``--seating after`` schedules as the runner now does (schedule.game_schedule:
+Williams rotations, each group and set its own deal, bots shuffled into the
+design by the seed). ``--seating before`` schedules as it did up to this
+change: cyclic rotations in file order, every group dealt the same cards.
+
+Per seats and game it prints, for each model (Plackett-Luce, pairwise Elo)
+and bootstrap (over duplicate sets, or over groups and then their sets):
+- excl0: how often the 95% interval of a twin pair's difference excludes 0
+  (2 pairs per tournament; honest intervals: about 5%);
+- LOS quintiles: how the twins' likelihoods of superiority spread over
+  [0, .2, .4, .6, .8, 1] (honest: about K*2/5 each);
+- held-out log-likelihood per match of the rankings of half the sets, with
+  ratings fitted on the other half (both halves in turn; higher is better).
+Figures are printed, never asserted; docs/tournaments.md records a run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import random
+import secrets
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from bench.harness import machine
+from croupier.clients.bots import HeuristicBot, RandomBot
+from croupier.clients.sdk import BotFactory, play_offline
+from croupier.engine.games import get_game
+from croupier.server.tournament.ratings import (
+    Model,
+    Places,
+    RatedSet,
+    Resample,
+    bootstrap,
+    choices,
+    fit,
+    log_likelihood,
+    merged,
+)
+from croupier.server.tournament.schedule import (
+    DuplicateSet,
+    MatchKey,
+    Rotations,
+    ScheduledMatch,
+    deal_seed,
+    game_schedule,
+    seatings,
+)
+
+BOTS = ("heuristic-1", "heuristic-2", "random-1", "random-2")
+TWINS = (("heuristic-1", "heuristic-2"), ("random-1", "random-2"))
+GAMES = ("chinese_ten", "spoil_five", "platinum_fish", "pair_battle")
+OPTIONS: dict[str, dict[str, Any]] = {
+    "chinese_ten": {"target": 300},  # as tournaments/demo.toml
+    "pair_battle": {"timing": "lockstep"},
+}
+VARIANTS = [(model, resample) for model in Model for resample in Resample]
+
+
+def legacy_schedule(game: str, seats: int, rounds: int, secret: bytes) -> list[DuplicateSet]:
+    """The schedule before this change: cyclic rotations in file order, one deal per round for
+    every group (seeded here from the secret; how the old seeds were made is not the point)."""
+    sets = []
+    for round_number in range(rounds):
+        seed = deal_seed(secret, game, round_number, 0, 0, None)
+        for number, group in enumerate(itertools.combinations(BOTS, seats)):
+            orders = seatings(group, Rotations.CYCLIC)
+            sets.append(
+                DuplicateSet(
+                    tuple(
+                        ScheduledMatch(MatchKey(game, round_number, number, 0, rotation), seed, order)
+                        for rotation, order in enumerate(orders)
+                    )
+                )
+            )
+    return sets
+
+
+def factory(bot: str, match_number: int) -> BotFactory:
+    if bot.startswith("heuristic"):
+        return HeuristicBot
+    rng = random.Random(f"{bot}/{match_number}")
+    return lambda match: RandomBot(match, rng)
+
+
+def play(game: str, seats: int, schedule: Sequence[DuplicateSet], tournament: str) -> list[RatedSet]:
+    spec = get_game(game)
+    options = spec.options({**OPTIONS.get(game, {}), "players": seats})
+    sets = []
+    number = 0
+    for duplicate in schedule:
+        matches: list[Places] = []
+        for match in duplicate.matches:
+            number += 1
+            outcome = play_offline(spec, options, [factory(bot, number) for bot in match.seats], match.seed)
+            matches.append({bot: outcome.places[seat] for seat, bot in enumerate(match.seats)})
+        sets.append(RatedSet(tournament, tuple(sorted(duplicate.bots)), tuple(matches)))
+    return sets
+
+
+@dataclass
+class Figures:
+    excluded: dict[tuple[Model, Resample], int] = field(default_factory=dict)
+    los: dict[tuple[Model, Resample], list[float]] = field(default_factory=dict)
+    pairs: int = 0
+    held_out: dict[Model, float] = field(default_factory=dict)
+    held_out_matches: int = 0
+
+
+def measure(sets: Sequence[RatedSet], samples: int, seed: int, figures: Figures) -> None:
+    for variant in VARIANTS:
+        draws = bootstrap(sets, samples=samples, seed=seed, model=variant[0], resample=variant[1])
+        for a, b in TWINS:
+            diffs = sorted(d[a] - d[b] for d in draws if a in d and b in d)
+            low, high = diffs[int(0.025 * (len(diffs) - 1))], diffs[int(0.975 * (len(diffs) - 1))]
+            figures.excluded[variant] = figures.excluded.get(variant, 0) + (low > 0 or high < 0)
+            los = sum(1.0 if x > 0 else 0.5 if x == 0 else 0.0 for x in diffs) / len(diffs)
+            figures.los.setdefault(variant, []).append(los)
+    figures.pairs += len(TWINS)
+    halves = (sets[0::2], sets[1::2])
+    for train, test in (halves, halves[::-1]):
+        held = [places for rated in test for places in rated.matches]
+        for model in Model:
+            elo = fit(merged(choices(p, model) for rated in train for p in rated.matches))
+            usable = [p for p in held if all(bot in elo for bot in p)]
+            figures.held_out[model] = figures.held_out.get(model, 0.0) + sum(
+                log_likelihood(elo, p) for p in usable
+            )
+        figures.held_out_matches += len(usable)
+
+
+def quintiles(values: Sequence[float]) -> str:
+    counts = [0] * 5
+    for value in values:
+        counts[min(4, int(value * 5))] += 1
+    return " ".join(f"{count:3d}" for count in counts)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--tournaments", type=int, default=20, help="K (default %(default)s)")
+    parser.add_argument("--rounds", type=int, default=4, help="deals per group (default %(default)s)")
+    parser.add_argument("--samples", type=int, default=200, help="bootstrap samples (default %(default)s)")
+    parser.add_argument("--seating", choices=("before", "after"), default="after")
+    parser.add_argument("--seats", type=int, nargs="+", default=[2, 3, 4])
+    parser.add_argument("--game", nargs="+", default=list(GAMES))
+    args = parser.parse_args()
+    print(f"# {machine()}")
+    print(
+        f"# seating {args.seating}: {args.tournaments} tournaments x {args.rounds} rounds, "
+        f"{args.samples} bootstrap samples"
+    )
+    schedule_of: Callable[[str, int, bytes, int], list[DuplicateSet]]
+    if args.seating == "before":
+        schedule_of = lambda game, seats, secret, k: legacy_schedule(game, seats, args.rounds, secret)  # noqa: E731
+    else:
+        schedule_of = lambda game, seats, secret, k: game_schedule(  # noqa: E731
+            game, BOTS, seats, args.rounds, 1, seed=k, secret=secret
+        )
+    print("seats game           model          bootstrap excl0  LOS quintiles (0-.2 ... .8-1)")
+    for seats in args.seats:
+        for game in args.game:
+            figures, started, played = Figures(), time.perf_counter(), 0
+            for k in range(args.tournaments):
+                schedule = schedule_of(game, seats, secrets.token_bytes(32), k)
+                sets = play(game, seats, schedule, f"t{k}")
+                played += sum(len(s.matches) for s in sets)
+                measure(sets, args.samples, k, figures)
+            for variant in VARIANTS:
+                excluded = 100 * figures.excluded[variant] / figures.pairs
+                print(
+                    f"{seats:5d} {game:14s} {variant[0].value:14s} {variant[1].value:9s} "
+                    f"{excluded:4.1f}%  {quintiles(figures.los[variant])}"
+                )
+            n = max(1, figures.held_out_matches)
+            pl, pairwise = (figures.held_out[model] / n for model in (Model.PLACKETT_LUCE, Model.PAIRWISE))
+            print(
+                f"{seats:5d} {game:14s} held-out log-likelihood per match: Plackett-Luce {pl:.4f}, "
+                f"pairwise {pairwise:.4f} ({played} matches, {time.perf_counter() - started:.0f}s)",
+                flush=True,
+            )
+
+
+if __name__ == "__main__":
+    main()
