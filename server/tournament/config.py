@@ -31,6 +31,7 @@ BOT_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,39}")
 T = TypeVar("T")
 VERSION = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.+-]{0,39}")
 PROCESSES = ("shared", "per_rotation")
+DEFAULT_CONCURRENCY = 4
 CLOCK_FIELDS = ("decision_ms", "bank_ms", "max_timeouts", "grace_ms", "max_refusals")
 
 
@@ -207,7 +208,7 @@ def parse(data: Mapping[str, Any], source: Path | None = None) -> TournamentConf
     rotations = Rotations(top.choice("rotations", "williams", [r.value for r in Rotations]))
     deals = Deals(top.choice("deals", "duplicate", [d.value for d in Deals]))
     processes = top.choice("processes", "shared", PROCESSES)
-    concurrency = top.integer("concurrency", 4, low=1)
+    concurrency = top.integer("concurrency", None, low=1)
     default_clock = _clock(top.table("clock"), Clock())
     game_tables = top.tables("games", required=True)
     games = tuple(game for table in game_tables if (game := _checked(problems, _game, table, default_clock)))
@@ -230,6 +231,8 @@ def parse(data: Mapping[str, Any], source: Path | None = None) -> TournamentConf
     top.check_unknown()
     if problems:  # the checks below would only repeat them in other words
         raise ConfigError(*problems)
+    if concurrency is None:  # every set must fit: 4, or the largest set's rotations
+        concurrency = max([DEFAULT_CONCURRENCY] + [rotation_count(g.seats, rotations) for g in games])
     config = TournamentConfig(
         name, seed, rounds, rotations, concurrency, games, bots, source, deals, processes
     )

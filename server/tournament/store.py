@@ -353,6 +353,11 @@ class Store:
                 (status, replica) = self._db.execute(
                     "SELECT status, replica FROM matches WHERE id = ?", (record.id,)
                 ).fetchone()
+                if status == "scheduled":  # never dealt: only its seed changes
+                    self._db.execute(
+                        "UPDATE matches SET seed = ?, redeal = ? WHERE id = ?", (seed, redeal, record.id)
+                    )
+                    continue
                 results = self._db.execute(
                     "SELECT seat, bot, score, place, timeouts, refusals, forfeited, note, version "
                     "FROM results WHERE match_id = ? ORDER BY seat",

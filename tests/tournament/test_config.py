@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import secrets
 from pathlib import Path
 
 import pytest
 
 from croupier.server.tournament.config import ConfigError, load, parse
-from croupier.server.tournament.schedule import Rotations
+from croupier.server.tournament.schedule import Deals, Rotations
+
+SECRET = bytes(32)
 
 EXAMPLE = """
 name = "friday"
@@ -86,9 +89,55 @@ def test_seats_default_to_the_games_default_player_count() -> None:
     assert config.game("chinese_ten").seats == 3
 
 
+def test_the_defaults_are_williams_rotations_duplicate_deals_one_process_and_room_for_a_set() -> None:
+    config = parse(
+        {
+            "name": "t",
+            "games": [{"game": "chinese_ten", "seats": 3}, {"game": "spoil_five", "seats": 2}],
+            "bots": [{"name": n, "command": "x"} for n in "abc"],
+        }
+    )
+    assert (config.rotations, config.deals, config.processes) == (
+        Rotations.WILLIAMS,
+        Deals.DUPLICATE,
+        "shared",
+    )
+    assert config.concurrency == 6  # a three-seat Williams set starts 6 matches together
+    assert [config.instances(bot) for bot in "abc"] == [1, 1, 1]
+
+
+def test_fresh_deals_and_a_process_per_rotation() -> None:
+    config = parse(
+        {
+            "name": "t",
+            "deals": "fresh",
+            "processes": "per_rotation",
+            "games": [{"game": "chinese_ten", "seats": 3}, {"game": "spoil_five", "seats": 2}],
+            "bots": [
+                *({"name": n, "command": "x"} for n in "abc"),
+                {"name": "d", "command": "x", "games": ["spoil_five"]},
+            ],
+        }
+    )
+    assert config.deals is Deals.FRESH and config.per_rotation
+    assert config.instances("a") == 6 and config.instances("d") == 2
+    seeds = [m.seed for d in config.schedule(SECRET) for m in d.matches]
+    assert len(set(seeds)) == len(seeds)
+
+
+def test_a_bots_version_is_the_files_or_a_digest_of_its_command(tmp_path: Path) -> None:
+    alpha, beta, gamma = load(write(tmp_path, EXAMPLE)).bots
+    assert len(alpha.version) == 8 and alpha.identity == f"alpha@{alpha.version}"
+    assert gamma.version == "" and gamma.identity == "gamma"
+    changed = load(write(tmp_path, EXAMPLE.replace("my_bot.py", "my_bot2.py"))).bots[1]
+    assert changed.version != beta.version
+    pinned = load(write(tmp_path, EXAMPLE.replace('name = "gamma"', 'name = "gamma"\nversion = "2.1"')))
+    assert pinned.bots[2].identity == "gamma@2.1"
+
+
 def test_the_schedule_covers_every_game_and_group(tmp_path: Path) -> None:
     config = load(write(tmp_path, EXAMPLE))
-    sets = config.schedule()
+    sets = config.schedule(SECRET)
     # chinese_ten: one group of three, 2 rounds x 2 deals, 6 permutations each;
     # spoil_five: one pair (beta plays only chinese_ten), 2 rounds x 1 deal, 2 permutations each
     assert sum(1 for s in sets if s.key[0] == "chinese_ten") == 4
@@ -98,7 +147,7 @@ def test_the_schedule_covers_every_game_and_group(tmp_path: Path) -> None:
 
 def test_playing_again_deals_new_cards_to_the_same_groups(tmp_path: Path) -> None:
     config = load(write(tmp_path, EXAMPLE))
-    first, second = config.schedule(run=1), config.schedule(run=2)
+    first, second = config.schedule(SECRET, run=1), config.schedule(secrets.token_bytes(32), run=2)
     assert [s.bots for s in first] == [s.bots for s in second]
     assert not {m.seed for s in first for m in s.matches} & {m.seed for s in second for m in s.matches}
 
@@ -122,7 +171,7 @@ KNOWN_GAMES = "chinese_ten, pair_battle, platinum_fish, spoil_five"
             ("seed = 7", 'seed = "7"'),
             "seed: a whole number of at least 0 is required, not '7' (write seed = 7 without quotes)",
         ),
-        (('rotations = "all"', 'rotations = "some"'), "rotations: 'some': use 'cyclic' or 'all'"),
+        (('rotations = "all"', 'rotations = "some"'), "rotations: 'some': use 'williams' or 'cyclic' or 'all'"),
         (('game = "spoil_five"', 'game = "poker"'), f"games[1].game: no game 'poker'; known: {KNOWN_GAMES}"),
         (
             ('game = "spoil_five"', 'game = "spoil_fve"'),

@@ -11,15 +11,13 @@ from croupier.server.tournament.schedule import game_schedule
 from croupier.server.tournament.store import SeatResult, Store
 
 
-def fill(db: Path) -> None:
-    """Two games; in "g" ann always beats bob, who always beats cat."""
+def fill(db: Path, name: str = "t", bots: tuple[str, ...] = ("ann", "bob", "cat")) -> None:
+    """Two games; in "g" ann always beats bob, who always beats cat (bots sorted by name win)."""
     with Store(db) as store:
-        tournament = store.open_tournament("t", "fp", {}, again=False)
+        tournament = store.open_tournament(name, "fp", {}, again=False)
         for game in ("g", "h"):
-            store.schedule(
-                tournament.id,
-                (m for d in game_schedule(game, ["ann", "bob", "cat"], 2, 2, 1, 0) for m in d.matches),
-            )
+            schedule = game_schedule(game, bots, 2, 2, 1, seed=0, secret=bytes(32))
+            store.schedule(tournament.id, (m for d in schedule for m in d.matches))
         for record in store.matches(tournament.id).values():
             order = sorted(record.seats)
             store.record_result(
@@ -33,8 +31,8 @@ def test_every_game_gets_its_table(tmp_path: Path, capsys: pytest.CaptureFixture
     fill(tmp_path / "results.db")
     assert main(["ratings", "--data", str(tmp_path), "--samples", "50"]) == 0
     out = capsys.readouterr().out
-    assert "g: ratings (Elo, maximum likelihood, 95% interval)" in out
-    assert "h: ratings (Elo, maximum likelihood, 95% interval)" in out
+    assert "g: ratings over every tournament" in out and "h: ratings over every tournament" in out
+    assert "Elo scale, Plackett-Luce, 95% bootstrap interval" in out
     bots = [line.split("│")[2].strip() for line in out.splitlines() if line.startswith("│ ")]
     assert bots == ["ann", "bob", "cat"] * 2
 
@@ -57,3 +55,30 @@ def test_a_game_without_results_is_a_clear_error(tmp_path: Path, capsys: pytest.
 def test_no_database_yet_says_what_to_do(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["ratings", "--data", str(tmp_path)]) == 1
     assert "run a tournament first (croupier tournament FILE)" in capsys.readouterr().err
+
+
+def test_only_the_tournaments_asked_for_and_groups_that_never_met_apart(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    fill(tmp_path / "results.db")
+    fill(tmp_path / "results.db", "other", ("dan", "eve"))
+    assert main(["ratings", "--data", str(tmp_path), "--game", "g", "--tournament", "other"]) == 0
+    out = capsys.readouterr().out
+    assert "g: ratings over other" in out and "ann" not in out
+    assert main(["ratings", "--data", str(tmp_path), "--game", "g", "--samples", "50"]) == 0
+    out = capsys.readouterr().out
+    rows = [
+        [cell.strip() for cell in line.split("│")[1:-1]] for line in out.splitlines() if line.startswith("│ ")
+    ]
+    # group, rank, bot, Elo, interval, LOS next: no LOS from the last of a group to the next group
+    assert [(row[0], row[1], row[2]) for row in rows] == [
+        ("1", "1", "ann"),
+        ("1", "2", "bob"),
+        ("1", "3", "cat"),
+        ("2", "1", "dan"),
+        ("2", "2", "eve"),
+    ]
+    assert rows[2][5] == "" and rows[4][5] == "" and rows[0][5].endswith("%")
+    assert "2 groups that never" in out
+    assert main(["ratings", "--data", str(tmp_path), "--tournament", "nope"]) == 1
+    assert "no tournament nope" in capsys.readouterr().err

@@ -202,7 +202,7 @@ async def test_a_resumed_run_cancels_an_abandoned_match_on_the_replica_holding_i
     replicas, bots = spread
     with Store(tmp_path / "r.db") as store:
         tournament = store.open_tournament("t", "fp", {}, again=False)
-        store.schedule(tournament.id, (m for d in config().schedule() for m in d.matches))
+        store.schedule(tournament.id, (m for d in config().schedule(tournament.secret) for m in d.matches))
         first, second = sorted(store.matches(tournament.id).values(), key=lambda record: record.id)[:2]
         # left waiting on the second replica: seats no connected bot is invited to
         holder = replicas.referees[replicas.names[1]]

@@ -16,7 +16,8 @@ from croupier.server.tournament.display import PlainDisplay
 from croupier.server.tournament.ratings import Places
 from croupier.server.tournament.referee import Replicas
 from croupier.server.tournament.runner import ABANDONED, Entrant, Runner, ScheduleError
-from croupier.server.tournament.store import Store
+from croupier.server.tournament.schedule import Deals, set_seed
+from croupier.server.tournament.store import SeatResult, Store
 from croupier.v1 import match_pb2
 
 BOTS = ("ann", "bob", "cat")
@@ -90,21 +91,36 @@ async def test_every_match_is_played_once_and_the_tournament_finishes(
     assert all(sorted(r.place for r in match.results) in ([1, 2], [1, 1]) for match in finished)
 
 
-async def test_a_match_in_progress_when_a_run_stopped_is_played_again_from_the_start(
+async def test_a_match_in_progress_when_a_run_stopped_is_played_again_with_its_set_on_a_new_deal(
     tmp_path: Path, entrants: tuple[Replicas, dict[str, Entrant]]
 ) -> None:
     referee, bots = entrants
     with Store(tmp_path / "r.db") as store:
         tournament = store.open_tournament("t", "fp", {}, again=False)
-        store.schedule(tournament.id, (m for d in config().schedule() for m in d.matches))
+        assert tournament.secret is not None
+        store.schedule(tournament.id, (m for d in config().schedule(tournament.secret) for m in d.matches))
         first = min(store.matches(tournament.id).values(), key=lambda record: record.id)
+        twin = next(
+            r
+            for r in store.matches(tournament.id).values()
+            if r.key.set_key == first.key.set_key and r != first
+        )
+        store.record_result(twin.id, [SeatResult(i, bot, 0, i + 1) for i, bot in enumerate(twin.seats)], None)
         store.mark_started(first.id, "a-match-the-referee-never-saw", None)
         assert await Runner(config(), store, referee, bots, Quiet()).run(tournament) is True
-        again = store.matches(tournament.id)[first.key]
+        again, twin_again = (store.matches(tournament.id)[r.key] for r in (first, twin))
         (match,) = [m for m in store.finished(tournament.id) if m.record.id == first.id]
-    assert (again.status, again.attempts) == ("done", 2)
+        voided = store.voided(tournament.id)
+    # the abandoned match's bots saw its deal: the whole set is played again, on a deal nobody saw
+    assert (again.status, again.attempts, again.redeal) == ("done", 2, 1)
+    assert again.seed == twin_again.seed != first.seed
+    assert again.seed == set_seed(tournament.secret, first.key, Deals.DUPLICATE, 1)
+    assert twin_again.status == "done" and twin_again.referee_match_id
     assert again.referee_match_id != "a-match-the-referee-never-saw"
     assert [r.bot for r in match.results] == list(first.seats)
+    assert sorted((record.id, record.seed) for record, _ in voided) == sorted(
+        [(first.id, first.seed), (twin.id, twin.seed)]
+    )
 
 
 async def test_a_resumed_run_cancels_the_match_its_stopped_run_left_on_the_referee(
@@ -113,7 +129,7 @@ async def test_a_resumed_run_cancels_the_match_its_stopped_run_left_on_the_refer
     referee, bots = entrants
     with Store(tmp_path / "r.db") as store:
         tournament = store.open_tournament("t", "fp", {}, again=False)
-        store.schedule(tournament.id, (m for d in config().schedule() for m in d.matches))
+        store.schedule(tournament.id, (m for d in config().schedule(tournament.secret) for m in d.matches))
         first = min(store.matches(tournament.id).values(), key=lambda record: record.id)
         # left waiting on the referee: seats no connected bot is invited to
         replica, created = await referee.create_match(
