@@ -23,6 +23,7 @@ grace_ms = 3000
 MISBEHAVING = f"""
 name = "misbehaving"
 concurrency = 6
+rotations = "cyclic"  # the fewest matches: this is about misbehaving bots, not seating
 {CLOCK}
 [[games]]
 game = "chinese_ten"
@@ -107,7 +108,7 @@ def test_a_crashing_bot_and_a_late_bot_do_not_stop_the_tournament(tmp_path: Path
         assert max(started for _, started, _ in matches) < min(finished for _, _, finished in matches)
     out = run.stdout
     assert "bots restarted after exiting: crasher" in out
-    assert "chinese_ten: crosstable" in out and "chinese_ten: ratings over every tournament" in out
+    assert "chinese_ten: crosstable" in out and "chinese_ten: ratings of misbehaving run 1" in out
     incidents = {
         line.split("│")[1].strip(): [cell.strip() for cell in line.split("│")[2:6]]
         for line in out.splitlines()
@@ -127,6 +128,12 @@ def test_a_killed_tournament_resumes_without_losing_or_repeating_a_match(tmp_pat
         first.wait(30)
     before = rows(tmp_path, "SELECT id, finished_at FROM matches WHERE status = 'done' ORDER BY id")
     assert 2 <= len(before) < 18
+    # the sets the kill left half played are dealt again: their finished matches are set aside
+    abandoned = rows(
+        tmp_path,
+        "SELECT d.id FROM matches d WHERE d.status = 'done' AND EXISTS (SELECT 1 FROM matches o "
+        "WHERE o.grp = d.grp AND o.deal = d.deal AND o.round = d.round AND o.status != 'done')",
+    )
 
     second = subprocess.run(command, capture_output=True, text=True, timeout=240)
     assert second.returncode == 0, second.stdout + second.stderr
@@ -134,9 +141,12 @@ def test_a_killed_tournament_resumes_without_losing_or_repeating_a_match(tmp_pat
     assert rows(tmp_path, "SELECT status, count(*) FROM matches GROUP BY status") == [("done", 18)]
     assert rows(tmp_path, "SELECT count(*), count(DISTINCT match_id) FROM results") == [(36, 18)]
     assert rows(tmp_path, "SELECT count(*) FROM tournaments") == [(1,)]
-    kept = ",".join(str(row[0]) for row in before)
+    whole = [row for row in before if (row[0],) not in abandoned]
+    kept = ",".join(str(row[0]) for row in whole)
     after = rows(tmp_path, f"SELECT id, finished_at FROM matches WHERE id IN ({kept}) ORDER BY id")
-    assert after == before  # what finished before the kill was kept as it was
+    assert after == whole  # what finished in a whole set before the kill was kept as it was
+    voided = rows(tmp_path, "SELECT match_id FROM voided WHERE status = 'done' ORDER BY match_id")
+    assert voided == abandoned
 
     again = subprocess.run(command, capture_output=True, text=True, timeout=240)
     assert again.returncode == 0
@@ -172,6 +182,29 @@ def test_ctrl_c_finishes_the_matches_in_progress_and_stops(tmp_path: Path) -> No
     assert out.rstrip().endswith("stopped early; run the same command again to play the rest")
     statuses = dict(rows(tmp_path, "SELECT status, count(*) FROM matches GROUP BY status"))
     assert "started" not in statuses and statuses["scheduled"] > 0 and statuses["done"] >= 2
+
+
+def test_a_process_per_rotation_and_the_secret_revealed_at_the_end(tmp_path: Path) -> None:
+    text = STEADY.replace('name = "steady"', 'name = "steady"\nprocesses = "per_rotation"')
+    run = subprocess.run(tournament(tmp_path, text), capture_output=True, text=True, timeout=240)
+    assert run.returncode == 0, run.stdout + run.stderr
+    logs = sorted(path.name for path in (tmp_path / "data" / "logs" / "steady-1").iterdir())
+    assert logs == [f"{bot}#{r}.log" for bot in ("alpha", "beta", "gamma") for r in (0, 1)]
+    # rotation r of every set is played by each bot's instance r, and by no other instance
+    players: dict[tuple[str, int], set[str]] = {}
+    for rotation, journal in rows(tmp_path, "SELECT rotation, journal FROM matches"):
+        header = json.loads(Path(journal).read_text().splitlines()[0])
+        for player in header["players"]:
+            players.setdefault((player["name"], rotation), set()).add(player["bot_id"])
+    assert all(len(ids) == 1 for ids in players.values())
+    for bot in ("alpha", "beta", "gamma"):
+        assert players[bot, 0] != players[bot, 1]
+    reveal = tmp_path / "data" / "reveals" / "steady-1.json"
+    assert f"croupier verify {reveal}" in run.stdout
+    check = subprocess.run(
+        [sys.executable, "-m", "croupier.clients.cli", "verify", str(reveal)], capture_output=True, text=True
+    )
+    assert check.returncode == 0 and "all 18 deals of steady run 1 are the secret's" in check.stdout
 
 
 def test_a_bad_file_is_refused_before_anything_starts(tmp_path: Path) -> None:

@@ -177,3 +177,22 @@ async def test_a_bot_too_small_for_a_duplicate_set_is_refused_before_any_match(
         with pytest.raises(ScheduleError, match="bot bob plays at most 1 match"):
             await Runner(config(), store, referee, bots, Quiet()).run(tournament)
         assert {record.status for record in store.matches(tournament.id).values()} == {"scheduled"}
+
+
+async def test_the_live_standings_take_a_set_only_once_its_last_rotation_is_over(
+    tmp_path: Path, entrants: tuple[Replicas, dict[str, Entrant]]
+) -> None:
+    referee, bots = entrants
+    seen: list[int] = []
+
+    class Counting(Quiet):
+        def match_done(self, game: str, places: Places, replayed: bool = False) -> None:
+            super().match_done(game, places, replayed)
+            seen.append(sum(r.status == "done" for r in store.matches(tournament.id).values()))
+
+    with Store(tmp_path / "r.db") as store:
+        tournament = store.open_tournament("t", "fp", {}, again=False)
+        # concurrency 2: one set of two rotations at a time
+        assert await Runner(config(concurrency=2), store, referee, bots, Counting()).run(tournament) is True
+    # each set shown whole: when its first match is shown, both of its rotations are done
+    assert seen[0::2] == seen[1::2] == [2, 4, 6, 8, 10, 12]
