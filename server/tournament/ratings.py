@@ -61,10 +61,13 @@ class Resample(enum.Enum):
     GROUPS = "groups"
     """Groups of bots (each table's line-up), then each drawn group's sets: both stages of luck."""
 
+    def __str__(self) -> str:
+        return self.value
+
 
 DEFAULT_MODEL = Model.PLACKETT_LUCE
 """The model that predicted held-out rankings better (bench/rating_calibration.py)."""
-DEFAULT_RESAMPLE = Resample.GROUPS
+DEFAULT_RESAMPLE = Resample.SETS
 
 
 @dataclass(frozen=True, slots=True)

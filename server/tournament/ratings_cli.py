@@ -36,16 +36,24 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def add_model_argument(parser: argparse.ArgumentParser) -> None:
-    from croupier.server.tournament.ratings import DEFAULT_MODEL, Model
+    """--model and --bootstrap, for every command that prints ratings."""
+    from croupier.server.tournament.ratings import DEFAULT_MODEL, DEFAULT_RESAMPLE, Model, Resample
 
     parser.add_argument(
         "--model",
         type=Model,
-        choices=list(Model),
         default=DEFAULT_MODEL,
         metavar="{" + ",".join(model.value for model in Model) + "}",
         help="the rating model (default: %(default)s, which predicts held-out rankings better; "
         "docs/tournaments.md)",
+    )
+    parser.add_argument(
+        "--bootstrap",
+        type=Resample,
+        default=DEFAULT_RESAMPLE,
+        metavar="{" + ",".join(resample.value for resample in Resample) + "}",
+        help="what the 95%% intervals resample: duplicate sets, or groups of bots then their sets "
+        "(default: %(default)s)",
     )
 
 
@@ -95,7 +103,8 @@ def run(args: argparse.Namespace) -> int:
             return 0
         pooled = ", ".join(args.tournament) if args.tournament else "every tournament"
         for game in wanted:
-            table = rate(store.duplicate_sets(game, runs), samples=args.samples, model=args.model)
+            sets = store.duplicate_sets(game, runs)
+            table = rate(sets, samples=args.samples, model=args.model, resample=args.bootstrap)
             title = f"{game}: ratings over {pooled}"
-            console.print(ratings_table(game, table, title=title, model=args.model))
+            console.print(ratings_table(game, table, title=title, model=args.model, resample=args.bootstrap))
     return 0

@@ -6,7 +6,14 @@ from collections.abc import Sequence
 
 from rich.table import Table
 
-from croupier.server.tournament.ratings import DEFAULT_MODEL, Model, Rating, Tally
+from croupier.server.tournament.ratings import (
+    DEFAULT_MODEL,
+    DEFAULT_RESAMPLE,
+    Model,
+    Rating,
+    Resample,
+    Tally,
+)
 from croupier.server.tournament.store import FinishedMatch
 
 MODEL_NAMES = {Model.PLACKETT_LUCE: "Plackett-Luce", Model.PAIRWISE: "pairwise Bradley-Terry"}
@@ -50,13 +57,17 @@ def crosstable_rows(matches: Sequence[FinishedMatch]) -> tuple[list[str], list[t
 
 
 def ratings_table(
-    game: str, ratings: Sequence[Rating], title: str | None = None, model: Model = DEFAULT_MODEL
+    game: str,
+    ratings: Sequence[Rating],
+    title: str | None = None,
+    model: Model = DEFAULT_MODEL,
+    resample: Resample = DEFAULT_RESAMPLE,
 ) -> Table:
     """Best first within each group; groups that never met are apart, with no LOS between them."""
     groups = len({rating.group for rating in ratings})
     table = Table(
         title=title or f"{game}: ratings",
-        caption=f"Elo scale, {MODEL_NAMES[model]}, 95% bootstrap interval"
+        caption=f"Elo scale, {MODEL_NAMES[model]}, 95% interval (bootstrap over {resample.value})"
         + (f"; {groups} groups that never met: compare ratings within a group only" if groups > 1 else ""),
     )
     columns = [("group", "right")] if groups > 1 else []

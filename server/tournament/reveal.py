@@ -157,14 +157,11 @@ def run(args: argparse.Namespace) -> int:
     count = len(reveal["matches"])
     for problem in problems:
         print(problem)
-    against = " and the referee's commitments" if published is not None else ""
+    against = ", as the referee published them" if published is not None else ", as committed"
     if problems:
         print(f"{len(problems)} problem(s) in {count} deals of {reveal['tournament']} run {reveal['run']}")
         return 1
-    print(
-        f"all {count} deals of {reveal['tournament']} run {reveal['run']} are the secret's{against}: "
-        "nobody could compute them before the reveal"
-    )
+    print(f"all {count} deals of {reveal['tournament']} run {reveal['run']} are the secret's{against}")
     return 0
 
 

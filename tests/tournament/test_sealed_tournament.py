@@ -146,7 +146,9 @@ async def test_a_revealed_tournament_verifies_against_what_the_referee_published
     path = tmp_path / "reveal.json"
     reveal.write(path, document)
     assert await asyncio.to_thread(main, ["verify", str(path), "--server", address]) == 0
-    assert "all 12 deals of t run 1 are the secret's and the referee's commitments" in capsys.readouterr().out
+    assert (
+        "all 12 deals of t run 1 are the secret's, as the referee published them" in capsys.readouterr().out
+    )
 
     # a runner that lied about its secret, or a deal that is not the one it committed to
     lied = {**document, "secret": bytes(32).hex()}
