@@ -9,10 +9,11 @@ plays every game at 2, 3 and 4 seats, R rounds of one deal per group. Matches
 are played in-process through the engine (``sdk.play_offline``), as fast as
 the rules go; the referee adds nothing to who wins.
 
-``--seating after`` schedules as the runner now does (schedule.game_schedule:
-Williams rotations, each group and set its own deal, bots shuffled into the
-design by the seed). ``--seating before`` schedules as it did up to this
-change: cyclic rotations in file order, every group dealt the same cards.
+``--seating after`` schedules and rates as the runner now does
+(schedule.game_schedule: Williams rotations, each group and set its own deal,
+bots shuffled into the design by the seed; intervals widened for few sets,
+ratings.widen). ``--seating before`` does as it did up to this change: cyclic
+rotations in file order, every group dealt the same cards, the plain bootstrap.
 
 Per seats and game it prints, for each model (Plackett-Luce, pairwise Elo)
 and bootstrap (over duplicate sets, or over groups and then their sets):
@@ -121,9 +122,9 @@ class Figures:
     held_out_matches: int = 0
 
 
-def measure(sets: Sequence[RatedSet], samples: int, seed: int, figures: Figures) -> None:
+def measure(sets: Sequence[RatedSet], samples: int, seed: int, figures: Figures, few: bool) -> None:
     for variant in VARIANTS:
-        draws = bootstrap(sets, samples=samples, seed=seed, model=variant[0], resample=variant[1])
+        draws = bootstrap(sets, samples=samples, seed=seed, model=variant[0], resample=variant[1], few=few)
         for a, b in TWINS:
             diffs = sorted(d[a] - d[b] for d in draws if a in d and b in d)
             low, high = diffs[int(0.025 * (len(diffs) - 1))], diffs[int(0.975 * (len(diffs) - 1))]
@@ -179,7 +180,7 @@ def main() -> None:
                 schedule = schedule_of(game, seats, secrets.token_bytes(32), k)
                 sets = play(game, seats, schedule, f"t{k}")
                 played += sum(len(s.matches) for s in sets)
-                measure(sets, args.samples, k, figures)
+                measure(sets, args.samples, k, figures, few=args.seating == "after")
             for variant in VARIANTS:
                 excluded = 100 * figures.excluded[variant] / figures.pairs
                 print(
