@@ -23,6 +23,7 @@ from croupier.server.tournament.ratings import (
     merged,
     pairwise_results,
     rate,
+    widen,
 )
 
 
@@ -233,3 +234,21 @@ def test_the_bootstrap_over_groups_resamples_whole_groups_and_is_reproducible() 
     assert draws == bootstrap([ab] * 3 + [bc] * 3, samples=200, resample=Resample.GROUPS, seed=1)
     by_sets = bootstrap([ab] * 3 + [bc] * 3, samples=200, resample=Resample.SETS, seed=1)
     assert sum("a" not in draw for draw in by_sets) < sum("a" not in draw for draw in draws) / 4
+
+
+def test_few_sets_widen_the_bootstrap_as_students_t_does() -> None:
+    draws = [{"a": 1510.0, "b": 1490.0}]
+    estimate = {"a": 1500.0, "b": 1500.0}
+    (three,) = widen(draws, estimate, 3)  # sqrt(3/2) * t(2) / z
+    assert three["a"] - 1500 == pytest.approx(10 * math.sqrt(1.5) * 4.303 / 1.959964)
+    assert three["b"] - 1500 == pytest.approx(-(three["a"] - 1500))
+    (many,) = widen(draws, estimate, 31)
+    assert many["a"] - 1500 == pytest.approx(10 * math.sqrt(31 / 30) * 2.042 / 1.959964, abs=0.01)
+    sets = [[{"a": 1, "b": 2}, {"b": 1, "a": 2}], [{"a": 1, "b": 2}, {"a": 1, "b": 2}]] * 2
+    plain = rate(sets, samples=200, seed=1)[0]
+    raw = bootstrap([RatedSet("", ("a", "b"), tuple(s)) for s in sets], samples=200, seed=1, few=False)
+    wide = bootstrap([RatedSet("", ("a", "b"), tuple(s)) for s in sets], samples=200, seed=1)
+    spread = max(d["a"] for d in wide) - min(d["a"] for d in wide)
+    factor = math.sqrt(4 / 3) * 3.182 / 1.959964  # four sets
+    assert spread == pytest.approx(factor * (max(d["a"] for d in raw) - min(d["a"] for d in raw)))
+    assert plain.low is not None and plain.high is not None
