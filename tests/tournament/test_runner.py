@@ -17,7 +17,7 @@ from croupier.server.tournament.ratings import Places
 from croupier.server.tournament.referee import Replicas
 from croupier.server.tournament.runner import ABANDONED, Entrant, Runner, ScheduleError
 from croupier.server.tournament.schedule import Deals, set_seed
-from croupier.server.tournament.store import SeatResult, Store
+from croupier.server.tournament.store import MatchRecord, SeatResult, Store, Tournament
 from croupier.v1 import match_pb2
 
 BOTS = ("ann", "bob", "cat")
@@ -33,6 +33,15 @@ def config(concurrency: int = 4) -> TournamentConfig:
             "bots": [{"name": name, "command": "unused"} for name in BOTS],
         }
     )
+
+
+def first_set(store: Store) -> tuple[Tournament, list[MatchRecord]]:
+    """A tournament of ``config()`` scheduled in the store, and the records of its first set."""
+    tournament = store.open_tournament("t", "fp", {}, again=False)
+    assert tournament.secret is not None
+    store.schedule(tournament.id, (m for d in config().schedule(tournament.secret) for m in d.matches))
+    records = sorted(store.matches(tournament.id).values(), key=lambda record: record.id)
+    return tournament, [r for r in records if r.key.set_key == records[0].key.set_key]
 
 
 class Quiet(PlainDisplay):
@@ -96,15 +105,8 @@ async def test_a_match_in_progress_when_a_run_stopped_is_played_again_with_its_s
 ) -> None:
     referee, bots = entrants
     with Store(tmp_path / "r.db") as store:
-        tournament = store.open_tournament("t", "fp", {}, again=False)
+        tournament, (first, twin) = first_set(store)
         assert tournament.secret is not None
-        store.schedule(tournament.id, (m for d in config().schedule(tournament.secret) for m in d.matches))
-        first = min(store.matches(tournament.id).values(), key=lambda record: record.id)
-        twin = next(
-            r
-            for r in store.matches(tournament.id).values()
-            if r.key.set_key == first.key.set_key and r != first
-        )
         store.record_result(twin.id, [SeatResult(i, bot, 0, i + 1) for i, bot in enumerate(twin.seats)], None)
         store.mark_started(first.id, "a-match-the-referee-never-saw", None)
         assert await Runner(config(), store, referee, bots, Quiet()).run(tournament) is True

@@ -22,7 +22,7 @@ from croupier.server.tournament.runner import Entrant, Runner
 from croupier.server.tournament.schedule import Deals, deal_seed
 from croupier.server.tournament.store import Store
 from croupier.v1 import match_pb2, spectator_pb2, spectator_pb2_grpc
-from tests.tournament.test_runner import Quiet, config, entrants
+from tests.tournament.test_runner import Quiet, config, entrants, first_set
 
 __all__ = ["entrants"]  # the fixture: a referee with three bots connected
 
@@ -98,11 +98,8 @@ async def test_an_abandoned_match_is_sealed_while_its_set_waits_and_its_deal_is_
 ) -> None:
     referee, bots = entrants
     with Store(tmp_path / "r.db") as store:
-        tournament = store.open_tournament("t", "fp", {}, again=False)
-        assert tournament.secret is not None
-        store.schedule(tournament.id, (m for d in config().schedule(tournament.secret) for m in d.matches))
-        first = min(store.matches(tournament.id).values(), key=lambda record: record.id)
-        abandoned = [r for r in store.matches(tournament.id).values() if r.key.set_key == first.key.set_key]
+        tournament, abandoned = first_set(store)
+        first = abandoned[0]
         # a run that stopped with the set's two rotations on the referee, waiting for bots long gone
         for record in abandoned:
             replica, info = await referee.create_match(
