@@ -239,12 +239,13 @@ class Replicas:
         return status
 
     async def create_match(
-        self, game: GameConfig, seed: int, seats: Sequence[tuple[str, str]]
+        self, game: GameConfig, seed: int, seats: Sequence[tuple[str, str]], replica: str | None = None
     ) -> tuple[str, admin_pb2.CreateMatchResponse]:
-        """The replica holding the new match, and its answer (the match, where its journal is)."""
-        if self._balanced is None:
-            ((name, referee),) = self.referees.items()
-            return name, await referee.create_match(game, seed, seats)
+        """The replica holding the new match, and its answer (the match, where its journal is):
+        ``replica``, or the one the balancing picks."""
+        if replica is not None or self._balanced is None:
+            name = replica if replica is not None else self.names[0]
+            return name, await self.referees[name].create_match(game, seed, seats)
         try:
             reply = await self._balanced.create_match(game, seed, seats)
         except RefereeError as exc:

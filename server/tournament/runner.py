@@ -19,8 +19,9 @@ new deal (store.redeal); the set's finished rotations are kept aside, not
 counted. With fresh deals only the abandoned match itself is dealt again.
 
 With several referee replicas, each bot plays on every replica (one launched
-process each) and its capacity is the sum of theirs; each match is created on
-whichever replica the balancing channel picks, waits there if that replica's
+process each) and its capacity is the sum of theirs; each set is created on
+whichever replica the balancing channel picks for its first match (the whole
+set on one replica, which seals its twins), waits there if that replica's
 streams of its bots are full for the moment, and is followed on that replica.
 """
 
@@ -258,11 +259,13 @@ class Runner:
         running: dict[asyncio.Task[FinishedMatch], MatchRecord],
         busy: Counter[str],
     ) -> None:
-        """Create every match of the set, then wait for each in its own task."""
+        """Create every match of the set, then wait for each in its own task. A set stays on one
+        replica: a referee seals a match only against the live twins it holds itself."""
+        replica: str | None = None
         for record in pending:
             game = self.config.game(record.key.game)
             seats = list(zip(record.seats, self._seat_ids(record), strict=True))
-            replica, created = await self.referees.create_match(game, record.seed, seats)
+            replica, created = await self.referees.create_match(game, record.seed, seats, replica)
             match_id = created.match.match_id
             self.store.mark_started(record.id, match_id, created.journal or None, replica)
             task = asyncio.create_task(self._finish(record, replica, match_id), name=str(record.key))

@@ -194,6 +194,8 @@ async def test_a_tournament_spread_over_two_replicas_plays_every_match_once_on_o
         (other,) = [c for c in two_referees if c is not holder]
         assert record.referee_match_id not in other.referee.past
     assert Counter(record.replica for record in records).keys() == set(replicas.names)
+    # a duplicate set on one replica, which seals its rotations against each other
+    assert all(len({r.replica for r in records if r.key.set_key == s.key.set_key}) == 1 for s in records)
 
 
 async def test_a_resumed_run_cancels_an_abandoned_match_on_the_replica_holding_it(
