@@ -105,7 +105,7 @@ async def test_an_abandoned_match_is_sealed_while_its_set_waits_and_its_deal_is_
             replica, info = await referee.create_match(
                 config().games[0], record.seed, [("gone", ""), ("gone too", "")]
             )
-            store.mark_started(record.id, info.match_id, None, replica)
+            store.mark_started(record.id, info.match.match_id, None, replica)
         ids = [store.matches(tournament.id)[r.key].referee_match_id or "" for r in abandoned]
         for match_id in ids:  # before the replay: nothing to read
             request = spectator_pb2.GetRecordRequest(match_id=match_id)
