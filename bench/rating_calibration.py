@@ -127,6 +127,10 @@ def measure(sets: Sequence[RatedSet], samples: int, seed: int, figures: Figures,
         draws = bootstrap(sets, samples=samples, seed=seed, model=variant[0], resample=variant[1], few=few)
         for a, b in TWINS:
             diffs = sorted(d[a] - d[b] for d in draws if a in d and b in d)
+            if not diffs:  # no interval at all (one group to resample): nothing excluded
+                figures.excluded.setdefault(variant, 0)
+                figures.los.setdefault(variant, [])
+                continue
             low, high = diffs[int(0.025 * (len(diffs) - 1))], diffs[int(0.975 * (len(diffs) - 1))]
             figures.excluded[variant] = figures.excluded.get(variant, 0) + (low > 0 or high < 0)
             los = sum(1.0 if x > 0 else 0.5 if x == 0 else 0.0 for x in diffs) / len(diffs)
