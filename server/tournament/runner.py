@@ -44,7 +44,7 @@ from croupier.server.tournament.store import FinishedMatch, MatchRecord, Store, 
 SetKey = tuple[str, int, int, int]
 CHECK_SECONDS = 5.0
 """How often the runner looks at the bots while no match finishes."""
-ABANDONED = "abandoned by a stopped tournament run: the next run plays it again from the start"
+ABANDONED = "abandoned by a stopped tournament run: the next run plays its set again on a new deal"
 GONE_SECONDS = 60.0
 """How long a launched bot may stay disconnected before the tournament stops."""
 
@@ -93,16 +93,9 @@ class Runner:
         """Each set's matches not done yet."""
         self._results: dict[SetKey, list[FinishedMatch]] = {}
         """The finished matches of the sets not over yet, kept back from the display."""
-        self._capacities = {
-            bot_id: entrant.capacity
-            for entrant in entrants.values()
-            for bot_id in (entrant.instances or (entrant.bot_id,))
-        }
-        self._names = {
-            bot_id: entrant.name
-            for entrant in entrants.values()
-            for bot_id in (entrant.instances or (entrant.bot_id,))
-        }
+        by_id = [(bot_id, e) for e in entrants.values() for bot_id in (e.instances or (e.bot_id,))]
+        self._capacities = {bot_id: entrant.capacity for bot_id, entrant in by_id}
+        self._names = {bot_id: entrant.name for bot_id, entrant in by_id}
         self._gone_since: dict[tuple[str, str], float] = {}
         """When each (bot, replica) was first seen without a stream."""
 
