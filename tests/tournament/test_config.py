@@ -171,7 +171,10 @@ KNOWN_GAMES = "chinese_ten, pair_battle, platinum_fish, spoil_five"
             ("seed = 7", 'seed = "7"'),
             "seed: a whole number of at least 0 is required, not '7' (write seed = 7 without quotes)",
         ),
-        (('rotations = "all"', 'rotations = "some"'), "rotations: 'some': use 'williams' or 'cyclic' or 'all'"),
+        (
+            ('rotations = "all"', 'rotations = "some"'),
+            "rotations: 'some': use 'williams' or 'cyclic' or 'all'",
+        ),
         (('game = "spoil_five"', 'game = "poker"'), f"games[1].game: no game 'poker'; known: {KNOWN_GAMES}"),
         (
             ('game = "spoil_five"', 'game = "spoil_fve"'),
