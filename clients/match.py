@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import hashlib
 import re
 import secrets
 import shlex
@@ -29,6 +30,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from croupier.server.tournament.ratings_cli import DEFAULT_DATA, DEFAULT_SAMPLES, fail, say
+from croupier.server.tournament.schedule import Rotations, rotation_count
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -108,7 +110,7 @@ def run(args: argparse.Namespace) -> int:
         return fail(f"croupier match: {exc}", 2)
     seed = secrets.randbelow(2**31) if args.seed is None else args.seed
     try:
-        config = parse(settings(args.game, args.bot, args.games, options, seed))
+        config = parse(settings(args.game, args.bot, args.games, options, seed, fresh=args.watch))
     except ConfigError as exc:
         return fail("\n".join(f"croupier match: {_for_the_command_line(p)}" for p in exc.problems), 2)
     console = Console(width=None if sys.stdout.isatty() else 120)
@@ -117,7 +119,11 @@ def run(args: argparse.Namespace) -> int:
         with store:
             store.lock_for_running()
             tournament = store.open_tournament(
-                _fresh_name(store, args.game), config.fingerprint(), config.settings(), again=False
+                _fresh_name(store, args.game),
+                config.fingerprint(),
+                config.settings(),
+                again=False,
+                secret=match_secret(seed),
             )
             say(console, f"{tournament.name}: seed {seed} (--seed {seed} deals the same cards again)")
             return asyncio.run(_play(args, console, config, store, tournament))
@@ -126,22 +132,32 @@ def run(args: argparse.Namespace) -> int:
 
 
 def settings(
-    game: str, specs: Sequence[str], deals: int, options: dict[str, Any], seed: int
+    game: str, specs: Sequence[str], deals: int, options: dict[str, Any], seed: int, fresh: bool = False
 ) -> dict[str, Any]:
     """The match as a tournament file's settings: one game, one table of every bot, ``deals``
-    duplicate sets played one at a time."""
+    duplicate sets played one at a time. ``fresh`` (--watch): every match its own deal, since a
+    referee lets nobody but the admin watch a match while a twin dealt the same cards is live."""
     names = bot_names(specs)
+    rotations = rotation_count(max(len(specs), 1), Rotations.WILLIAMS)
     return {
         "name": "match",
         "seed": seed,
         "rounds": 1,
-        "concurrency": max(len(specs), 1),  # a duplicate set (one match per rotation) at a time
+        "concurrency": rotations,  # a duplicate set (one match per rotation) at a time
+        "deals": "fresh" if fresh else "duplicate",
         "games": [{"game": game, "seats": len(specs), "deals": deals, "options": options}],
         "bots": [
-            {"name": name, "command": bot_command(spec, len(specs))}
+            {"name": name, "command": bot_command(spec, rotations)}
             for name, spec in zip(names, specs, strict=True)
         ],
     }
+
+
+def match_secret(seed: int) -> bytes:
+    """The deals' secret of a ``croupier match`` run: from its seed, so that ``--seed`` deals the
+    same cards again. A bot author's own loop wants that; a tournament's secret never comes from
+    its file (store.open_tournament draws it from the OS)."""
+    return hashlib.sha256(f"croupier match --seed {seed}".encode()).digest()
 
 
 def bot_command(spec: str, matches: int) -> list[str]:

@@ -245,10 +245,11 @@ class Store:
     # --- tournaments ---------------------------------------------------------------
 
     def open_tournament(
-        self, name: str, fingerprint: str, config: Mapping[str, Any], again: bool
+        self, name: str, fingerprint: str, config: Mapping[str, Any], again: bool, secret: bytes | None = None
     ) -> Tournament:
         """The tournament's latest run, resumed; or a new run if there is none, or if
-        ``again`` and the latest one finished. A changed schedule cannot resume."""
+        ``again`` and the latest one finished. A changed schedule cannot resume. A new run's deals
+        derive from a secret drawn from the OS (``secret``: given, for croupier match's --seed)."""
         with self._transaction():
             row = self._db.execute(
                 "SELECT id, run, fingerprint, finished_at FROM tournaments WHERE name = ? "
@@ -267,7 +268,7 @@ class Store:
                     return self._tournament(tournament_id)
             run = 1 if row is None else row[1] + 1
             # a new run, a new secret: from the OS, never from the file
-            secret = secrets.token_bytes(SECRET_BYTES)
+            secret = secret or secrets.token_bytes(SECRET_BYTES)
             cursor = self._db.execute(
                 "INSERT INTO tournaments (name, run, fingerprint, config, started_at, secret) "
                 "VALUES (?, ?, ?, ?, ?, ?)",
