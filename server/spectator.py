@@ -42,13 +42,16 @@ class SpectatorService:
             raise InvalidArgument(f"page_size must be 0 (the default, {PAGE_SIZE}) or more")
         size = min(request.page_size or PAGE_SIZE, MAX_PAGE_SIZE)
         after = _read_page_token(request.page_token) if request.page_token else None
+
+        def page() -> tuple[list[match_pb2.MatchInfo], ListKey | None]:
+            """One page as the caller may see it, sealed in the same instant it is listed."""
+            infos, last = self.referee.list_page(request.status, request.game, after, size)
+            return [self.referee.shown(info, caller.admin) for info in infos], last
+
         with self.audience.heavy_read(caller):
-            infos, last = await self.audience.in_turn(
-                lambda: self.referee.list_page(request.status, request.game, after, size)
-            )
+            infos, last = await self.audience.in_turn(page)
         return spectator_pb2.ListMatchesResponse(
-            matches=[self.referee.shown(info, caller.admin) for info in infos],
-            next_page_token=_page_token(last) if last is not None else "",
+            matches=infos, next_page_token=_page_token(last) if last is not None else ""
         )
 
     async def WatchMatch(
