@@ -307,10 +307,10 @@ def test_the_example_trains_then_plays_through_the_sdk_and_in_croupier_match(
     assert lines[1] == f"weights saved to {weights}"
     for line, opponent in zip(lines[2:4], ("random", "heuristic"), strict=True):
         assert re.fullmatch(rf"vs {opponent} x2 over 2 matches: mean place [1-3]\.\d\d \(untrained .*", line)
-    # croupier match: the policy in a bot process of its own; one deal in each of 3 rotations
+    # croupier match: the policy in a bot process of its own; one deal in each of 6 rotations (Williams)
     results = "\n".join(lines[4:])
     for bot in (r"croupier\.clients\.pettingzoo", "heuristic", "random"):
-        assert re.search(rf"│ {bot}\s+│\s+3 │", results), results
+        assert re.search(rf"│ {bot}\s+│\s+6 │", results), results
     # The saved policy is a Bot any SDK runner loads by name, as `croupier bot --strategy` does.
     monkeypatch.setenv(example.POLICY_FILE, str(weights))
     spec = GAMES["chinese_ten"]
