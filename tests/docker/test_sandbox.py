@@ -253,3 +253,24 @@ def test_a_bot_attacking_its_sandbox_is_stopped_and_forfeits(
     assert listener[1] == []
     assert left_behind(docker_client, tmp_path) == []
     assert os.path.exists(tmp_path / "data" / "results.db")
+
+
+def test_each_rotation_of_a_set_is_played_by_a_container_of_its_own(
+    docker_client: docker.DockerClient, croupier_image: str, tmp_path: Path
+) -> None:
+    """processes = "per_rotation" with a bot in an image: no container holds two hands of one deal."""
+    bots = boxed("boxed", croupier_image, "heuristic") + PLAIN
+    played = play(tmp_path, tournament(tmp_path, bots, extra='processes = "per_rotation"'))
+    assert played.returncode == 0, played.stdout + played.stderr
+    logs = logs_of(tmp_path)
+    assert sorted(p.name for p in logs.iterdir()) == [
+        "boxed#0.log",
+        "boxed#1.log",
+        "plain#0.log",
+        "plain#1.log",
+    ]
+    for rotation in (0, 1):
+        log = (logs / f"boxed#{rotation}.log").read_text()
+        assert f"connected to unix:/run/croupier/referee.sock as boxed#{rotation}" in log, log
+        assert log.count("over: place") == 1, log
+    assert left_behind(docker_client, tmp_path) == []
