@@ -75,7 +75,7 @@ def test_the_image_serves_a_tournament_played_from_the_host(
         ]  # fmt: skip
         played = subprocess.run(command, capture_output=True, text=True, timeout=300)
         assert played.returncode == 0, played.stdout + played.stderr
-        assert "platinum_fish: ratings over every tournament" in played.stdout
+        assert "platinum_fish: ratings of in-a-container run 1" in played.stdout
         assert "journals: 2 in /data/matches on the referee's machine" in played.stdout
         journals = referee.exec_run(["sh", "-c", "ls /data/matches/*.jsonl | wc -l"]).output.decode()
         assert journals.strip() == "2", referee.logs().decode()
