@@ -16,7 +16,7 @@ import os
 import sys
 from pathlib import Path
 
-from croupier.clients.bot_cli import add_server_argument
+from croupier.clients.connection import add_server_argument
 from croupier.server.tournament.ratings_cli import DEFAULT_DATA, fail
 
 LOCAL_HOSTS = frozenset({"127.0.0.1", "localhost", "[::1]", "0.0.0.0"})

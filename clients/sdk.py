@@ -40,6 +40,7 @@ from typing import Any
 
 import grpc
 
+from croupier.clients.connection import add_connection_arguments
 from croupier.engine.core import Action, Event, GameSpec, IllegalAction, Outcome
 from croupier.engine.rng import Rng
 from croupier.server import convert
@@ -614,8 +615,6 @@ async def _run_until_signal(client: Client) -> int:
 
 def main(factory: BotFactory, argv: Sequence[str] | None = None) -> None:
     """Run a bot from the command line: ``python mybot.py --server HOST:PORT --token T``."""
-    from croupier.clients.bot_cli import add_connection_arguments
-
     parser = argparse.ArgumentParser(description=f"the {getattr(factory, '__name__', 'bot')} Croupier bot")
     add_connection_arguments(parser)
     args = parser.parse_args(argv)

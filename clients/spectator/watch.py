@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from croupier.clients.bot_cli import add_server_argument
+from croupier.clients.connection import add_server_argument
 
 if TYPE_CHECKING:  # imported in run(): `croupier --help` stays quick
     from rich.console import Console

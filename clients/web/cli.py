@@ -12,7 +12,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from croupier.clients.bot_cli import add_server_argument
+from croupier.clients.connection import add_server_argument
 
 DEFAULT_ADDRESS = "127.0.0.1:8080"
 
