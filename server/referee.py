@@ -504,7 +504,7 @@ class Referee:
         """A match let a seat go (forfeited): its stream no longer holds it."""
         session = self.holders.pop((match.id, index), None)
         if session is not None:
-            session.release(match, index)
+            session.release(match.id, index, bool(match.players[index].bot_id))
         self._seat_bots()
 
     def _finished(self, match: Match) -> None:
@@ -520,7 +520,7 @@ class Referee:
             self.seat_tokens.pop(player.token_sha256, None)
             session = self.holders.pop((match.id, index), None)
             if session is not None:
-                session.release(match, index)
+                session.release(match.id, index, bool(player.bot_id))
         self._seat_bots()
 
     # --- streams -----------------------------------------------------------------------------------
@@ -539,8 +539,9 @@ class Referee:
             streams = self.sessions.get(session.bot_id, [])
             if session in streams:
                 streams.remove(session)
-        for match, index in session.seats:
-            if self.holders.get((match.id, index)) is session:
+        for match_id, index in session.seats:
+            match = self.matches[match_id]  # a stream holds seats of unfinished matches only
+            if self.holders.get((match_id, index)) is session:
                 del self.holders[(match.id, index)]
                 if match.players[index].bot_id:
                     self.unseated[match.id] = match
@@ -551,10 +552,11 @@ class Referee:
     def _hand_over(self, match: Match, index: int, session: Session) -> None:
         """Give a seat to a stream, taking it from any stream that held it."""
         old = self.holders.get((match.id, index))
+        invited = bool(match.players[index].bot_id)
         if old is not None:
-            old.release(match, index)
+            old.release(match.id, index, invited)
         self.holders[(match.id, index)] = session
-        session.hold(match, index)
+        session.hold(match.id, index, invited)
         match.attach(session, index)
 
     def _seat_bots(self) -> None:

@@ -5,15 +5,11 @@ from __future__ import annotations
 import asyncio
 import itertools
 from collections import Counter
-from typing import TYPE_CHECKING
 
 import grpc
 
 from croupier.server.errors import clip
 from croupier.v1 import bots_pb2
-
-if TYPE_CHECKING:
-    from croupier.server.match import Match
 
 _ids = itertools.count(1)
 MAX_QUEUED = 10_000
@@ -25,8 +21,9 @@ messages waiting per match at most."""
 class Session:
     """A bot's stream. Matches and the referee post messages; the stream's writer sends them in order.
 
-    ``seats`` is kept by the referee through ``hold`` and ``release`` (capacity, clean-up on
-    disconnect); each match keeps its own record of which session holds which of its seats.
+    ``seats`` (match id, seat) is kept by the referee through ``hold`` and ``release`` (capacity,
+    clean-up on disconnect); each match keeps its own record of which session holds which of its
+    seats. Matches are known here by id only: the match module imports this one.
     """
 
     def __init__(self, name: str, bot_id: str | None, capacity: int) -> None:
@@ -34,8 +31,8 @@ class Session:
         self.name = name
         self.bot_id = bot_id
         self.capacity = capacity
-        self.seats: set[tuple[Match, int]] = set()
-        self._invited: Counter[Match] = Counter()
+        self.seats: set[tuple[str, int]] = set()
+        self._invited: Counter[str] = Counter()
         """Seats held per match the stream plays for its bot token (kept as seats come and go: the
         referee asks for the count on every seating, with thousands of matches)."""
         self.outbox: asyncio.Queue[bots_pb2.ServerMessage | None] = asyncio.Queue()
@@ -70,19 +67,20 @@ class Session:
             self.closed = True
             self.outbox.put_nowait(None)
 
-    def hold(self, match: Match, seat: int) -> None:
-        if (match, seat) not in self.seats:
-            self.seats.add((match, seat))
-            if match.players[seat].bot_id:
-                self._invited[match] += 1
+    def hold(self, match_id: str, seat: int, invited: bool) -> None:
+        """Hold a seat; ``invited`` when the match invited this stream's bot to it (not a seat token)."""
+        if (match_id, seat) not in self.seats:
+            self.seats.add((match_id, seat))
+            if invited:
+                self._invited[match_id] += 1
 
-    def release(self, match: Match, seat: int) -> None:
-        if (match, seat) in self.seats:
-            self.seats.discard((match, seat))
-            if match.players[seat].bot_id:
-                self._invited[match] -= 1
-                if not self._invited[match]:
-                    del self._invited[match]
+    def release(self, match_id: str, seat: int, invited: bool) -> None:
+        if (match_id, seat) in self.seats:
+            self.seats.discard((match_id, seat))
+            if invited:
+                self._invited[match_id] -= 1
+                if not self._invited[match_id]:
+                    del self._invited[match_id]
 
     def release_all(self) -> None:
         self.seats.clear()
