@@ -17,7 +17,7 @@ from typing import Any, TypeVar
 
 from croupier.engine.core import CroupierError, GameSpec, options_to_dict
 from croupier.engine.games import GAMES, get_game
-from croupier.server.tournament.containers import MIN_MEMORY, Sandbox, size_bytes
+from croupier.server.tournament.sandbox import MIN_MEMORY, Sandbox, size_bytes
 from croupier.server.tournament.schedule import (
     Deals,
     DuplicateSet,

@@ -24,10 +24,11 @@ import sys
 import tempfile
 import threading
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING, Any
+
+from croupier.server.tournament.sandbox import Sandbox
 
 if TYPE_CHECKING:  # the Docker SDK is an extra (croupier[containers]): imported when used
     import docker
@@ -44,32 +45,7 @@ SOCKET_FOLDER = "/run/croupier"
 """Where the referee's socket folder is mounted in a bot's container."""
 STOP_SECONDS = 2
 """A stopped bot's grace before it is killed (the watchdog kills this launcher 3 s after asking)."""
-SIZE = re.compile(r"([1-9][0-9]*)([kmg]?)b?", re.IGNORECASE)
-MIN_MEMORY = 16 << 20
-"""Below this not even Python starts."""
 INSTALL_HINT = "the Docker SDK is not installed: pip install 'croupier[containers]'"
-
-
-@dataclass(frozen=True)
-class Sandbox:
-    """The limits of a bot's container; the defaults suit one Python bot playing a few matches."""
-
-    memory: str = "512m"
-    """Memory, with /tmp's files and without swap; over it the kernel kills the bot."""
-    cpus: float = 1.0
-    """Cores' worth of CPU time."""
-    pids: int = 128
-    """Processes and threads (grpc starts a dozen): a fork bomb stops here."""
-    tmp: str = "64m"
-    """The size of the tmpfs at /tmp, the one place it can write."""
-
-
-def size_bytes(size: str) -> int | None:
-    """A size as Docker reads it ("512m", "1g", "65536"), in bytes; None if it is not one."""
-    found = SIZE.fullmatch(size)
-    if found is None:
-        return None
-    return int(found.group(1)) << {"": 0, "k": 10, "m": 20, "g": 30}[found.group(2).lower()]
 
 
 def address_inside(socket: Path) -> str:

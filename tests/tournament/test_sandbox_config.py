@@ -10,7 +10,8 @@ import pytest
 
 from croupier.server.tournament import containers
 from croupier.server.tournament.config import ConfigError, TournamentConfig, parse
-from croupier.server.tournament.containers import Sandbox, launcher_argv, main
+from croupier.server.tournament.containers import launcher_argv, main
+from croupier.server.tournament.sandbox import Sandbox
 
 FILE = """
 name = "boxed"
