@@ -16,15 +16,14 @@ import contextlib
 import socket
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from importlib import resources
 from pathlib import Path
 
 from aiohttp import web
 
+from croupier.clients.web import STATIC
 from croupier.clients.web.hub import Busy, Hub, Unknown
 from croupier.clients.web.tournaments import NoDatabase, tournament_page
 
-STATIC = Path(str(resources.files("croupier.clients.web") / "static"))
 KEEPALIVE_SECONDS = 15.0
 """A comment line on idle event streams, so proxies and browsers keep them open."""
 SECURITY = {

@@ -12,7 +12,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from croupier.clients.web.app import STATIC
+from croupier.clients.web import STATIC
 from croupier.clients.web.frames import dumps
 
 SCRIPTS = ("cards.js", "table.js", "match.js")
