@@ -24,7 +24,7 @@ from bench.harness import Latencies, Server, cpu_seconds, machine, python, sprea
 from croupier.engine.games import get_game
 from croupier.engine.rng import Rng
 from croupier.server import convert
-from croupier.server.match import action_result, decision_request
+from croupier.server.messages import action_result, decision_request
 from croupier.v1 import bots_pb2
 
 METHOD = "/croupier.bench.Ceiling/PingPong"

@@ -5,7 +5,7 @@ Usage: python -m bench.hot_path [--game NAME] [--matches N]
 Plays whole two-player matches with the first legal action and, at every
 decision, does and times what the referee does for it, with the referee's
 own building blocks (the engine, server.convert, the journal writer, the
-messages of server.match):
+messages of server.messages):
   decode the bot's Move (protobuf), read the action, apply it (engine),
   journal the record (JSON line, written and flushed), build the ActionResult,
   list the next seat's legal actions, build its view (engine), convert it and
@@ -29,7 +29,7 @@ from croupier.engine.games import GAMES, get_game
 from croupier.engine.rng import Rng
 from croupier.server import convert
 from croupier.server.journal import JournalWriter
-from croupier.server.match import action_result, decision_request
+from croupier.server.messages import action_result, decision_request
 from croupier.v1 import bots_pb2
 
 STAGES = (

@@ -22,7 +22,7 @@ from typing import Any
 from croupier.engine.games import GAMES, get_game
 from croupier.engine.rng import Rng
 from croupier.server.journal import Record
-from croupier.server.match import replay_frames
+from croupier.server.messages import replay_frames
 from croupier.v1 import spectator_pb2
 
 GRPC_DEFAULT = 4 * 1024 * 1024

@@ -23,9 +23,9 @@ from croupier.server import convert, logs, openfiles
 from croupier.server.admin import AdminService
 from croupier.server.audience import Limits
 from croupier.server.bots import BotService
+from croupier.server.clocks import Clocks
 from croupier.server.datafiles import FILE_MODE, OUT_OF_ROOM, private_folder, replace_file
 from croupier.server.errors import lenient_parser, server_stream, unary
-from croupier.server.match import Clocks
 from croupier.server.metrics import Metrics
 from croupier.server.referee import MAX_TOKEN, MIN_ADMIN_TOKEN, Referee, token_problem
 from croupier.server.spectator import SpectatorService

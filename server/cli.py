@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # imported in run(): `croupier --help` stays quick
     from croupier.server.app import Tls
-    from croupier.server.match import Clocks
+    from croupier.server.clocks import Clocks
 
 UNIX_PATH_MAX = 107
 """The longest path a Unix socket can be bound to (sun_path holds 108 bytes with its NUL)."""
@@ -108,8 +108,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from croupier.server.app import CannotStart, Tls
+    from croupier.server.clocks import Clocks
     from croupier.server.errors import InvalidArgument
-    from croupier.server.match import Clocks
 
     if (args.tls_cert is None) != (args.tls_key is None):
         raise SystemExit("croupier serve: --tls-cert and --tls-key go together")

@@ -33,6 +33,7 @@ import structlog
 
 from croupier.engine.games import get_game
 from croupier.server import convert, openfiles
+from croupier.server.clocks import Clocks
 from croupier.server.datafiles import OUT_OF_ROOM, Appender, private_folder, set_aside
 from croupier.server.errors import (
     AlreadyExists,
@@ -45,8 +46,10 @@ from croupier.server.errors import (
     Unauthenticated,
 )
 from croupier.server.journal import Record, header_and_last, read_private, scan, token_sha256
-from croupier.server.match import Clocks, Match, Player, match_result
+from croupier.server.match import Match
+from croupier.server.messages import match_result
 from croupier.server.metrics import Metrics
+from croupier.server.seats import Player
 from croupier.server.session import Session
 from croupier.v1 import admin_pb2, match_pb2
 

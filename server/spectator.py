@@ -22,7 +22,7 @@ from croupier.engine.games import get_game
 from croupier.server.audience import Audience, Limits
 from croupier.server.errors import Context, FailedPrecondition, InvalidArgument, abort
 from croupier.server.journal import read_private, read_records
-from croupier.server.match import replay_frames
+from croupier.server.messages import replay_frames
 from croupier.server.referee import ListKey, Referee
 from croupier.v1 import match_pb2, spectator_pb2
 

@@ -112,7 +112,7 @@ def from_journal(path: Path, seed: int | None = None) -> Replay:
     """Re-run a journal here with the engine (server/journal.py: the same re-run as ``--check``) and say
     whether it reproduces the recorded result."""
     from croupier.server.journal import ReplayMismatch, read_records, replay_journal, seed_beside
-    from croupier.server.match import replay_frames
+    from croupier.server.messages import replay_frames
 
     records = read_records(path)
     if not records or records[0].get("t") != "match":

@@ -16,8 +16,8 @@ import grpc
 from croupier.clients.bots import HeuristicBot, RandomBot
 from croupier.clients.sdk import Bot, Client, Match, Result
 from croupier.server.app import Croupier, create_server
+from croupier.server.clocks import Clocks
 from croupier.server.journal import read_records
-from croupier.server.match import Clocks
 from croupier.v1 import admin_pb2, match_pb2
 from tests.server.botclient import ADMIN, ADMIN_TOKEN, WAIT, Admin
 

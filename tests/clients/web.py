@@ -22,7 +22,7 @@ from croupier.engine.rng import Rng
 from croupier.server import convert
 from croupier.server.app import Croupier
 from croupier.server.journal import read_records
-from croupier.server.match import replay_frames
+from croupier.server.messages import replay_frames
 from tests.server.botclient import WAIT
 from tests.toolchains import missing, need
 

@@ -10,10 +10,10 @@ from croupier.engine.games.pair_battle import Play
 from croupier.server import convert
 from croupier.server.app import Croupier
 from croupier.server.errors import MAX_ECHO
-from croupier.server.match import MAX_MOVE_TEXT
+from croupier.server.moves import MAX_MOVE_TEXT
 from croupier.v1 import bots_pb2
 from tests.server.botclient import Admin, Bot
-from tests.server.test_misbehaving_bots import journal, two_bots
+from tests.server.test_moves import journal, two_bots
 
 Result = bots_pb2.ActionResult
 BIG = 900_000

@@ -10,7 +10,7 @@ import pytest
 
 from croupier.server import datafiles
 from croupier.server.app import Croupier, create_server
-from croupier.server.match import Clocks
+from croupier.server.clocks import Clocks
 from tests.server.botclient import ADMIN_TOKEN, Admin
 
 

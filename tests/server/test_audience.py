@@ -16,7 +16,7 @@ import pytest
 import croupier.server.spectator
 from croupier.server.app import Croupier, create_server
 from croupier.server.audience import Access, Limits
-from croupier.server.match import Clocks
+from croupier.server.clocks import Clocks
 from croupier.v1 import admin_pb2, spectator_pb2, spectator_pb2_grpc
 from tests.server.botclient import ADMIN, ADMIN_TOKEN, Admin, token
 from tests.server.test_spectators import play_match

@@ -12,7 +12,7 @@ from croupier.engine.games import GAMES, get_game
 from croupier.server import convert
 from croupier.server.app import Croupier
 from croupier.server.journal import Record, replay_journal
-from croupier.server.match import replay_frames
+from croupier.server.messages import replay_frames
 from croupier.v1 import bots_pb2, games_pb2, match_pb2
 from tests.server.botclient import Admin, Bot, random_legal
 

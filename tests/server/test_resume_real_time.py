@@ -10,8 +10,8 @@ import grpc
 from croupier.engine.games.pair_battle import Countdown
 from croupier.server import convert
 from croupier.server.app import Croupier, create_server
+from croupier.server.clocks import Clocks
 from croupier.server.journal import read_records
-from croupier.server.match import Clocks
 from croupier.v1 import bots_pb2
 from tests.server.botclient import ADMIN_TOKEN, Admin, Bot
 

@@ -1,0 +1,192 @@
+"""The messages, results and frames a match sends, built from its fields or its journal's records
+(replays build the same frames): DecisionRequest, ActionResult, MatchResult, MatchFrame.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from croupier.engine.core import Event, GameSpec, GameState, MalformedInput
+from croupier.engine.rng import Rng
+from croupier.server import convert
+from croupier.server.journal import ACTION_RECORDS, Record, apply_record
+from croupier.v1 import bots_pb2, games_pb2, match_pb2, spectator_pb2
+
+Status = match_pb2.MatchStatus
+Result = bots_pb2.ActionResult
+Kind = spectator_pb2.Step.Kind
+
+EDGES = ("start", "end", "cancel")
+"""Records whose frame carries the MatchInfo."""
+
+STEP_KINDS = {
+    "start": Kind.START,
+    "act": Kind.ACTION,
+    "timeout": Kind.TIMEOUT,
+    "auto": Kind.FALLBACK,
+    "refuse": Kind.REFUSAL,
+    "clock": Kind.CLOCK,
+    "recount": Kind.CLOCK,
+    "forfeit": Kind.FORFEIT,
+    "end": Kind.END,
+    "cancel": Kind.CANCEL,
+}
+
+
+@dataclass
+class Subscription:
+    """A spectator's live feed: frames, then None when the match is over."""
+
+    admin: bool
+    frames: asyncio.Queue[spectator_pb2.MatchFrame | None] = field(default_factory=asyncio.Queue)
+    overrun: bool = False
+    """Ended because it left MAX_QUEUED frames unread (the match does not wait for a spectator)."""
+
+
+def decision_request(
+    match_id: str,
+    seat: int,
+    decision_id: int,
+    view: bytes,
+    legal_actions: Iterable[games_pb2.Action],
+    *,
+    deadline_ms: int,
+    time_bank_ms: int,
+    last_think_ms: int,
+    events: list[games_pb2.Event],
+) -> bots_pb2.ServerMessage:
+    """A DecisionRequest, ``view`` given as the View's bytes (``GameCodec.view_bytes``).
+
+    Filled in place: building the parts as messages and passing them in would copy each once more.
+    """
+    message = bots_pb2.ServerMessage()
+    request = message.decision
+    request.match_id = match_id
+    request.seat = seat
+    request.decision_id = decision_id
+    request.view.MergeFromString(view)
+    request.legal_actions.extend(legal_actions)
+    request.deadline_ms = deadline_ms
+    request.time_bank_ms = time_bank_ms
+    request.last_think_ms = last_think_ms
+    request.events.extend(events)
+    return message
+
+
+def action_result(
+    match_id: str,
+    seat: int,
+    decision_id: int,
+    status: bots_pb2.ActionResult.Status.ValueType,
+    action: games_pb2.Action | None,
+    *,
+    reason: str = "",
+    think_ms: int = 0,
+    refusals: int = 0,
+    timeouts: int = 0,
+) -> bots_pb2.ServerMessage:
+    """An ActionResult, filled in place (see ``decision_request``)."""
+    message = bots_pb2.ServerMessage()
+    result = message.action_result
+    result.match_id = match_id
+    result.seat = seat
+    result.decision_id = decision_id
+    result.status = status
+    if action is not None:
+        result.action.CopyFrom(action)
+    result.reason = reason
+    result.think_ms = think_ms
+    result.refusals = refusals
+    result.timeouts = timeouts
+    return message
+
+
+def match_result(header: Record, end: Record) -> match_pb2.MatchResult:
+    """A finished match's result, from its journal's header and ``end`` records."""
+    places = end["places"]
+    return match_pb2.MatchResult(
+        seats=[
+            match_pb2.SeatResult(
+                seat=i,
+                name=player["name"],
+                bot_id=player["bot_id"],
+                place=places[i],
+                score=end["scores"][i],
+                timeouts=end["timeouts"][i],
+                refusals=end["refusals"][i],
+                forfeited=end["forfeited"][i],
+            )
+            for i, player in enumerate(header["players"])
+        ],
+        winners=[i for i, place in enumerate(places) if place == 1],
+        duration_ms=ms(end["at"]),
+    )
+
+
+def build_frame(
+    codec: convert.GameCodec,
+    match_id: str,
+    seq: int,
+    record: Record,
+    events: list[Event],
+    state: GameState[Any, Any],
+    reveal: bool,
+    info: Callable[[], match_pb2.MatchInfo] | None,
+) -> spectator_pb2.MatchFrame:
+    """A frame of one journal record, after it was applied to ``state``.
+
+    Hidden cards and actions (which may name them) only if ``reveal`` or once the game is over;
+    the match's ``info`` on the records that start and end it.
+    """
+    reveal = reveal or state.is_over()
+    kind = record["t"]
+    step = spectator_pb2.Step(kind=STEP_KINDS[kind], seat=record.get("seat"))
+    if kind in ("forfeit", "cancel"):
+        step.reason = record["reason"]
+    elif reveal:
+        if kind in ACTION_RECORDS:
+            step.action.CopyFrom(codec.action(codec.spec.parse_action(record["action"])))
+        elif kind == "refuse":
+            step.reason = record["reason"]
+            with contextlib.suppress(MalformedInput):  # an attempt that was no action: the reason says so
+                step.action.CopyFrom(codec.action(codec.spec.parse_action(record["action"])))
+    view = state.full_view() if reveal else state.public_view()
+    return spectator_pb2.MatchFrame(
+        match_id=match_id,
+        seq=seq,
+        time_ms=ms(record.get("at", 0.0)),
+        step=step,
+        events=[codec.event(e) for e in events],
+        view=codec.view(view),
+        info=info() if info is not None and kind in EDGES else None,
+    )
+
+
+def replay_frames(
+    spec: GameSpec[Any],
+    options: Any,
+    seed: int,
+    records: list[Record],
+    reveal: bool,
+    info: Callable[[], match_pb2.MatchInfo] | None = None,
+) -> Iterator[spectator_pb2.MatchFrame]:
+    """The frames of a journal's records, re-run from the seed (the header is record 0)."""
+    if not records:
+        return
+    codec = convert.codec(spec.name)
+    state = spec.new_game(options, Rng(seed))
+    match_id = records[0]["match_id"]
+    for seq, record in enumerate(records):
+        if record["t"] in ("match", "resume"):
+            continue
+        events = apply_record(spec, state, record)
+        yield build_frame(codec, match_id, seq, record, events, state, reveal, info)
+
+
+def ms(seconds: float) -> int:
+    """Whole milliseconds, rounded half up; never negative."""
+    return int(seconds * 1000 + 0.5) if seconds > 0 else 0

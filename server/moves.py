@@ -1,0 +1,172 @@
+"""A match's moves, posted by the bot streams: whose seat, which decision, read and applied or
+refused (and journaled either way), answered with an ActionResult.
+"""
+
+from __future__ import annotations
+
+from croupier.engine.core import Action, IllegalAction, MalformedInput
+from croupier.server.errors import FailedPrecondition, InvalidArgument, PermissionDenied, ServiceError, clip
+from croupier.server.journal import Record
+from croupier.server.match_state import MatchState
+from croupier.server.messages import Result, Status
+from croupier.server.seats import Decision
+from croupier.server.session import Session
+from croupier.v1 import bots_pb2
+
+MAX_MOVE_TEXT = 200
+"""Characters of a Move's text: every action's text form is a few words."""
+
+
+class Moves(MatchState):
+    """The match's room for bots' moves."""
+
+    def move(self, session: Session, move: bots_pb2.Move) -> None:
+        self.post(lambda: self._move(session, move))
+
+    def _move(self, session: Session, move: bots_pb2.Move) -> None:
+        try:
+            index = self._seat_of(session, move)
+            if self.status == Status.MATCH_STATUS_WAITING:
+                raise FailedPrecondition(
+                    f"match {self.id} has not started: it waits for every seat to be held"
+                )
+            if self.done.is_set():
+                raise FailedPrecondition(f"match {self.id} is over")
+            if self._regathering:
+                raise FailedPrecondition(
+                    f"match {self.id} resumed after a referee restart: it waits for every seat to be "
+                    "back, then counts down again"
+                )
+            seat = self.seats[index]
+            if seat.forfeited:
+                raise FailedPrecondition(
+                    f"seat {index} was forfeited ({seat.forfeited}): the referee plays it"
+                )
+            if move.decision_id and (seat.decision is None or seat.decision.id != move.decision_id):
+                self._answer_closed(session, index, move)
+                return
+            self._play(session, index, move)
+        except ServiceError as exc:
+            session.send_error(exc.code, str(exc), move.match_id, move.decision_id)
+
+    def _seat_of(self, session: Session, move: bots_pb2.Move) -> int:
+        held = [i for i, s in enumerate(self.seats) if s.holder is session]
+        if move.HasField("seat"):
+            if not 0 <= move.seat < len(self.seats):
+                raise InvalidArgument(f"match {self.id} has no seat {move.seat}")
+            if move.seat not in held:
+                raise PermissionDenied(f"you do not hold seat {move.seat} of match {self.id}")
+            return move.seat
+        if len(held) == 1:
+            return held[0]
+        if not held:
+            raise PermissionDenied(f"you hold no seat of match {self.id}")
+        for i in held:
+            seat = self.seats[i]
+            if (seat.decision and seat.decision.id == move.decision_id) or (
+                seat.resolved and seat.resolved[0] == move.decision_id and move.decision_id
+            ):
+                return i
+        raise InvalidArgument(f"you hold seats {held} of match {self.id}: say which one acts (Move.seat)")
+
+    def _answer_closed(self, session: Session, index: int, move: bots_pb2.Move) -> None:
+        """An answer to a decision that is not open: a repeat of an applied one, or a stale one."""
+        seat = self.seats[index]
+        if seat.resolved is not None and seat.resolved[0] == move.decision_id:
+            decision_id, how, action = seat.resolved
+            if how == "accepted":
+                session.send(self._result(index, decision_id, Result.DUPLICATE, action))
+                return
+            raise FailedPrecondition(f"decision {decision_id} timed out: the referee played {action} for you")
+        open_now = (
+            f"your open decision is {seat.decision.id}" if seat.decision else "you have no open decision"
+        )
+        raise FailedPrecondition(f"decision {move.decision_id} is not open ({open_now})")
+
+    def _play(self, session: Session, index: int, move: bots_pb2.Move) -> None:
+        seat = self.seats[index]
+        now = self.now()
+        action: Action | None = None
+        try:
+            action = self._read_action(move, seat.decision)
+            events = self.state.apply(index, action, now)
+        except (MalformedInput, IllegalAction) as exc:
+            self._refuse(session, index, move, action, str(exc), now)
+            return
+        decision_id = seat.decision.id if seat.decision else 0
+        think = now - seat.acting_since if seat.acting_since is not None else 0.0
+        bank = max(0.0, seat.bank - max(0.0, think - self.clocks.decision))
+        act: Record = {
+            "t": "act",
+            "at": now,
+            "seat": index,
+            "action": str(action),
+            "d": decision_id,
+            "think": think,
+            "bank": bank,
+        }
+        self._journal_applied(act)
+        seat.bank = bank
+        seat.last_think = think
+        seat.resolved = (decision_id, "accepted", action)
+        seat.decision = None
+        seat.acting_since = None
+        self._tell(act, events)
+        session.send(self._result(index, move.decision_id, Result.ACCEPTED, action, think=think))
+        self._told.add(index)
+        self.metrics.decisions.inc()
+        self.metrics.decision_seconds.observe(think)
+
+    def _read_action(self, move: bots_pb2.Move, decision: Decision | None) -> Action:
+        choice = move.WhichOneof("choice")
+        if choice == "index":
+            if not move.decision_id:
+                raise MalformedInput("an index answers a decision request: set decision_id")
+            assert decision is not None  # an open decision matched decision_id
+            if move.index >= len(decision.legal):
+                raise MalformedInput(
+                    f"index {move.index} is out of range: decision {decision.id} lists "
+                    f"{len(decision.legal)} actions (0 to {len(decision.legal) - 1})"
+                )
+            return decision.legal[move.index]
+        if choice == "action":
+            return self.codec.action_from_proto(move.action)
+        if choice == "text":
+            if len(move.text) > MAX_MOVE_TEXT:
+                raise MalformedInput(
+                    f"a move's text is at most {MAX_MOVE_TEXT} characters, not {len(move.text)}"
+                )
+            return self.spec.parse_action(move.text)
+        raise MalformedInput("a move needs a choice: set index, action or text")
+
+    def _refuse(
+        self,
+        session: Session,
+        index: int,
+        move: bots_pb2.Move,
+        action: Action | None,
+        reason: str,
+        now: float,
+    ) -> None:
+        seat = self.seats[index]
+        reason = clip(reason)  # it may quote the move: the bot's own input, at any size
+        attempt = clip(str(action) if action is not None else _describe(move))
+        refusal: Record = {"t": "refuse", "at": now, "seat": index, "reason": reason, "action": attempt}
+        self._journal_first(refusal)
+        seat.refusals += 1
+        self._tell(refusal, self.state.penalize(index, reason, now))
+        session.send(self._result(index, move.decision_id, Result.REFUSED, action, reason=reason))
+        self._told.add(index)
+        self.metrics.refused.inc()
+        if seat.refusals == self.clocks.max_refusals:
+            self._forfeit(index, "refusals", now)
+
+
+def _describe(move: bots_pb2.Move) -> str:
+    """A refused move that could not be read, for the journal."""
+    choice = move.WhichOneof("choice")
+    if choice == "index":
+        return f"index {move.index}"
+    if choice == "text":
+        return move.text
+    return str(choice or "nothing")

@@ -1,0 +1,123 @@
+"""What a match does when time runs out: its one timer, the game's own clock (a countdown, a
+window), a decision's deadline (a timeout), a disconnected seat's grace (a forfeit).
+
+A seat's clock runs while it is to act (in a real-time game, while it
+has a legal play). It has ``decision`` seconds, then draws on its bank; when
+both are spent the referee plays the first legal action for it and records a
+timeout. After ``max_timeouts`` timeouts, or ``grace`` seconds without a
+connected bot, the seat is forfeited: the referee plays it on (at once when
+the match waits on it alone, otherwise when its per-decision time runs out,
+so it never races live bots) and ranks it last.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+from croupier.server.journal import Record
+from croupier.server.match_state import MatchState
+from croupier.server.messages import Result, Status
+
+EARLY = 1e-3
+"""Timers may fire this much early: a deadline this close counts as reached."""
+
+
+class Timekeeping(MatchState):
+    """The match's room for time: its timer, timeouts and forfeits."""
+
+    def _post_tick(self) -> None:
+        self._timer = None
+        self._timer_at = None
+        self.post(self._tick)
+
+    def _tick(self) -> None:
+        if self.status != Status.MATCH_STATUS_RUNNING:
+            return
+        now = self.now()
+        wake = None if self._regathering else self.state.wake_at()
+        if wake is not None and now + EARLY >= wake:
+            clock: Record = {"t": "clock", "at": now}
+            self._journal_first(clock)
+            self._tell(clock, self.state.advance(now))
+        for index, seat in enumerate(self.seats):
+            if self.state.is_over():
+                break
+            if seat.decision is not None and now + EARLY >= seat.decision.deadline:
+                self._clock_ran_out(index, now)
+            if (
+                seat.gone_since is not None
+                and not seat.forfeited
+                and now + EARLY >= seat.gone_since + self.clocks.grace
+            ):
+                self._forfeit(index, "disconnected", now)
+        self._dirty = True
+
+    def _clock_ran_out(self, index: int, now: float) -> None:
+        seat = self.seats[index]
+        assert seat.decision is not None
+        decision_id = seat.decision.id
+        legal = self.state.legal_actions(index)  # now, not the decision's list: others may have acted
+        if not legal:
+            seat.decision = None
+            seat.acting_since = None
+            return
+        action = legal[0]
+        events = self.state.apply(index, action, now)
+        if seat.forfeited:
+            auto: Record = {"t": "auto", "at": now, "seat": index, "action": str(action)}
+            self._journal_applied(auto)
+            seat.decision = None
+            seat.acting_since = None
+            self._tell(auto, events)
+            return
+        timeout: Record = {"t": "timeout", "at": now, "seat": index, "action": str(action), "d": decision_id}
+        self._journal_applied(timeout)
+        seat.decision = None
+        seat.acting_since = None
+        seat.timeouts += 1
+        seat.bank = 0.0
+        seat.resolved = (decision_id, "timeout", action)
+        self._tell(timeout, events)
+        if seat.holder is not None:
+            seat.holder.send(self._result(index, decision_id, Result.TIMED_OUT, action))
+            self._told.add(index)
+        self.metrics.timeouts.inc()
+        if seat.timeouts >= self.clocks.max_timeouts:
+            self._forfeit(index, "timeouts", now)
+
+    def _forfeit(self, index: int, reason: str, now: float) -> None:
+        seat = self.seats[index]
+        forfeit: Record = {"t": "forfeit", "at": now, "seat": index, "reason": reason}
+        self._journal_first(forfeit)
+        seat.forfeited = reason
+        seat.bank = 0.0
+        seat.decision = None
+        seat.acting_since = None
+        seat.gone_since = None
+        self._tell(forfeit)
+        self.log.info("seat forfeited", seat=index, reason=reason)
+        if seat.holder is not None:
+            seat.holder.send(self._forfeited_message(index))
+            seat.holder = None
+        self.on_released(self, index)
+
+    def _cancel_timer(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+        self._timer = None
+        self._timer_at = None
+
+    def _arm_timer(self) -> None:
+        due = [s.decision.deadline for s in self.seats if s.decision is not None]
+        due += [s.gone_since + self.clocks.grace for s in self.seats if s.gone_since is not None]
+        wake = None if self._regathering else self.state.wake_at()
+        if wake is not None:
+            due.append(wake)
+        when = min(due) if due else None
+        if when is None or (self._timer_at is not None and self._timer_at <= when):
+            # A timer already due no later stays: firing early costs one idle tick, which arms the
+            # next; cancelling and re-arming on every decision (a deadline moves on each) costs more.
+            return
+        self._cancel_timer()
+        self._timer_at = when
+        self._timer = asyncio.get_running_loop().call_at(self._origin + when, self._post_tick)
