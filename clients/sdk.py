@@ -21,6 +21,9 @@ The SDK keeps one stream to the referee, plays any number of matches on it at
 once, reconnects with a growing delay when the stream breaks (the referee
 gives a reconnected bot its seats back), skips decisions already replaced by
 newer ones, and stops cleanly on SIGINT/SIGTERM.
+
+Over 600 lines, kept whole: it is the one module a bot author imports (``Bot``, ``main``,
+``play_offline``), and most of it is the one stream client those share.
 """
 
 from __future__ import annotations

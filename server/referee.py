@@ -12,6 +12,9 @@ Files under the data directory (folders 0700, files 0600, written as ``datafiles
 unfinished matches), ``bots.jsonl`` (registered bots: id, name, token hash) and
 ``admin-token``. A file found damaged at start is set aside with its valid prefix kept,
 and said in ``Referee.damaged``; a match whose files cannot be taken up is listed DAMAGED.
+
+Over 600 lines for one job: the registry every service shares (matches, bots, tokens,
+streams and the seating that ties them), in sections by what it keeps.
 """
 
 from __future__ import annotations
