@@ -34,6 +34,7 @@ too: they hold discards and lockstep answers.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -145,6 +146,29 @@ def header_and_last(path: Path) -> tuple[Record, Record] | None:
     if lines[-1] or not isinstance(header, dict) or not isinstance(last, dict):
         return None
     return header, last
+
+
+def twin_unfinished(path: Path) -> bool:
+    """Whether another journal beside ``path`` deals from the same seed and is not over (no end or
+    cancel record): the referee's sealing rule (``Referee.sealed``) read from the files, for whoever
+    serves journals from disk while no referee answers. Such a match's hands, seed and record stay
+    sealed, since a live or resumable twin is being dealt the same cards."""
+    ends = header_and_last(path)
+    digest = ends[0].get("seed_sha256") if ends else None
+    if not digest:
+        return False
+    for other in path.parent.glob("*.jsonl"):
+        if other == path:
+            continue
+        twin = header_and_last(other)
+        if twin is None:  # torn or damaged: the referee resumes it up to the damage, so it may be live
+            with contextlib.suppress(OSError, ValueError, AttributeError), other.open("rb") as file:
+                if json.loads(file.readline()).get("seed_sha256") == digest:
+                    return True
+            continue
+        if twin[0].get("seed_sha256") == digest and twin[1].get("t") not in ("end", "cancel"):
+            return True
+    return False
 
 
 def write_private(path: Path, data: dict[str, Any]) -> None:

@@ -122,7 +122,7 @@ async def test_a_referee_that_is_down_is_said_on_the_lobby(tmp_path: Path) -> No
         await web.stop()
 
 
-async def test_finished_journals_replay_from_the_data_folder_but_never_an_unfinished_one(
+async def test_finished_journals_replay_from_the_data_folder_but_never_an_unfinished_one_or_its_twin(
     referee: Croupier, admin: Admin, tmp_path: Path
 ) -> None:
     created = await admin.create("platinum_fish", 2, {}, seed=4)
@@ -132,16 +132,23 @@ async def test_finished_journals_replay_from_the_data_folder_but_never_an_unfini
     data = tmp_path / "elsewhere"
     (data / "matches").mkdir(parents=True)
     shutil.copy(journal, data / "matches" / "20000101-000000-finish.jsonl")
+    web = await start_web(f"127.0.0.1:{referee.port}", "127.0.0.1:0", data)
+    try:
+        status, _, body = await get(web.url + "api/matches/20000101-000000-finish/record")
+        assert status == 200 and "✓" in json.loads(body)["header"]["note"]
+    finally:
+        await web.stop()
+    # a twin of the same deal that is not over (a set stopped half-played, its referee down)
     lines = journal.read_text().splitlines(keepends=True)
     (data / "matches" / "20000101-000000-unfini.jsonl").write_text("".join(lines[:-1]))
     seed = json.loads(lines[-1])["seed"]
     (data / "matches" / "20000101-000000-unfini.secret").write_text(json.dumps({"seed": seed}))
     web = await start_web(f"127.0.0.1:{referee.port}", "127.0.0.1:0", data)
     try:
-        status, _, body = await get(web.url + "api/matches/20000101-000000-finish/record")
-        assert status == 200 and "✓" in json.loads(body)["header"]["note"]
         status, _, body = await get(web.url + "api/matches/20000101-000000-unfini/record")
         assert status == 404 and not CARD.search(body), "an unfinished match's secret stays unread"
+        status, _, body = await get(web.url + "api/matches/20000101-000000-finish/record")
+        assert status == 404 and not CARD.search(body), "a finished twin is sealed while its twin plays"
     finally:
         await web.stop()
 
