@@ -6,7 +6,8 @@ its referee time ``at`` (seconds since the match started); the last line,
 ``end``, holds the result and reveals the seed. Actions are stored in their
 text form, so replaying is the same for every game: ``apply_record``.
 
-Record kinds (``t``):
+Record kinds (``t``), one frozen class each (``Record``; ``to_json`` and ``from_json`` are the only
+code that knows their JSON, so what is written stays what it always was):
   match    the header                      start    play begins (at 0); its events are the game's opening
   act      a bot's accepted action         timeout  a clock ran out: the referee played ``action``
   auto     the referee played a forfeited seat
@@ -26,6 +27,10 @@ last records of running matches: they resume from an earlier point. A record
 that cannot be written whole (a full disk) is cut off again and not applied
 (``datafiles.Appender``), so the journal always ends with a whole record.
 
+The header's ``version`` is ``VERSION``; a journal of an older version is migrated as it is read
+(``MIGRATIONS``; an unfinished one is rewritten in today's version when the referee resumes it), one of a
+newer version is refused (the match is listed DAMAGED, its files left as they are).
+
 The seed of an unfinished match lives beside its journal in a private file
 (mode 0600, replaced atomically) with the hashes of its seat tokens, for
 resuming after a crash; it is deleted when the match ends. Journals are 0600
@@ -35,21 +40,337 @@ too: they hold discards and lockstep answers.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import hashlib
 import json
 import os
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar, TypeVar, assert_never, get_type_hints
 
 from croupier.engine.core import Event, GameSpec, GameState
+from croupier.server.clocks import Clocks
 from croupier.server.datafiles import Appender, replace_file
 
+_T = TypeVar("_T")
+
 VERSION = 1
+"""The journal format this code writes (the header's ``version``) and reads; older ones are migrated
+in memory (``MIGRATIONS``), newer ones refused."""
 
-Record = dict[str, Any]
+MIGRATIONS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {}
+"""``MIGRATIONS[n]`` turns one record of a version ``n`` journal (its JSON object) into version
+``n + 1``'s. Add one, and bump VERSION, with every change a journal written today would not read back
+as it was (a renamed or retyped field, a new required one, a kind that changed its meaning)."""
 
-ACTION_RECORDS = frozenset({"act", "timeout", "auto"})
+
+# --- the records -----------------------------------------------------------------------------------
+
+
+class RecordError(ValueError):
+    """A journal line that is not a record this code knows; the message says why (after "line N")."""
+
+
+class VersionError(RecordError):
+    """A journal of a version this code cannot read."""
+
+
+@dataclass(frozen=True, slots=True)
+class Seated:
+    """A player as the header names it."""
+
+    name: str
+    bot_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class Header:
+    """The first record: the match as created (never its seed, only the seed's SHA-256)."""
+
+    KIND: ClassVar[str] = "match"
+    match_id: str
+    game: str
+    options: dict[str, Any]
+    players: tuple[Seated, ...]
+    clocks: Clocks
+    seed_sha256: str
+    created_ms: int
+    version: int = VERSION
+
+    @property
+    def at(self) -> float:
+        return 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class Timed:
+    """A record of something that happened at referee time ``at`` (seconds since the start)."""
+
+    KIND: ClassVar[str]
+    at: float
+
+
+@dataclass(frozen=True, slots=True)
+class Start(Timed):
+    """Play begins (at 0); its events are the game's opening."""
+
+    KIND = "start"
+
+
+@dataclass(frozen=True, slots=True)
+class Played(Timed):
+    """An action played for ``seat``, in its text form (``GameSpec.parse_action`` reads it back)."""
+
+    seat: int
+    action: str
+
+
+@dataclass(frozen=True, slots=True)
+class Act(Played):
+    """A bot's accepted action: its decision, how long it thought, its time bank after."""
+
+    KIND = "act"
+    decision_id: int = field(metadata={"key": "d"})
+    think: float
+    bank: float
+
+
+@dataclass(frozen=True, slots=True)
+class Timeout(Played):
+    """A seat's clock ran out on ``decision_id``: the referee played ``action``."""
+
+    KIND = "timeout"
+    decision_id: int = field(metadata={"key": "d"})
+
+
+@dataclass(frozen=True, slots=True)
+class Auto(Played):
+    """The referee played for a forfeited seat."""
+
+    KIND = "auto"
+
+
+@dataclass(frozen=True, slots=True)
+class Refuse(Timed):
+    """A refused move (``action``: what was tried, maybe no action at all); the game's penalty, if any,
+    is re-applied from it."""
+
+    KIND = "refuse"
+    seat: int
+    reason: str
+    action: str
+
+
+@dataclass(frozen=True, slots=True)
+class Clock(Timed):
+    """Time passed: the game's countdowns and windows (``GameState.advance``)."""
+
+    KIND = "clock"
+
+
+@dataclass(frozen=True, slots=True)
+class Recount(Timed):
+    """Every seat of a resumed real-time match is back: the countdown starts again."""
+
+    KIND = "recount"
+
+
+@dataclass(frozen=True, slots=True)
+class Forfeit(Timed):
+    """A seat was forfeited (``reason``: "timeouts", "refusals", "disconnected")."""
+
+    KIND = "forfeit"
+    seat: int
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class Resume(Timed):
+    """A restarted referee took the match up again."""
+
+    KIND = "resume"
+
+
+@dataclass(frozen=True, slots=True)
+class End(Timed):
+    """The last record of a finished match: its result, and the seed revealed."""
+
+    KIND = "end"
+    seed: int
+    scores: tuple[int, ...]
+    engine_places: tuple[int, ...]
+    places: tuple[int, ...]
+    timeouts: tuple[int, ...]
+    refusals: tuple[int, ...]
+    forfeited: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Cancel(Timed):
+    """The admin called the match off: the last record, no result, the seed kept secret."""
+
+    KIND = "cancel"
+    reason: str
+    forfeited: tuple[str, ...]
+
+
+Record = Header | Start | Act | Timeout | Auto | Refuse | Clock | Recount | Forfeit | Resume | End | Cancel
+"""One journal line. A new kind goes here, in ``KINDS`` and in every ``match`` on records (mypy
+checks that each one handles it)."""
+
+KINDS: dict[str, type[Record]] = {
+    kind.KIND: kind
+    for kind in (Header, Start, Act, Timeout, Auto, Refuse, Clock, Recount, Forfeit, Resume, End, Cancel)
+}
+
+CLOSING = (End, Cancel)
+"""The records that end a match: nothing may follow them."""
+
+
+def _checker(kind: Any) -> Callable[[Any], bool]:
+    """Whether a JSON value fits a record field's type (one of the few the records use)."""
+    if kind is int:
+        return lambda v: type(v) is int
+    if kind is float:  # an int is a float here (PEP 484), kept as it was so it encodes back the same
+        return lambda v: type(v) in (int, float)
+    if kind is str:
+        return lambda v: type(v) is str
+    if kind == tuple[int, ...]:
+        return lambda v: type(v) is list and all(type(x) is int for x in v)
+    if kind == tuple[str, ...]:
+        return lambda v: type(v) is list and all(type(x) is str for x in v)
+    raise TypeError(f"no JSON check for {kind}")  # a new field type: add its check here
+
+
+_Shape = tuple[tuple[str, str, Callable[[Any], bool], bool], ...]
+
+
+def _shape(kind: type[Timed]) -> _Shape:
+    """Per field of a timed record: its name, its JSON key, its check, whether it is a tuple."""
+    hints = get_type_hints(kind)
+    return tuple(
+        (f.name, f.metadata.get("key", f.name), _checker(hints[f.name]), hints[f.name] in _TUPLES)
+        for f in dataclasses.fields(kind)
+    )
+
+
+_TUPLES = (tuple[int, ...], tuple[str, ...])
+_SHAPES: dict[type[Any], _Shape] = {kind: _shape(kind) for kind in KINDS.values() if issubclass(kind, Timed)}
+
+
+def to_json(record: Record) -> dict[str, Any]:
+    """A record as the JSON object its journal line holds (keys in the order they always had)."""
+    if isinstance(record, Header):
+        return {
+            "t": Header.KIND,
+            "version": record.version,
+            "match_id": record.match_id,
+            "game": record.game,
+            "options": record.options,
+            "players": [{"name": p.name, "bot_id": p.bot_id} for p in record.players],
+            "clocks": dataclasses.asdict(record.clocks),
+            "seed_sha256": record.seed_sha256,
+            "created_ms": record.created_ms,
+        }
+    data: dict[str, Any] = {"t": record.KIND}
+    for name, key, _check, _tuple in _SHAPES[type(record)]:
+        data[key] = getattr(record, name)
+    return data
+
+
+def from_json(data: Any) -> Record:
+    """The record a journal line's JSON object (of this VERSION) holds; RecordError if it is none."""
+    kind = data.get("t") if isinstance(data, dict) else None
+    if not isinstance(kind, str):
+        raise RecordError("is not a journal record")
+    cls = KINDS.get(kind)
+    if cls is None:
+        raise RecordError(f"is a record of unrecognized kind {kind!r}")
+    if cls is Header:
+        return _header(data)
+    values: dict[str, Any] = {}
+    for name, key, check, is_tuple in _SHAPES[cls]:
+        value = data.get(key)
+        if not check(value):
+            raise RecordError(f"is {_a(kind)} {kind} record whose {key} is {_missing(key, data)}")
+        values[name] = tuple(value) if is_tuple else value
+    if len(data) != len(values) + 1:
+        extra = sorted(set(data) - {"t", *(key for _, key, _, _ in _SHAPES[cls])})
+        raise RecordError(f"is {_a(kind)} {kind} record with unknown fields {', '.join(extra)}")
+    return cls(**values)
+
+
+def _header(data: dict[str, Any]) -> Header:
+    try:
+        players = tuple(Seated(_text(p["name"]), _text(p["bot_id"])) for p in data["players"])
+        header = Header(
+            match_id=_text(data["match_id"]),
+            game=_text(data["game"]),
+            options=dict(data["options"]),
+            players=players,
+            clocks=Clocks(**data["clocks"]),
+            seed_sha256=_text(data["seed_sha256"]),
+            created_ms=_typed(data["created_ms"], int),
+            version=_typed(data["version"], int),
+        )
+    except (KeyError, TypeError, ValueError) as exc:  # InvalidArgument (clocks out of range) is one
+        raise RecordError(f"is a match header that cannot be read ({exc!r})") from None
+    if header.version != VERSION:  # read_line migrates first
+        raise VersionError(f"is journal version {header.version}, not {VERSION}: it was not migrated")
+    return header
+
+
+def _text(value: Any) -> str:
+    return _typed(value, str)
+
+
+def _typed(value: Any, kind: type[_T]) -> _T:
+    if type(value) is not kind:
+        raise TypeError(f"{value!r} is not {kind.__name__}")
+    result: _T = value
+    return result
+
+
+def _a(kind: str) -> str:
+    return "an" if kind[0] in "aeiou" else "a"
+
+
+def _missing(key: str, data: dict[str, Any]) -> str:
+    return f"{data[key]!r}, not of its type" if key in data else "missing"
+
+
+def migrated(data: Any, version: int) -> Any:
+    """One record of a version ``version`` journal as this VERSION writes it (VersionError if the
+    version is newer than this code, or one it never wrote)."""
+    if version == VERSION:
+        return data
+    if type(version) is not int or version > VERSION:
+        raise VersionError(
+            f"is journal version {version!r}, newer than this Croupier reads ({VERSION}): "
+            "upgrade it to take this match up"
+        )
+    for older in range(version, VERSION):
+        if older not in MIGRATIONS:
+            raise VersionError(f"is journal version {version!r}, which no Croupier wrote")
+        data = MIGRATIONS[older](data)
+        if isinstance(data, dict) and data.get("t") == Header.KIND:
+            data = {**data, "version": older + 1}
+    return data
+
+
+def version_of(header: Any) -> int:
+    """The version a journal's first line says it is written in (VERSION if it says none: it is not
+    a header, and ``from_json`` says so)."""
+    if isinstance(header, dict) and header.get("t") == Header.KIND:
+        version: int = header.get("version", 0)
+        return version
+    return VERSION
+
+
+def read_line(data: Any, version: int) -> Record:
+    """A journal line's JSON object, of a journal in ``version``, as a record of today's format."""
+    return from_json(migrated(data, version))
 
 
 def seed_sha256(seed: int) -> str:
@@ -65,6 +386,11 @@ _encode = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
 builds a new one each call)."""
 
 
+def encode(record: Record) -> bytes:
+    """A record's journal line, newline included."""
+    return _encode(to_json(record)).encode() + b"\n"
+
+
 class JournalWriter:
     """Appends records; each is whole in the OS's cache when ``write`` returns, or not in the file at
     all and ``write`` raises ``OSError`` (a full disk): nobody may then be told of it."""
@@ -74,7 +400,7 @@ class JournalWriter:
         self._file = Appender(path)
 
     def write(self, record: Record) -> None:
-        self._file.append(_encode(record).encode() + b"\n")
+        self._file.append(encode(record))
 
     def sync(self) -> None:
         self._file.sync()
@@ -94,43 +420,60 @@ class Scan:
 
     records: list[Record]
     lines: list[bytes]
-    """The raw lines of ``records``: the valid prefix to keep if the rest is damaged."""
+    """The lines of ``records`` (as this VERSION writes them): the valid prefix to keep if the rest
+    is damaged."""
     damage: str
     """What is wrong after ``records`` ("" if nothing)."""
+    version: int = VERSION
+    """The version the journal was written in (its records are migrated to VERSION)."""
 
     def prefix(self, count: int) -> bytes:
         return b"".join(self.lines[:count])
 
 
 def scan(path: Path) -> Scan:
-    """The records of a journal up to the first line that is torn or not a record."""
+    """The records of a journal up to the first line that is torn or not a record; the first must be
+    the match header, of a version this code reads (if not, no records)."""
     records: list[Record] = []
     lines: list[bytes] = []
     damage = ""
+    version = VERSION
     with path.open("rb") as file:
         for number, line in enumerate(file, 1):
             if not line.endswith(b"\n"):
                 damage = f"line {number} is cut short"
                 break
             try:
-                record = json.loads(line)
+                data = json.loads(line)
             except ValueError:
                 damage = f"line {number} is not JSON"
                 break
-            if not isinstance(record, dict) or not isinstance(record.get("t"), str):
-                damage = f"line {number} is not a journal record"
+            try:
+                if number == 1:
+                    version = version_of(data)
+                record = read_line(data, version)
+                if (number == 1) != isinstance(record, Header):
+                    raise RecordError(
+                        f"is a {record.KIND} record" + ("" if number == 1 else " after the header")
+                    )
+            except VersionError as exc:
+                return Scan([], [], f"line {number} {exc}", version)
+            except RecordError as exc:
+                damage = f"line {number} {exc}"
                 break
             records.append(record)
-            lines.append(line)
-    return Scan(records, lines, damage)
+            lines.append(line if version == VERSION else encode(record))
+    if damage and not records:
+        damage += ": no match header"
+    return Scan(records, lines, damage, version)
 
 
-def header_and_last(path: Path) -> tuple[Record, Record] | None:
+def header_and_last(path: Path) -> tuple[Header, Record] | None:
     """The first and the last record, without reading the whole file; None unless both are sound and
     the file ends with a whole line (then read it whole: ``scan``)."""
     try:
         with path.open("rb") as file:
-            header = json.loads(file.readline())
+            first = json.loads(file.readline())
             size = file.seek(0, os.SEEK_END)
             chunk = min(size, 1 << 16)
             while True:
@@ -140,10 +483,11 @@ def header_and_last(path: Path) -> tuple[Record, Record] | None:
                 if len(complete) >= 2 or chunk == size:
                     break
                 chunk = min(size, chunk * 4)
-        last = json.loads(complete[-1])
-    except (ValueError, IndexError):
+        version = version_of(first)
+        header, last = read_line(first, version), read_line(json.loads(complete[-1]), version)
+    except (ValueError, IndexError):  # RecordError is a ValueError
         return None
-    if lines[-1] or not isinstance(header, dict) or not isinstance(last, dict):
+    if lines[-1] or not isinstance(header, Header):
         return None
     return header, last
 
@@ -154,9 +498,9 @@ def twin_unfinished(path: Path) -> bool:
     serves journals from disk while no referee answers. Such a match's hands, seed and record stay
     sealed, since a live or resumable twin is being dealt the same cards."""
     ends = header_and_last(path)
-    digest = ends[0].get("seed_sha256") if ends else None
-    if not digest:
+    if ends is None:
         return False
+    digest = ends[0].seed_sha256
     for other in path.parent.glob("*.jsonl"):
         if other == path:
             continue
@@ -166,7 +510,7 @@ def twin_unfinished(path: Path) -> bool:
                 if json.loads(file.readline()).get("seed_sha256") == digest:
                     return True
             continue
-        if twin[0].get("seed_sha256") == digest and twin[1].get("t") not in ("end", "cancel"):
+        if twin[0].seed_sha256 == digest and not isinstance(twin[1], CLOSING):
             return True
     return False
 
@@ -189,18 +533,21 @@ def seed_beside(journal: Path) -> int | None:
 
 def apply_record(spec: GameSpec[Any], state: GameState[Any, Any], record: Record) -> list[Event]:
     """Re-apply one journal record to the engine: the one definition of what each kind does."""
-    kind = record["t"]
-    if kind in ACTION_RECORDS:
-        return state.apply(record["seat"], spec.parse_action(record["action"]), record["at"])
-    if kind == "refuse":
-        return state.penalize(record["seat"], record["reason"], record["at"])
-    if kind == "clock":
-        return state.advance(record["at"])
-    if kind == "recount":
-        return state.recount(record["at"])
-    if kind == "start":
-        return list(state.opening)  # made by new_game: told at the start, like any other change
-    return []
+    match record:
+        case Act() | Timeout() | Auto():
+            return state.apply(record.seat, spec.parse_action(record.action), record.at)
+        case Refuse():
+            return state.penalize(record.seat, record.reason, record.at)
+        case Clock():
+            return state.advance(record.at)
+        case Recount():
+            return state.recount(record.at)
+        case Start():
+            return list(state.opening)  # made by new_game: told at the start, like any other change
+        case Header() | Forfeit() | Resume() | End() | Cancel():
+            return []  # the engine has no part in them
+        case _:
+            assert_never(record)
 
 
 def replayed(spec: GameSpec[Any], options: Any, seed: int, records: list[Record]) -> GameState[Any, Any]:
@@ -221,37 +568,38 @@ def replay_journal(path: Path, seed: int | None = None) -> tuple[GameState[Any, 
     """Re-run a match from its journal; check the seed and, if it ended, its result.
 
     The seed comes from the journal's end, else from ``seed``. Raises
-    ReplayMismatch if anything differs.
+    ReplayMismatch if anything differs (or the journal is damaged).
     """
     from croupier.engine.games import get_game
     from croupier.engine.rng import Rng
 
-    records = read_records(path)
-    if not records or records[0].get("t") != "match":
-        raise ReplayMismatch(f"{path} does not start with a match header")
-    header = records[0]
-    end = records[-1] if records[-1]["t"] == "end" else None
+    journal = scan(path)
+    if journal.damage:
+        raise ReplayMismatch(f"{path}: {journal.damage}")
+    header = journal.records[0]
+    assert isinstance(header, Header)  # scan's first record
+    records = journal.records
+    end = records[-1] if isinstance(records[-1], End) else None
     if end is not None:
-        seed = end["seed"]
+        seed = end.seed
     if seed is None:
         raise ReplayMismatch(f"{path}: the match has not ended, so its seed is not in the journal; give it")
-    if seed_sha256(seed) != header["seed_sha256"]:
+    if seed_sha256(seed) != header.seed_sha256:
         raise ReplayMismatch(f"{path}: the seed {seed} does not match the published hash")
-    spec = get_game(header["game"])
-    state = spec.new_game(spec.options(header["options"]), Rng(seed))
-    for record in records[1:]:
+    spec = get_game(header.game)
+    state = spec.new_game(spec.options(header.options), Rng(seed))
+    for number, record in enumerate(records[1:], 2):
         try:
             apply_record(spec, state, record)
         except ValueError as exc:
-            raise ReplayMismatch(f"{path}: record {record} does not apply: {exc}") from None
+            raise ReplayMismatch(f"{path}: line {number} ({record.KIND}) does not apply: {exc}") from None
     if end is not None:
         if not state.is_over():
             raise ReplayMismatch(f"{path}: the replayed match is not over where the journal ends it")
         outcome = state.outcome()
-        recorded = (end["scores"], end["engine_places"])
-        if (list(outcome.scores), list(outcome.places)) != (recorded[0], recorded[1]):
+        if (outcome.scores, outcome.places) != (end.scores, end.engine_places):
             raise ReplayMismatch(
                 f"{path}: replay gives scores {list(outcome.scores)} places {list(outcome.places)}, "
-                f"the journal says scores {recorded[0]} places {recorded[1]}"
+                f"the journal says scores {list(end.scores)} places {list(end.engine_places)}"
             )
     return state, records

@@ -24,10 +24,19 @@ from typing import Any
 import croupier.server.session as sessions
 from croupier.engine.core import Event
 from croupier.server.errors import FailedPrecondition, ServiceError
-from croupier.server.journal import Record
+from croupier.server.journal import Auto, Cancel, End, Header, Record, Recount, Start
 from croupier.server.match_journal import JournalFull, Journaling
 from croupier.server.match_state import MatchState
-from croupier.server.messages import Kind, Status, Subscription, build_frame, match_result, ms, replay_frames
+from croupier.server.messages import (
+    Kind,
+    Status,
+    Subscription,
+    build_frame,
+    match_result,
+    ms,
+    replay_frames,
+    shown,
+)
 from croupier.server.moves import Moves
 from croupier.server.seats import Decision, SeatState, decision_id, final_places
 from croupier.server.session import Session
@@ -134,7 +143,7 @@ class Match(Moves, Timekeeping, Journaling, MatchState):
             self._dirty = True
 
     def _start(self) -> None:
-        start: Record = {"t": "start", "at": 0.0}
+        start = Start(0.0)
         self._journal_first(start)
         self._origin = asyncio.get_running_loop().time()
         self.status = Status.MATCH_STATUS_RUNNING
@@ -158,10 +167,10 @@ class Match(Moves, Timekeeping, Journaling, MatchState):
             if any(s.holder is None and not s.forfeited for s in self.seats):
                 self._arm_timer()  # the graces of the seats still away
                 return
-            recount: Record = {"t": "recount", "at": self.now()}
+            recount = Recount(self.now())
             self._journal_first(recount)  # a full disk: the match stays as it is, and tries again
             self._regathering = False
-            self._tell(recount, self.state.recount(recount["at"]))
+            self._tell(recount, self.state.recount(recount.at))
         while True:
             if self.state.is_over():
                 self._finish()
@@ -175,7 +184,7 @@ class Match(Moves, Timekeeping, Journaling, MatchState):
                 break
             now = self.now()
             events = self.state.apply(index, legal[0], now)
-            auto: Record = {"t": "auto", "at": now, "seat": index, "action": str(legal[0])}
+            auto = Auto(now, index, str(legal[0]))
             self._journal_applied(auto)
             self._tell(auto, events)
         self._publish(to_act)
@@ -236,20 +245,21 @@ class Match(Moves, Timekeeping, Journaling, MatchState):
     def _finish(self) -> None:
         now = self.now()
         outcome = self.state.outcome()
-        end: Record = {
-            "t": "end",
-            "at": now,
-            "seed": self._seed,
-            "scores": list(outcome.scores),
-            "engine_places": list(outcome.places),
-            "places": final_places(outcome.places, [bool(s.forfeited) for s in self.seats]),
-            "timeouts": [s.timeouts for s in self.seats],
-            "refusals": [s.refusals for s in self.seats],
-            "forfeited": [s.forfeited for s in self.seats],
-        }
+        end = End(
+            at=now,
+            seed=self._seed,
+            scores=outcome.scores,
+            engine_places=outcome.places,
+            places=tuple(final_places(outcome.places, [bool(s.forfeited) for s in self.seats])),
+            timeouts=tuple(s.timeouts for s in self.seats),
+            refusals=tuple(s.refusals for s in self.seats),
+            forfeited=tuple(s.forfeited for s in self.seats),
+        )
         self._journal_first(end)
         self.status = Status.MATCH_STATUS_FINISHED
-        self.result = match_result(self.records[0], end)
+        header = self.records[0]
+        assert isinstance(header, Header)
+        self.result = match_result(header, end)
         self._cancel_timer()
         self._tell(end)
         # The end record is in the OS's hands already; make it durable off the event loop, and only
@@ -265,11 +275,11 @@ class Match(Moves, Timekeeping, Journaling, MatchState):
         self.log.info(
             "match finished",
             players=[p.name for p in self.players],
-            places=end["places"],
-            scores=end["scores"],
-            timeouts=end["timeouts"],
-            refusals=end["refusals"],
-            forfeited=end["forfeited"],
+            places=end.places,
+            scores=end.scores,
+            timeouts=end.timeouts,
+            refusals=end.refusals,
+            forfeited=end.forfeited,
             seconds=round(now, 3),
             journal=str(self.journal_path),
         )
@@ -298,8 +308,7 @@ class Match(Moves, Timekeeping, Journaling, MatchState):
         if self.done.is_set():
             return
         at = self.now() if self.status == Status.MATCH_STATUS_RUNNING else 0.0
-        forfeited = [s.forfeited for s in self.seats]
-        cancel: Record = {"t": "cancel", "at": at, "reason": reason, "forfeited": forfeited}
+        cancel = Cancel(at, reason, tuple(s.forfeited for s in self.seats))
         self._journal_first(cancel)
         self.status = Status.MATCH_STATUS_CANCELLED
         self.cancel_reason = reason
@@ -338,7 +347,7 @@ class Match(Moves, Timekeeping, Journaling, MatchState):
 
     def _tell(self, record: Record, events: list[Event] | None = None) -> None:
         """Show a journaled change to the spectators; its events go to the bots when the match settles."""
-        if record["t"] in ("match", "resume"):
+        if not shown(record):
             return
         self._dirty = True
         if events:
@@ -381,7 +390,7 @@ class Match(Moves, Timekeeping, Journaling, MatchState):
                 spectator_pb2.MatchFrame(
                     match_id=self.id,
                     seq=len(self.records) - 1,
-                    time_ms=ms(self.records[-1].get("at", 0.0)),
+                    time_ms=ms(self.records[-1].at),
                     step=spectator_pb2.Step(kind=Kind.SNAPSHOT),
                     view=self.codec.view(view),
                     info=self.info(),

@@ -5,15 +5,32 @@ unfinished one after a restart, and every record written before (or, undone, aft
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Self
+from typing import Any, Self, assert_never
 
 from croupier.engine.core import options_to_dict
-from croupier.server.clocks import Clocks
 from croupier.server.errors import ResourceExhausted
-from croupier.server.journal import JournalWriter, Record, apply_record, replayed, write_private
+from croupier.server.journal import (
+    Act,
+    Auto,
+    Cancel,
+    Clock,
+    End,
+    Forfeit,
+    Header,
+    JournalWriter,
+    Record,
+    Recount,
+    Refuse,
+    Resume,
+    Seated,
+    Start,
+    Timeout,
+    apply_record,
+    replayed,
+    write_private,
+)
 from croupier.server.match_state import MatchState
 from croupier.server.messages import Status
 from croupier.server.metrics import Metrics
@@ -37,17 +54,15 @@ class Journaling(MatchState):
         )
         self._journal = JournalWriter(self.journal_path)
         self._write_now(
-            {
-                "t": "match",
-                "version": 1,
-                "match_id": self.id,
-                "game": self.spec.name,
-                "options": options_to_dict(self.options),
-                "players": [{"name": p.name, "bot_id": p.bot_id} for p in self.players],
-                "clocks": dataclasses.asdict(self.clocks),
-                "seed_sha256": self.seed_sha256,
-                "created_ms": self.created_ms,
-            }
+            Header(
+                match_id=self.id,
+                game=self.spec.name,
+                options=options_to_dict(self.options),
+                players=tuple(Seated(p.name, p.bot_id) for p in self.players),
+                clocks=self.clocks,
+                seed_sha256=self.seed_sha256,
+                created_ms=self.created_ms,
+            )
         )
         self._journal.sync()
         self.metrics.active_matches.inc()
@@ -68,19 +83,20 @@ class Journaling(MatchState):
         from croupier.engine.games import get_game
 
         header = records[0]
-        spec = get_game(header["game"])
+        assert isinstance(header, Header)  # journal.scan's first record
+        spec = get_game(header.game)
         players = [
-            Player(p["name"], p["bot_id"], token)
-            for p, token in zip(header["players"], secret["seat_tokens"], strict=True)
+            Player(p.name, p.bot_id, token)
+            for p, token in zip(header.players, secret["seat_tokens"], strict=True)
         ]
         match = cls(
-            match_id=header["match_id"],
+            match_id=header.match_id,
             spec=spec,
-            options=spec.options(header["options"]),
+            options=spec.options(header.options),
             seed=secret["seed"],
-            clocks=Clocks(**header["clocks"]),
+            clocks=header.clocks,
             players=players,
-            created_ms=header["created_ms"],
+            created_ms=header.created_ms,
             journal_path=journal_path,
             metrics=metrics,
             on_released=on_released,
@@ -94,16 +110,16 @@ class Journaling(MatchState):
                 kept = records[:taken]
                 match, _ = cls.rebuild(journal_path, kept, secret, metrics, on_released, on_finished)
                 return match, f"line {taken + 1} does not apply ({exc!r})"
-            match._last_at = record.get("at", match._last_at)
+            match._last_at = record.at
         match.records = list(records)
         return match, ""
 
     def reopen(self) -> None:
         """Go on writing the journal of a rebuilt match (whose file holds exactly its records)."""
         # This resume record is not written yet, so it counts as one more run.
-        self._epoch = 2 + sum(1 for r in self.records if r["t"] == "resume")
+        self._epoch = 2 + sum(1 for r in self.records if isinstance(r, Resume))
         self._journal = JournalWriter(self.journal_path)
-        self._write_now({"t": "resume", "at": self._last_at})
+        self._write_now(Resume(self._last_at))
         if self.status == Status.MATCH_STATUS_RUNNING:
             self._origin = asyncio.get_running_loop().time() - self._last_at
             for seat in self.seats:
@@ -115,26 +131,31 @@ class Journaling(MatchState):
 
     def _account(self, record: Record) -> None:
         """Seat bookkeeping of one replayed record (the engine's part is ``apply_record``)."""
-        kind = record["t"]
-        if kind == "start":
-            self.status = Status.MATCH_STATUS_RUNNING
-            return
-        if "seat" not in record:
-            return
-        seat = self.seats[record["seat"]]
-        if kind == "act":
-            seat.bank = record["bank"]
-            seat.last_think = record["think"]
-            seat.resolved = (record["d"], "accepted", self.spec.parse_action(record["action"]))
-        elif kind == "timeout":
-            seat.timeouts += 1
-            seat.bank = 0.0
-            seat.resolved = (record["d"], "timeout", self.spec.parse_action(record["action"]))
-        elif kind == "refuse":
-            seat.refusals += 1
-        elif kind == "forfeit":
-            seat.forfeited = record["reason"]
-            seat.bank = 0.0
+        match record:
+            case Start():
+                self.status = Status.MATCH_STATUS_RUNNING
+            case Act():
+                seat = self.seats[record.seat]
+                seat.bank = record.bank
+                seat.last_think = record.think
+                seat.resolved = (record.decision_id, "accepted", self.spec.parse_action(record.action))
+            case Timeout():
+                seat = self.seats[record.seat]
+                seat.timeouts += 1
+                seat.bank = 0.0
+                seat.resolved = (record.decision_id, "timeout", self.spec.parse_action(record.action))
+            case Refuse():
+                self.seats[record.seat].refusals += 1
+            case Forfeit():
+                seat = self.seats[record.seat]
+                seat.forfeited = record.reason
+                seat.bank = 0.0
+            case Auto() | Clock() | Recount() | Resume():
+                pass  # no seat's bookkeeping
+            case Header() | End() | Cancel():
+                raise ValueError(f"a {record.KIND} record cannot be part of an unfinished match")
+            case _:
+                assert_never(record)
 
     def _journal_first(self, record: Record) -> None:
         """Journal a change about to be made: if the journal cannot take it (a full disk), nothing
@@ -145,7 +166,7 @@ class Journaling(MatchState):
             self._journal.write(record)
         except OSError as exc:
             if self._retry is None and self._acting:  # said once per second at most
-                self.log.warning("journal full: the match waits", error=exc.strerror, kind=record["t"])
+                self.log.warning("journal full: the match waits", error=exc.strerror, kind=record.KIND)
                 self._retry = asyncio.get_running_loop().call_later(
                     RETRY_SECONDS, self._post_retry, context=self._context
                 )

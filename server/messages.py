@@ -8,33 +8,68 @@ import asyncio
 import contextlib
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, assert_never
 
 from croupier.engine.core import Event, GameSpec, GameState, MalformedInput
 from croupier.engine.rng import Rng
 from croupier.server import convert
-from croupier.server.journal import ACTION_RECORDS, Record, apply_record
+from croupier.server.journal import (
+    Act,
+    Auto,
+    Cancel,
+    Clock,
+    End,
+    Forfeit,
+    Header,
+    Played,
+    Record,
+    Recount,
+    Refuse,
+    Resume,
+    Start,
+    Timeout,
+    apply_record,
+)
 from croupier.v1 import bots_pb2, games_pb2, match_pb2, spectator_pb2
 
 Status = match_pb2.MatchStatus
 Result = bots_pb2.ActionResult
 Kind = spectator_pb2.Step.Kind
 
-EDGES = ("start", "end", "cancel")
+EDGES = (Start, End, Cancel)
 """Records whose frame carries the MatchInfo."""
 
-STEP_KINDS = {
-    "start": Kind.START,
-    "act": Kind.ACTION,
-    "timeout": Kind.TIMEOUT,
-    "auto": Kind.FALLBACK,
-    "refuse": Kind.REFUSAL,
-    "clock": Kind.CLOCK,
-    "recount": Kind.CLOCK,
-    "forfeit": Kind.FORFEIT,
-    "end": Kind.END,
-    "cancel": Kind.CANCEL,
-}
+
+def step_kind(record: Record) -> spectator_pb2.Step.Kind.ValueType:
+    """What a record is to a spectator (the header and resumes are no step: ``shown``)."""
+    match record:
+        case Start():
+            return Kind.START
+        case Act():
+            return Kind.ACTION
+        case Timeout():
+            return Kind.TIMEOUT
+        case Auto():
+            return Kind.FALLBACK
+        case Refuse():
+            return Kind.REFUSAL
+        case Clock() | Recount():
+            return Kind.CLOCK
+        case Forfeit():
+            return Kind.FORFEIT
+        case End():
+            return Kind.END
+        case Cancel():
+            return Kind.CANCEL
+        case Header() | Resume():
+            raise ValueError(f"a {record.KIND} record is not shown as a step")
+        case _:
+            assert_never(record)
+
+
+def shown(record: Record) -> bool:
+    """Whether spectators see a record as a frame (not the header, nor a referee's resume)."""
+    return not isinstance(record, Header | Resume)
 
 
 @dataclass
@@ -105,25 +140,25 @@ def action_result(
     return message
 
 
-def match_result(header: Record, end: Record) -> match_pb2.MatchResult:
+def match_result(header: Header, end: End) -> match_pb2.MatchResult:
     """A finished match's result, from its journal's header and ``end`` records."""
-    places = end["places"]
+    places = end.places
     return match_pb2.MatchResult(
         seats=[
             match_pb2.SeatResult(
                 seat=i,
-                name=player["name"],
-                bot_id=player["bot_id"],
+                name=player.name,
+                bot_id=player.bot_id,
                 place=places[i],
-                score=end["scores"][i],
-                timeouts=end["timeouts"][i],
-                refusals=end["refusals"][i],
-                forfeited=end["forfeited"][i],
+                score=end.scores[i],
+                timeouts=end.timeouts[i],
+                refusals=end.refusals[i],
+                forfeited=end.forfeited[i],
             )
-            for i, player in enumerate(header["players"])
+            for i, player in enumerate(header.players)
         ],
         winners=[i for i, place in enumerate(places) if place == 1],
-        duration_ms=ms(end["at"]),
+        duration_ms=ms(end.at),
     )
 
 
@@ -143,26 +178,27 @@ def build_frame(
     the match's ``info`` on the records that start and end it.
     """
     reveal = reveal or state.is_over()
-    kind = record["t"]
-    step = spectator_pb2.Step(kind=STEP_KINDS[kind], seat=record.get("seat"))
-    if kind in ("forfeit", "cancel"):
-        step.reason = record["reason"]
+    step = spectator_pb2.Step(
+        kind=step_kind(record), seat=record.seat if isinstance(record, Played | Refuse | Forfeit) else None
+    )
+    if isinstance(record, Forfeit | Cancel):
+        step.reason = record.reason
     elif reveal:
-        if kind in ACTION_RECORDS:
-            step.action.CopyFrom(codec.action(codec.spec.parse_action(record["action"])))
-        elif kind == "refuse":
-            step.reason = record["reason"]
+        if isinstance(record, Played):
+            step.action.CopyFrom(codec.action(codec.spec.parse_action(record.action)))
+        elif isinstance(record, Refuse):
+            step.reason = record.reason
             with contextlib.suppress(MalformedInput):  # an attempt that was no action: the reason says so
-                step.action.CopyFrom(codec.action(codec.spec.parse_action(record["action"])))
+                step.action.CopyFrom(codec.action(codec.spec.parse_action(record.action)))
     view = state.full_view() if reveal else state.public_view()
     return spectator_pb2.MatchFrame(
         match_id=match_id,
         seq=seq,
-        time_ms=ms(record.get("at", 0.0)),
+        time_ms=ms(record.at),
         step=step,
         events=[codec.event(e) for e in events],
         view=codec.view(view),
-        info=info() if info is not None and kind in EDGES else None,
+        info=info() if info is not None and isinstance(record, EDGES) else None,
     )
 
 
@@ -179,12 +215,13 @@ def replay_frames(
         return
     codec = convert.codec(spec.name)
     state = spec.new_game(options, Rng(seed))
-    match_id = records[0]["match_id"]
+    header = records[0]
+    assert isinstance(header, Header)
     for seq, record in enumerate(records):
-        if record["t"] in ("match", "resume"):
+        if not shown(record):
             continue
         events = apply_record(spec, state, record)
-        yield build_frame(codec, match_id, seq, record, events, state, reveal, info)
+        yield build_frame(codec, header.match_id, seq, record, events, state, reveal, info)
 
 
 def ms(seconds: float) -> int:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from croupier.engine.core import Action, IllegalAction, MalformedInput
 from croupier.server.errors import FailedPrecondition, InvalidArgument, PermissionDenied, ServiceError, clip
-from croupier.server.journal import Record
+from croupier.server.journal import Act, Refuse
 from croupier.server.match_state import MatchState
 from croupier.server.messages import Result, Status
 from croupier.server.seats import Decision
@@ -96,15 +96,7 @@ class Moves(MatchState):
         decision_id = seat.decision.id if seat.decision else 0
         think = now - seat.acting_since if seat.acting_since is not None else 0.0
         bank = max(0.0, seat.bank - max(0.0, think - self.clocks.decision))
-        act: Record = {
-            "t": "act",
-            "at": now,
-            "seat": index,
-            "action": str(action),
-            "d": decision_id,
-            "think": think,
-            "bank": bank,
-        }
+        act = Act(now, index, str(action), decision_id, think, bank)
         self._journal_applied(act)
         seat.bank = bank
         seat.last_think = think
@@ -151,7 +143,7 @@ class Moves(MatchState):
         seat = self.seats[index]
         reason = clip(reason)  # it may quote the move: the bot's own input, at any size
         attempt = clip(str(action) if action is not None else _describe(move))
-        refusal: Record = {"t": "refuse", "at": now, "seat": index, "reason": reason, "action": attempt}
+        refusal = Refuse(now, index, reason, attempt)
         self._journal_first(refusal)
         seat.refusals += 1
         self._tell(refusal, self.state.penalize(index, reason, now))

@@ -26,18 +26,18 @@ import heapq
 import json
 import re
 import secrets
+import shutil
 import time
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import structlog
 
 from croupier.engine.games import get_game
 from croupier.server import convert, openfiles
 from croupier.server.clocks import Clocks
-from croupier.server.datafiles import OUT_OF_ROOM, Appender, private_folder, set_aside
+from croupier.server.datafiles import OUT_OF_ROOM, Appender, private_folder, replace_file, set_aside
 from croupier.server.errors import (
     AlreadyExists,
     Context,
@@ -48,7 +48,18 @@ from croupier.server.errors import (
     ResourceExhausted,
     Unauthenticated,
 )
-from croupier.server.journal import Record, header_and_last, read_private, scan, token_sha256
+from croupier.server.journal import (
+    CLOSING,
+    VERSION,
+    Cancel,
+    End,
+    Header,
+    Scan,
+    header_and_last,
+    read_private,
+    scan,
+    token_sha256,
+)
 from croupier.server.match import Match
 from croupier.server.messages import match_result
 from croupier.server.metrics import Metrics
@@ -190,24 +201,28 @@ class Referee:
         """A damaged journal is cut to its valid prefix (the file set aside) and the match resumed up
         to the damage; one that cannot be is DAMAGED."""
         ends = header_and_last(path)
-        if ends is not None and ends[1].get("t") in ("end", "cancel"):
+        if ends is not None and isinstance(ends[1], CLOSING):
             with contextlib.suppress(Exception):  # unsound: read it whole below
-                info = info_from_journal(*ends)
+                info = info_from_journal(ends[0], ends[1])
                 self.past[info.match_id] = info
                 return
         journal = scan(path)
         records, damage = journal.records, journal.damage
-        if not records or records[0].get("t") != "match":
-            self._list_damaged(path, None, f"{damage or 'it is empty'}: no match header")
+        if not records:
+            self._list_damaged(path, None, damage or "it is empty: no match header")
             return
-        closing = next((i for i, r in enumerate(records) if r["t"] in ("end", "cancel")), None)
+        header = records[0]
+        assert isinstance(header, Header)  # scan's first record
+        closing = next((i for i, r in enumerate(records) if isinstance(r, CLOSING)), None)
         if closing is not None:
-            if closing + 1 < len(records):
+            if closing + 1 < len(records) or damage:
                 damage = f"line {closing + 2} comes after the match's end"
             try:
-                info = info_from_journal(records[0], records[closing])
+                end = records[closing]
+                assert isinstance(end, CLOSING)
+                info = info_from_journal(header, end)
             except Exception as exc:
-                self._list_damaged(path, records[0], "its last record cannot be read", repr(exc))
+                self._list_damaged(path, header, "its last record cannot be read", repr(exc))
                 return
             if damage:
                 self._set_aside(path, journal.lines[: closing + 1], damage)
@@ -217,26 +232,37 @@ class Referee:
         try:
             secret = read_private(secret_path)
         except FileNotFoundError:
-            self._list_damaged(path, records[0], f"its seed file {secret_path.name} is missing")
+            self._list_damaged(path, header, f"its seed file {secret_path.name} is missing")
             return
         except ValueError:
-            self._list_damaged(path, records[0], f"its seed file {secret_path.name} cannot be read")
+            self._list_damaged(path, header, f"its seed file {secret_path.name} cannot be read")
             return
         try:
             match, unapplied = Match.rebuild(
                 path, records, secret, self.metrics, self._released, self._finished
             )
         except Exception as exc:
-            self._list_damaged(path, records[0], "it cannot be rebuilt from its journal", repr(exc))
+            self._list_damaged(path, header, "it cannot be rebuilt from its journal", repr(exc))
             return
         damage = unapplied or damage
         if damage:
             self._set_aside(path, journal.lines[: len(match.records)], damage)
+        elif journal.version != VERSION:
+            self._migrate(path, journal)
         match.reopen()
         self._add(match)
         log.info("match resumed", match_id=match.id, status=match_pb2.MatchStatus.Name(match.status))
 
-    def _list_damaged(self, path: Path, header: Record | None, damage: str, detail: str = "") -> None:
+    @staticmethod
+    def _migrate(path: Path, journal: Scan) -> None:
+        """Rewrite an unfinished journal of an older version in this one before appending to it; the
+        file as it was stays beside it as ``NAME.vN``."""
+        kept = path.with_name(f"{path.name}.v{journal.version}")
+        shutil.copy2(path, kept)
+        replace_file(path, journal.prefix(len(journal.records)))
+        log.info("journal migrated", journal=str(path), version=journal.version, to=VERSION, kept=kept.name)
+
+    def _list_damaged(self, path: Path, header: Header | None, damage: str, detail: str = "") -> None:
         """List a match as DAMAGED: ``damage`` is public (MatchInfo.damage), ``detail`` (an error, which
         might quote a secret) only for the log and the operator."""
         info = damaged_info(path.stem, header, damage)
@@ -598,51 +624,49 @@ class Referee:
                 del self.unseated[match.id]
 
 
-def info_from_journal(header: dict[str, Any], end: dict[str, Any]) -> match_pb2.MatchInfo:
+def info_from_journal(header: Header, end: End | Cancel) -> match_pb2.MatchInfo:
     """A finished or cancelled match of an earlier run, as listed: from its journal's first and last
     records (``end`` or ``cancel``)."""
-    spec = get_game(header["game"])
+    spec = get_game(header.game)
     codec = convert.codec(spec.name)
-    clocks = Clocks(**header["clocks"])
-    cancelled = end["t"] == "cancel"
-    result = None if cancelled else match_result(header, end)
+    if len(end.forfeited) != len(header.players):
+        raise ValueError(
+            f"the {end.KIND} record names {len(end.forfeited)} seats, the header {len(header.players)}"
+        )
+    cancelled = isinstance(end, Cancel)
     return match_pb2.MatchInfo(
-        match_id=header["match_id"],
+        match_id=header.match_id,
         game=spec.name,
-        options=codec.options(spec.options(header["options"])),
+        options=codec.options(spec.options(header.options)),
         players=[
-            match_pb2.Player(seat=i, name=p["name"], bot_id=p["bot_id"], forfeited=end["forfeited"][i])
-            for i, p in enumerate(header["players"])
+            match_pb2.Player(seat=i, name=p.name, bot_id=p.bot_id, forfeited=end.forfeited[i])
+            for i, p in enumerate(header.players)
         ],
-        clocks=clocks.to_proto(),
+        clocks=header.clocks.to_proto(),
         status=match_pb2.MATCH_STATUS_CANCELLED if cancelled else match_pb2.MATCH_STATUS_FINISHED,
-        seed_sha256=header["seed_sha256"],
-        seed=None if cancelled else end["seed"],
-        result=result,
-        created_unix_ms=header["created_ms"],
-        cancel_reason=end["reason"] if cancelled else "",
+        seed_sha256=header.seed_sha256,
+        seed=None if isinstance(end, Cancel) else end.seed,
+        result=None if isinstance(end, Cancel) else match_result(header, end),
+        created_unix_ms=header.created_ms,
+        cancel_reason=end.reason if isinstance(end, Cancel) else "",
     )
 
 
-def damaged_info(match_id: str, header: Record | None, damage: str) -> match_pb2.MatchInfo:
+def damaged_info(match_id: str, header: Header | None, damage: str) -> match_pb2.MatchInfo:
     """A match whose files cannot be taken up, as listed: what its journal's header still says."""
     info = match_pb2.MatchInfo(match_id=match_id, status=match_pb2.MATCH_STATUS_DAMAGED, damage=damage)
     if header is None:
         return info
-    with contextlib.suppress(Exception):
-        info.game = get_game(header["game"]).name
+    with contextlib.suppress(Exception):  # a game this referee does not know (or options it refuses)
+        info.game = get_game(header.game).name
         codec = convert.codec(info.game)
-        info.options.CopyFrom(codec.options(codec.spec.options(header["options"])))
-    with contextlib.suppress(Exception):
-        players = header["players"]
-        info.players.extend(
-            match_pb2.Player(seat=i, name=p["name"], bot_id=p["bot_id"]) for i, p in enumerate(players)
-        )
-    with contextlib.suppress(Exception):
-        info.clocks.CopyFrom(Clocks(**header["clocks"]).to_proto())
-    with contextlib.suppress(Exception):
-        info.seed_sha256 = header["seed_sha256"]
-        info.created_unix_ms = header["created_ms"]
+        info.options.CopyFrom(codec.options(codec.spec.options(header.options)))
+    info.players.extend(
+        match_pb2.Player(seat=i, name=p.name, bot_id=p.bot_id) for i, p in enumerate(header.players)
+    )
+    info.clocks.CopyFrom(header.clocks.to_proto())
+    info.seed_sha256 = header.seed_sha256
+    info.created_unix_ms = header.created_ms
     return info
 
 

@@ -14,7 +14,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from croupier.server.journal import ReplayMismatch, replay_journal, seed_beside
+    from croupier.server.journal import Cancel, End, ReplayMismatch, replay_journal, seed_beside
 
     failures = 0
     for path in args.journals:
@@ -25,10 +25,10 @@ def run(args: argparse.Namespace) -> int:
             print(f"{path}: FAILED: {exc}")
             failures += 1
             continue
-        if records[-1]["t"] == "cancel":
-            reason = records[-1]["reason"]
-            print(f"{path}: ok: {len(records)} records replay; the match was cancelled: {reason}")
-        elif records[-1]["t"] == "end":
+        last = records[-1]
+        if isinstance(last, Cancel):
+            print(f"{path}: ok: {len(records)} records replay; the match was cancelled: {last.reason}")
+        elif isinstance(last, End):
             scores = ", ".join(map(str, state.outcome().scores))
             print(f"{path}: ok: {len(records)} records reproduce the result (scores {scores})")
         else:

@@ -21,7 +21,7 @@ import croupier.server.session as sessions
 from croupier.engine.games import get_game
 from croupier.server.audience import Audience, Limits
 from croupier.server.errors import Context, FailedPrecondition, InvalidArgument, abort
-from croupier.server.journal import read_private, read_records
+from croupier.server.journal import CLOSING, Cancel, Header, read_private, read_records
 from croupier.server.messages import replay_frames
 from croupier.server.referee import ListKey, Referee
 from croupier.v1 import match_pb2, spectator_pb2
@@ -115,18 +115,19 @@ class SpectatorService:
         if info.status == match_pb2.MATCH_STATUS_DAMAGED:
             raise FailedPrecondition(f"match {match_id} is damaged ({info.damage}): it has no record to show")
         records = await asyncio.to_thread(read_records, path)
-        header, end = records[0], records[-1]
-        if end["t"] not in ("end", "cancel"):  # damaged since the referee started
+        if not records or not isinstance(records[-1], CLOSING):  # damaged since the referee started
             raise FailedPrecondition(f"match {match_id}'s journal is damaged: it has no record to show")
-        spec = get_game(header["game"])
-        if end["t"] == "cancel":
+        header, end = records[0], records[-1]
+        assert isinstance(header, Header)
+        spec = get_game(header.game)
+        if isinstance(end, Cancel):
             secret = path.with_suffix(".secret")
             if not secret.exists():
                 raise FailedPrecondition(f"match {match_id} was cancelled and its seed file is lost")
             seed, reveal = read_private(secret)["seed"], admin
         else:
-            seed, reveal = end["seed"], True
-        return replay_frames(spec, spec.options(header["options"]), seed, records, reveal, lambda: info)
+            seed, reveal = end.seed, True
+        return replay_frames(spec, spec.options(header.options), seed, records, reveal, lambda: info)
 
 
 def _page_token(key: ListKey) -> str:

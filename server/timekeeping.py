@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import asyncio
 
-from croupier.server.journal import Record
+from croupier.server.journal import Auto, Clock, Forfeit, Timeout
 from croupier.server.match_state import MatchState
 from croupier.server.messages import Result, Status
 
@@ -36,7 +36,7 @@ class Timekeeping(MatchState):
         now = self.now()
         wake = None if self._regathering else self.state.wake_at()
         if wake is not None and now + EARLY >= wake:
-            clock: Record = {"t": "clock", "at": now}
+            clock = Clock(now)
             self._journal_first(clock)
             self._tell(clock, self.state.advance(now))
         for index, seat in enumerate(self.seats):
@@ -64,13 +64,13 @@ class Timekeeping(MatchState):
         action = legal[0]
         events = self.state.apply(index, action, now)
         if seat.forfeited:
-            auto: Record = {"t": "auto", "at": now, "seat": index, "action": str(action)}
+            auto = Auto(now, index, str(action))
             self._journal_applied(auto)
             seat.decision = None
             seat.acting_since = None
             self._tell(auto, events)
             return
-        timeout: Record = {"t": "timeout", "at": now, "seat": index, "action": str(action), "d": decision_id}
+        timeout = Timeout(now, index, str(action), decision_id)
         self._journal_applied(timeout)
         seat.decision = None
         seat.acting_since = None
@@ -87,7 +87,7 @@ class Timekeeping(MatchState):
 
     def _forfeit(self, index: int, reason: str, now: float) -> None:
         seat = self.seats[index]
-        forfeit: Record = {"t": "forfeit", "at": now, "seat": index, "reason": reason}
+        forfeit = Forfeit(now, index, reason)
         self._journal_first(forfeit)
         seat.forfeited = reason
         seat.bank = 0.0

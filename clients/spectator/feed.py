@@ -111,33 +111,34 @@ def from_record(record: spectator_pb2.MatchRecord) -> Replay:
 def from_journal(path: Path, seed: int | None = None) -> Replay:
     """Re-run a journal here with the engine (server/journal.py: the same re-run as ``--check``) and say
     whether it reproduces the recorded result."""
-    from croupier.server.journal import ReplayMismatch, read_records, replay_journal, seed_beside
+    from croupier.server import journal
     from croupier.server.messages import replay_frames
 
-    records = read_records(path)
-    if not records or records[0].get("t") != "match":
+    records = journal.read_records(path)
+    if not records:
         raise ValueError(f"{path} is not a match journal (no header)")
-    head, end = records[0], (records[-1] if records[-1]["t"] == "end" else None)
+    head, end = records[0], (records[-1] if isinstance(records[-1], journal.End) else None)
+    assert isinstance(head, journal.Header)  # read_records' first record
     if end is not None:
-        seed = end["seed"]
+        seed = end.seed
     elif seed is None:
-        seed = seed_beside(path)
+        seed = journal.seed_beside(path)
     if seed is None:
         raise ValueError(f"{path}: the match has not ended, so its seed is not in the journal: give --seed")
     try:
-        replay_journal(path, seed)
+        journal.replay_journal(path, seed)
         note = (
             "✓ the engine's re-run reproduces the recorded result"
             if end
             else "✓ re-run: the match has not ended"
         )
-    except ReplayMismatch as exc:
+    except journal.ReplayMismatch as exc:
         note = f"✗ {exc}"
-    spec = get_game(head["game"])
+    spec = get_game(head.game)
     frames: Iterator[spectator_pb2.MatchFrame] = replay_frames(
-        spec, spec.options(head["options"]), seed, records, reveal=True
+        spec, spec.options(head.options), seed, records, reveal=True
     )
-    scenes = Scenes(head["game"])
+    scenes = Scenes(head.game)
     collected: list[Scene] = []
     try:
         for frame in frames:
@@ -146,12 +147,12 @@ def from_journal(path: Path, seed: int | None = None) -> Replay:
         note = f"✗ stops at step {len(collected)}: {exc}"
     result = None
     if end is not None:
-        result = tuple(zip(end["places"], end["scores"], strict=True))
+        result = tuple(zip(end.places, end.scores, strict=True))
     header = Header(
-        match_id=head["match_id"],
-        game=head["game"],
+        match_id=head.match_id,
+        game=head.game,
         title=spec.title,
-        players=tuple(p["name"] for p in head["players"]),
+        players=tuple(p.name for p in head.players),
         status="finished" if end else "unfinished",
         result=result,
         note=note,

@@ -293,11 +293,11 @@ class Hub:
 
 def finished_journal_json(path: Path) -> str | None:
     """The replay of a finished journal; None for one unfinished, or sealed by a twin not over."""
-    from croupier.server.journal import header_and_last, twin_unfinished
+    from croupier.server.journal import End, header_and_last, twin_unfinished
 
     try:
         ends = header_and_last(path)
-        if ends is None or ends[1].get("t") != "end" or twin_unfinished(path):
+        if ends is None or not isinstance(ends[1], End) or twin_unfinished(path):
             return None
         return dumps(replay_json(from_journal(path)))
     except (OSError, ValueError, KeyError):

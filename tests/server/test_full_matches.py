@@ -64,7 +64,7 @@ async def test_a_full_match_is_played_to_its_result(
     # the final view every bot receives shows everything: it is the engine's full view
     codec = convert.codec(game)
     assert codec.view_from_proto(ended[0][0].view) == state.full_view()
-    assert sum(r["t"] == "act" for r in records) > 0
+    assert sum(r.KIND == "act" for r in records) > 0
     # every bot is told every event of the match once, in order (its own moves' with its next message)
     for bot in bots:
         assert events_told(bot.received) == events_of(game, records)
@@ -85,8 +85,8 @@ def events_told(received: list[bots_pb2.ServerMessage]) -> list[games_pb2.Event]
 def events_of(game: str, records: list[Record]) -> list[games_pb2.Event]:
     """Every event of a finished match, re-run from its journal (as an admin's replay shows them)."""
     spec = get_game(game)
-    options = spec.options(records[0]["options"])
-    frames = replay_frames(spec, options, records[-1]["seed"], records, reveal=True)
+    options = spec.options(records[0].options)
+    frames = replay_frames(spec, options, records[-1].seed, records, reveal=True)
     return [event for frame in frames for event in frame.events]
 
 

@@ -63,7 +63,7 @@ async def test_acting_out_of_turn_is_refused_with_a_reason_and_changes_nothing(
     await seat1.move(match_id=match_id, decision_id=decision.decision_id, index=0)
     accepted = (await seat1.expect("action_result")).action_result
     assert (accepted.status, accepted.decision_id) == (Result.ACCEPTED, decision.decision_id)
-    assert [r["t"] for r in journal(referee, match_id)[1:]] == ["start", "refuse", "act"]
+    assert [r.KIND for r in journal(referee, match_id)[1:]] == ["start", "refuse", "act"]
 
 
 async def test_acting_for_a_seat_you_do_not_hold_is_permission_denied(
@@ -76,7 +76,7 @@ async def test_acting_for_a_seat_you_do_not_hold_is_permission_denied(
     assert error.message == f"you do not hold seat 1 of match {match_id}"
     await seat0.move(match_id=match_id, seat=5, text="7h")
     assert (await seat0.expect("error")).error.code == Code.INVALID_ARGUMENT
-    assert [r["t"] for r in journal(referee, match_id)[1:]] == ["start"]
+    assert [r.KIND for r in journal(referee, match_id)[1:]] == ["start"]
     await seat1.move(match_id=match_id, decision_id=decision.decision_id, index=0)
     assert (await seat1.expect("action_result")).action_result.status == Result.ACCEPTED
 
@@ -103,7 +103,7 @@ async def test_garbage_moves_are_refused_with_reasons_and_the_decision_stays_ope
     assert result.refusals == len(attempts)
     await seat1.move(match_id=match_id, decision_id=d, index=0)
     assert (await seat1.expect("action_result")).action_result.status == Result.ACCEPTED
-    kinds = [r["t"] for r in journal(referee, match_id)[1:]]
+    kinds = [r.KIND for r in journal(referee, match_id)[1:]]
     assert kinds == ["start", *["refuse"] * len(attempts), "act"]
 
 
@@ -148,7 +148,7 @@ async def test_old_decision_ids_are_an_error_and_a_repeated_answer_is_applied_on
     error = (await seat1.expect("error")).error
     assert error.code == Code.FAILED_PRECONDITION
     assert error.message.startswith(f"decision {decision.decision_id - 1} is not open")
-    assert [r["t"] for r in journal(referee, match_id)[1:]] == ["start", "act"]
+    assert [r.KIND for r in journal(referee, match_id)[1:]] == ["start", "act"]
     # seat 0 answering seat 1's old decision is no better
     await seat0.move(match_id=match_id, decision_id=decision.decision_id, index=0)
     assert (await seat0.expect("error")).error.code == Code.FAILED_PRECONDITION
@@ -192,7 +192,7 @@ async def test_an_oversized_message_ends_that_stream_only(
         await seat1.expect("action_result")
     assert failure.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
     assert (await admin.get(match_id)).status == match_pb2.MATCH_STATUS_RUNNING
-    assert [r["t"] for r in journal(referee, match_id)[1:]] == ["start"]
+    assert [r.KIND for r in journal(referee, match_id)[1:]] == ["start"]
     again = Bot(channel, SEAT_TOKENS[match_id][1])
     await again.hello()
     assert (await again.expect("match_started")).match_started.resumed
@@ -269,7 +269,7 @@ async def test_a_seat_that_keeps_sending_refused_moves_is_forfeited_at_max_refus
     await seat1.play()  # the referee plays seat 0 on; seat 1 plays to the end
     result = (await admin.wait(match_id)).result
     assert [(s.forfeited, s.refusals, s.place) for s in result.seats] == [("refusals", 5, 2), ("", 0, 1)]
-    assert sum(r["t"] == "refuse" for r in journal(referee, match_id)) == 5
+    assert sum(r.KIND == "refuse" for r in journal(referee, match_id)) == 5
 
 
 async def test_a_stream_silent_after_connecting_is_ended_for_want_of_a_hello(

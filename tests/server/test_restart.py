@@ -76,7 +76,7 @@ async def test_a_killed_referee_resumes_its_matches_and_bots_finish_them(tmp_pat
 
     journal = data / "matches" / f"{match_id}.jsonl"
     secret = journal.with_suffix(".secret")
-    assert [r["t"] for r in read_records(journal)] == ["match", "start", "act", "act", "act", "act"]
+    assert [r.KIND for r in read_records(journal)] == ["match", "start", "act", "act", "act", "act"]
     assert stat.S_IMODE(os.stat(secret).st_mode) == 0o600
 
     second = RefereeProcess(data, tmp_path / "referee.log")
@@ -113,7 +113,7 @@ async def test_a_killed_referee_resumes_its_matches_and_bots_finish_them(tmp_pat
     assert all(e.result == info.result for [e] in ended)
     state, records = replay_journal(journal)
     assert [s.score for s in info.result.seats] == list(state.outcome().scores)
-    assert [r["t"] for r in records].count("resume") == 1
+    assert [r.KIND for r in records].count("resume") == 1
     assert not secret.exists()
     # one JSON log line per finished match (stderr is no terminal here)
     logged = [

@@ -74,7 +74,7 @@ async def test_the_first_bot_back_waits_for_the_other_then_both_hear_a_new_count
             for bot in (first, second):
                 await bot.expect("decision")
                 assert countdown_calls(bot.received) == ["3", "2", "1", "go"]
-            kinds = [r["t"] for r in read_records(referee.referee.journal_path(match_id))]
+            kinds = [r.KIND for r in read_records(referee.referee.journal_path(match_id))]
             assert kinds[kinds.index("resume") :][:2] == ["resume", "recount"]
     finally:
         await referee.stop(grace=None)
@@ -92,7 +92,7 @@ async def test_a_seat_that_stays_away_is_forfeited_at_its_grace_and_the_match_th
             await alone.expect("decision")
             assert countdown_calls(alone.received) == ["3", "2", "1", "go"]
             records = read_records(referee.referee.journal_path(match_id))
-            after = [(r["t"], r.get("seat")) for r in records[[r["t"] for r in records].index("resume") :]]
+            after = [(r.KIND, getattr(r, "seat", None)) for r in records[[r.KIND for r in records].index("resume") :]]
             assert after[:3] == [("resume", None), ("forfeit", 1), ("recount", None)]
     finally:
         await referee.stop(grace=None)

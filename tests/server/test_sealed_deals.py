@@ -57,7 +57,7 @@ def end_views(referee: Croupier, match_id: str) -> tuple[list[object], object]:
     """Each seat's own view and the full view at the end, from the journal through the engine."""
     records = read_records(referee.referee.matches_dir / f"{match_id}.jsonl")
     spec = get_game(GAME)
-    state = spec.new_game(spec.options(records[0]["options"]), Rng(records[-1]["seed"]))
+    state = spec.new_game(spec.options(records[0].options), Rng(records[-1].seed))
     for record in records:
         apply_record(spec, state, record)
     codec = convert.codec(GAME)

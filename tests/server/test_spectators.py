@@ -36,8 +36,8 @@ Records = list[dict[str, Any]]
 def engine_states(referee: Croupier, match_id: str) -> tuple[Records, dict[int, GameState[Any, Any]]]:
     """The journal's records and a copy of the engine's state after each one (by record number)."""
     records = read_records(referee.referee.matches_dir / f"{match_id}.jsonl")
-    spec = get_game(records[0]["game"])
-    state = spec.new_game(spec.options(records[0]["options"]), Rng(records[-1]["seed"]))
+    spec = get_game(records[0].game)
+    state = spec.new_game(spec.options(records[0].options), Rng(records[-1].seed))
     after: dict[int, GameState[Any, Any]] = {}
     for seq, record in enumerate(records):
         apply_record(spec, state, record)
@@ -47,7 +47,7 @@ def engine_states(referee: Croupier, match_id: str) -> tuple[Records, dict[int, 
 
 def shown(records: Records) -> list[int]:
     """The numbers of the records a spectator sees a frame of (all that change the match)."""
-    return [i for i, r in enumerate(records) if r["t"] not in ("match", "resume")]
+    return [i for i, r in enumerate(records) if r.KIND not in ("match", "resume")]
 
 
 async def play_match(channel: grpc.aio.Channel, tokens: list[str]) -> None:
@@ -99,8 +99,8 @@ async def test_the_admin_token_sees_hands_and_actions_during_the_match(
     records, after = engine_states(referee, match_id)
     for frame in frames:
         assert frame.view == codec.view(after[frame.seq].full_view())
-        if records[frame.seq]["t"] == "act":
-            assert codec.spec.parse_action(records[frame.seq]["action"]) == codec.action_from_proto(
+        if records[frame.seq].KIND == "act":
+            assert codec.spec.parse_action(records[frame.seq].action) == codec.action_from_proto(
                 frame.step.action
             )
 
@@ -148,12 +148,12 @@ async def test_a_finished_match_gives_its_whole_record_to_anyone(
     records, after = engine_states(referee, match_id)
     assert record.info.status == match_pb2.MATCH_STATUS_FINISHED
     assert [f.seq for f in record.frames] == [
-        i for i, r in enumerate(records) if r["t"] not in ("match", "resume")
+        i for i, r in enumerate(records) if r.KIND not in ("match", "resume")
     ]
     for frame in record.frames:
         assert frame.view == codec.view(after[frame.seq].full_view())
-        if records[frame.seq]["t"] == "act":
-            assert frame.step.action == codec.action(codec.spec.parse_action(records[frame.seq]["action"]))
+        if records[frame.seq].KIND == "act":
+            assert frame.step.action == codec.action(codec.spec.parse_action(records[frame.seq].action))
     assert await watch(admin.spectator, match_id, from_start=False) == list(record.frames)
 
 

@@ -45,7 +45,7 @@ async def test_a_silent_bot_is_played_for_and_forfeited_after_three_timeouts(
     assert (seats[1].forfeited, seats[1].timeouts, seats[1].place) == ("timeouts", 3, 2)
     assert (seats[0].forfeited, seats[0].place) == ("", 1)
     assert ended.result == info.result
-    kinds = [r["t"] for r in read_records(referee.referee.matches_dir / f"{match_id}.jsonl")]
+    kinds = [r.KIND for r in read_records(referee.referee.matches_dir / f"{match_id}.jsonl")]
     assert kinds.count("timeout") == 3
     assert kinds.count("forfeit") == 1
     assert "auto" in kinds  # the referee played the forfeited seat to the end
