@@ -28,7 +28,7 @@ from croupier.engine.core import Action
 from croupier.engine.games import GAMES, get_game
 from croupier.engine.rng import Rng
 from croupier.server import convert
-from croupier.server.journal import JournalWriter
+from croupier.server.journal import Act, JournalWriter
 from croupier.server.messages import action_result, decision_request
 from croupier.v1 import bots_pb2
 
@@ -77,17 +77,7 @@ def measure(game: str, matches: int, journal: JournalWriter) -> tuple[dict[str, 
             action = legal[move.index]
             events = state.apply(seat, action, now)
             t2 = clock()
-            journal.write(
-                {
-                    "t": "act",
-                    "at": now,
-                    "seat": seat,
-                    "action": str(action),
-                    "d": decision_id,
-                    "think": 0.0012,
-                    "bank": 30.0,
-                }
-            )
+            journal.write(Act(now, seat, str(action), decision_id, 0.0012, 30.0))
             t3 = clock()
             result = action_result(
                 match_id, seat, decision_id, bots_pb2.ActionResult.ACCEPTED, codec.action(action), think_ms=1

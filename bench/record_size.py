@@ -21,7 +21,8 @@ from typing import Any
 
 from croupier.engine.games import GAMES, get_game
 from croupier.engine.rng import Rng
-from croupier.server.journal import Record
+from croupier.server.clocks import Clocks
+from croupier.server.journal import Act, Clock, End, Header, Record, Refuse, Seated, Start, seed_sha256
 from croupier.server.messages import replay_frames
 from croupier.v1 import spectator_pb2
 
@@ -35,10 +36,16 @@ def play(game: str, players: int, seed: int, refusals: int) -> list[Record]:
     options = spec.options({"players": players})
     state = spec.new_game(options, Rng(seed))
     choose = random.Random(seed)
-    records: list[Record] = [
-        {"t": "match", "match_id": f"{game}-{seed}", "game": game},
-        {"t": "start", "at": 0.0},
-    ]
+    header = Header(
+        match_id=f"{game}-{seed}",
+        game=game,
+        options={"players": players},
+        players=tuple(Seated(f"p{seat}", f"b{seat}") for seat in range(players)),
+        clocks=Clocks(),
+        seed_sha256=seed_sha256(seed),
+        created_ms=0,
+    )
+    records: list[Record] = [header, Start(0.0)]
     now = 0.0
     while not state.is_over():
         now += STEP
@@ -46,7 +53,7 @@ def play(game: str, players: int, seed: int, refusals: int) -> list[Record]:
         if wake is not None and wake <= now:
             now = wake
             state.advance(now)
-            records.append({"t": "clock", "at": now})
+            records.append(Clock(now))
             continue
         seats = sorted(seat for seat in state.to_act() if state.legal_actions(seat))
         if not seats:
@@ -54,14 +61,16 @@ def play(game: str, players: int, seed: int, refusals: int) -> list[Record]:
         seat = choose.choice(seats)
         action = choose.choice(state.legal_actions(seat))
         state.apply(seat, action, now)
-        records.append({"t": "act", "at": now, "seat": seat, "action": str(action), "d": 0})
-    records.append({"t": "end", "at": now})
+        records.append(Act(now, seat, str(action), 0, 0.0, 0.0))
+    outcome, nobody = state.outcome(), ("",) * players
+    zeros = (0,) * players
+    records.append(End(now, seed, outcome.scores, outcome.places, outcome.places, zeros, zeros, nobody))
     return with_refusals(records, refusals)
 
 
 def with_refusals(records: list[Record], count: int) -> list[Record]:
     """``count`` refused moves spread evenly after the plays (seat 0's: "not your turn")."""
-    plays = [i for i, record in enumerate(records) if record["t"] == "act"]
+    plays = [i for i, record in enumerate(records) if isinstance(record, Act)]
     after: dict[int, int] = {}
     for n in range(count):
         where = plays[n * len(plays) // count]
@@ -69,14 +78,7 @@ def with_refusals(records: list[Record], count: int) -> list[Record]:
     spread: list[Record] = []
     for i, record in enumerate(records):
         spread.append(record)
-        refusal = {
-            "t": "refuse",
-            "at": record.get("at", 0.0),
-            "seat": 0,
-            "reason": "not your turn",
-            "action": "?",
-        }
-        spread.extend(dict(refusal) for _ in range(after.get(i, 0)))
+        spread.extend(Refuse(record.at, 0, "not your turn", "?") for _ in range(after.get(i, 0)))
     return spread
 
 

@@ -340,35 +340,33 @@ def _missing(key: str, data: dict[str, Any]) -> str:
     return f"{data[key]!r}, not of its type" if key in data else "missing"
 
 
-def migrated(data: Any, version: int) -> Any:
+def migrated(data: Any, version: Any) -> Any:
     """One record of a version ``version`` journal as this VERSION writes it (VersionError if the
     version is newer than this code, or one it never wrote)."""
     if version == VERSION:
         return data
-    if type(version) is not int or version > VERSION:
+    if type(version) is not int or version < 1 or any(v not in MIGRATIONS for v in range(version, VERSION)):
+        raise VersionError(f"is journal version {version!r}, which no Croupier wrote")
+    if version > VERSION:
         raise VersionError(
-            f"is journal version {version!r}, newer than this Croupier reads ({VERSION}): "
-            "upgrade it to take this match up"
+            f"is journal version {version}, newer than this Croupier reads ({VERSION}): upgrade Croupier"
         )
     for older in range(version, VERSION):
-        if older not in MIGRATIONS:
-            raise VersionError(f"is journal version {version!r}, which no Croupier wrote")
         data = MIGRATIONS[older](data)
         if isinstance(data, dict) and data.get("t") == Header.KIND:
             data = {**data, "version": older + 1}
     return data
 
 
-def version_of(header: Any) -> int:
-    """The version a journal's first line says it is written in (VERSION if it says none: it is not
-    a header, and ``from_json`` says so)."""
+def version_of(header: Any) -> Any:
+    """The version a journal's first line says it is written in (VERSION if that line is no header:
+    ``from_json`` says so)."""
     if isinstance(header, dict) and header.get("t") == Header.KIND:
-        version: int = header.get("version", 0)
-        return version
+        return header.get("version")
     return VERSION
 
 
-def read_line(data: Any, version: int) -> Record:
+def read_line(data: Any, version: Any) -> Record:
     """A journal line's JSON object, of a journal in ``version``, as a record of today's format."""
     return from_json(migrated(data, version))
 
@@ -429,6 +427,11 @@ class Scan:
 
     def prefix(self, count: int) -> bytes:
         return b"".join(self.lines[:count])
+
+    @property
+    def migrated(self) -> bool:
+        """Whether the records were migrated from an older version than the one this code writes."""
+        return self.version != VERSION
 
 
 def scan(path: Path) -> Scan:
@@ -558,48 +561,3 @@ def replayed(spec: GameSpec[Any], options: Any, seed: int, records: list[Record]
     for record in records[1:]:
         apply_record(spec, state, record)
     return state
-
-
-class ReplayMismatch(Exception):
-    """A journal the engine does not reproduce."""
-
-
-def replay_journal(path: Path, seed: int | None = None) -> tuple[GameState[Any, Any], list[Record]]:
-    """Re-run a match from its journal; check the seed and, if it ended, its result.
-
-    The seed comes from the journal's end, else from ``seed``. Raises
-    ReplayMismatch if anything differs (or the journal is damaged).
-    """
-    from croupier.engine.games import get_game
-    from croupier.engine.rng import Rng
-
-    journal = scan(path)
-    if journal.damage:
-        raise ReplayMismatch(f"{path}: {journal.damage}")
-    header = journal.records[0]
-    assert isinstance(header, Header)  # scan's first record
-    records = journal.records
-    end = records[-1] if isinstance(records[-1], End) else None
-    if end is not None:
-        seed = end.seed
-    if seed is None:
-        raise ReplayMismatch(f"{path}: the match has not ended, so its seed is not in the journal; give it")
-    if seed_sha256(seed) != header.seed_sha256:
-        raise ReplayMismatch(f"{path}: the seed {seed} does not match the published hash")
-    spec = get_game(header.game)
-    state = spec.new_game(spec.options(header.options), Rng(seed))
-    for number, record in enumerate(records[1:], 2):
-        try:
-            apply_record(spec, state, record)
-        except ValueError as exc:
-            raise ReplayMismatch(f"{path}: line {number} ({record.KIND}) does not apply: {exc}") from None
-    if end is not None:
-        if not state.is_over():
-            raise ReplayMismatch(f"{path}: the replayed match is not over where the journal ends it")
-        outcome = state.outcome()
-        if (outcome.scores, outcome.places) != (end.scores, end.engine_places):
-            raise ReplayMismatch(
-                f"{path}: replay gives scores {list(outcome.scores)} places {list(outcome.places)}, "
-                f"the journal says scores {list(end.scores)} places {list(end.engine_places)}"
-            )
-    return state, records

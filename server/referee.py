@@ -50,7 +50,6 @@ from croupier.server.errors import (
 )
 from croupier.server.journal import (
     CLOSING,
-    VERSION,
     Cancel,
     End,
     Header,
@@ -247,7 +246,7 @@ class Referee:
         damage = unapplied or damage
         if damage:
             self._set_aside(path, journal.lines[: len(match.records)], damage)
-        elif journal.version != VERSION:
+        elif journal.migrated:
             self._migrate(path, journal)
         match.reopen()
         self._add(match)
@@ -260,7 +259,7 @@ class Referee:
         kept = path.with_name(f"{path.name}.v{journal.version}")
         shutil.copy2(path, kept)
         replace_file(path, journal.prefix(len(journal.records)))
-        log.info("journal migrated", journal=str(path), version=journal.version, to=VERSION, kept=kept.name)
+        log.info("journal migrated", journal=str(path), version=journal.version, kept=kept.name)
 
     def _list_damaged(self, path: Path, header: Header | None, damage: str, detail: str = "") -> None:
         """List a match as DAMAGED: ``damage`` is public (MatchInfo.damage), ``detail`` (an error, which

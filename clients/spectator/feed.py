@@ -111,7 +111,7 @@ def from_record(record: spectator_pb2.MatchRecord) -> Replay:
 def from_journal(path: Path, seed: int | None = None) -> Replay:
     """Re-run a journal here with the engine (server/journal.py: the same re-run as ``--check``) and say
     whether it reproduces the recorded result."""
-    from croupier.server import journal
+    from croupier.server import journal, replay
     from croupier.server.messages import replay_frames
 
     records = journal.read_records(path)
@@ -126,13 +126,13 @@ def from_journal(path: Path, seed: int | None = None) -> Replay:
     if seed is None:
         raise ValueError(f"{path}: the match has not ended, so its seed is not in the journal: give --seed")
     try:
-        journal.replay_journal(path, seed)
+        replay.replay_journal(path, seed)
         note = (
             "✓ the engine's re-run reproduces the recorded result"
             if end
             else "✓ re-run: the match has not ended"
         )
-    except journal.ReplayMismatch as exc:
+    except replay.ReplayMismatch as exc:
         note = f"✗ {exc}"
     spec = get_game(head.game)
     frames: Iterator[spectator_pb2.MatchFrame] = replay_frames(

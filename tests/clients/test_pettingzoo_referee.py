@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import random
 from collections import deque
-from typing import Any
 
 import grpc
 import numpy as np
@@ -14,7 +13,8 @@ import pytest
 from croupier.clients.pettingzoo import env
 from croupier.engine.core import options_to_dict
 from croupier.server.app import Croupier
-from croupier.server.journal import ACTION_RECORDS, read_records, replay_journal
+from croupier.server.journal import End, Played, read_records
+from croupier.server.replay import replay_journal
 from croupier.v1 import bots_pb2
 from tests.server.botclient import Admin, Bot, Policy
 
@@ -60,7 +60,7 @@ async def test_an_episode_and_a_referee_match_with_its_seed_and_actions_are_the_
     await admin.wait(created.match.match_id)
 
     path = referee.referee.matches_dir / f"{created.match.match_id}.jsonl"
-    journal = [(r["seat"], r["action"]) for r in read_records(path) if r["t"] in ACTION_RECORDS]
+    journal = [(r.seat, r.action) for r in read_records(path) if isinstance(r, Played)]
     if game == "pair_battle":  # a lockstep tick's answers reach the referee in any order
         assert sorted(journal) == sorted(episode)
         for seat in range(players):
@@ -70,5 +70,5 @@ async def test_an_episode_and_a_referee_match_with_its_seed_and_actions_are_the_
     replayed, records = replay_journal(path)
     assert replayed.full_view() == aec.table.state.full_view()
     assert replayed.outcome() == aec.table.state.outcome()
-    end: dict[str, Any] = records[-1]
-    assert end["t"] == "end" and end["seed"] == aec.table.seed == 2024
+    end = records[-1]
+    assert isinstance(end, End) and end.seed == aec.table.seed == 2024

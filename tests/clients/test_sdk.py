@@ -17,7 +17,7 @@ from croupier.clients.bots import HeuristicBot, RandomBot
 from croupier.clients.sdk import Bot, Client, Match, Result
 from croupier.server.app import Croupier, create_server
 from croupier.server.clocks import Clocks
-from croupier.server.journal import read_records
+from croupier.server.journal import Act, read_records
 from croupier.v1 import admin_pb2, match_pb2
 from tests.server.botclient import ADMIN, ADMIN_TOKEN, WAIT, Admin
 
@@ -136,7 +136,7 @@ async def test_a_bot_reconnects_after_the_referee_restarts_and_finishes_its_matc
         assert info.status == match_pb2.MATCH_STATUS_FINISHED
         assert not any(seat.forfeited for seat in info.result.seats)
         assert [seat.timeouts for seat in info.result.seats] == [0, 0, 0], "every resent request is answered"
-        kinds = [r["t"] for r in read_records(Path(created.journal))]
+        kinds = [r.KIND for r in read_records(Path(created.journal))]
         assert "resume" in kinds and kinds[-1] == "end"
     finally:
         await second.stop(grace=None)
@@ -163,7 +163,7 @@ async def test_real_time_plays_go_out_without_requests_and_are_never_refused(
     assert plays, "the heuristic lays its further sets without waiting for a request"
     assert [s.refusals for s in info.result.seats] == [0, 0, 0]
     records = read_records(Path(created.journal))
-    laid = {r["action"] for r in records if r["t"] == "act" and r["seat"] == 0}
+    laid = {r.action for r in records if isinstance(r, Act) and r.seat == 0}
     assert {str(p) for p in plays} <= laid
 
 

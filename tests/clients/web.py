@@ -21,7 +21,7 @@ from croupier.engine.games import get_game
 from croupier.engine.rng import Rng
 from croupier.server import convert
 from croupier.server.app import Croupier
-from croupier.server.journal import read_records
+from croupier.server.journal import End, Header, read_records
 from croupier.server.messages import replay_frames
 from tests.server.botclient import WAIT
 from tests.toolchains import missing, need
@@ -191,9 +191,11 @@ def hidden_by_seq(journal: Path) -> dict[int, set[str]]:
     stock, a robber's discard), less those a public event has named by then (the cuts for the
     deal are seen by all, then shuffled into the deck), re-run here from the match's journal."""
     records = read_records(journal)
-    head, seed = records[0], records[-1]["seed"]
-    spec = get_game(head["game"])
-    options = spec.options(head["options"])
+    head, end = records[0], records[-1]
+    assert isinstance(head, Header) and isinstance(end, End)
+    seed = end.seed
+    spec = get_game(head.game)
+    options = spec.options(head.options)
     codec = convert.codec(spec.name)
     full = replay_frames(spec, options, seed, records, reveal=True)
     public = replay_frames(spec, options, seed, records, reveal=False)

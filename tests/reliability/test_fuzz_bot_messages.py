@@ -313,7 +313,7 @@ async def probe(table: Table, sender: int, message: bots_pb2.BotMessage | bytes)
         apply_record(spec, before, record)
     assert before == match.state, f"the state changed beyond its journal: {added}"
     accepted = kind == "action_result" and answer.action_result.status == bots_pb2.ActionResult.ACCEPTED
-    mine = [r["t"] for r in added if r.get("seat") == sender]
+    mine = [r.KIND for r in added if getattr(r, "seat", None) == sender]
     if accepted:
         assert decision is not None and answer.action_result.decision_id in (0, decision.decision_id)
         assert mine == ["act"]

@@ -10,6 +10,7 @@ from croupier.engine.games.pair_battle import Play
 from croupier.server import convert
 from croupier.server.app import Croupier
 from croupier.server.errors import MAX_ECHO
+from croupier.server.journal import Refuse, encode
 from croupier.server.moves import MAX_MOVE_TEXT
 from croupier.v1 import bots_pb2
 from tests.server.botclient import Admin, Bot
@@ -35,8 +36,8 @@ async def test_a_huge_move_is_refused_with_a_short_reason_and_a_short_journal_re
     assert error.message.endswith("more characters)") and len(error.message) < MAX_ECHO + 50
     assert len(error.match_id) < 150
     records = journal(referee, match_id)
-    assert [r["t"] for r in records[1:]] == ["start", "refuse"]
-    assert all(len(str(r)) < 2 * MAX_ECHO + 300 for r in records[1:])
+    assert [r.KIND for r in records[1:]] == ["start", "refuse"]
+    assert all(len(encode(r)) < 2 * MAX_ECHO + 300 for r in records[1:])
     await seat1.move(match_id=match_id, decision_id=d, index=0)
     assert (await seat1.expect("action_result")).action_result.status == Result.ACCEPTED
 
@@ -55,6 +56,6 @@ async def test_a_refused_play_of_thousands_of_cards_is_journaled_in_a_few_hundre
     result = (await bots[0].expect("action_result")).action_result
     assert result.status == Result.REFUSED
     assert "20000 cards is not one set" in result.reason
-    [refused] = [r for r in journal(referee, match_id) if r["t"] == "refuse"]
-    assert refused["action"].startswith("7h 7h 7h") and refused["action"].endswith("more characters)")
-    assert len(refused["action"]) < MAX_ECHO + 50
+    [refused] = [r for r in journal(referee, match_id) if isinstance(r, Refuse)]
+    assert refused.action.startswith("7h 7h 7h") and refused.action.endswith("more characters)")
+    assert len(refused.action) < MAX_ECHO + 50

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from croupier.server.journal import read_records
+from croupier.server.journal import End, read_records
 
 ADMIN_TOKEN = "reliability-admin-token"
 WAIT = 60.0
@@ -159,7 +159,7 @@ def test_a_referee_killed_mid_tournament_and_restarted_loses_and_repeats_nothing
         " ORDER BY m.id, r.seat",
     )
     journals = {path.stem: read_records(path) for path in (referee_data / "matches").glob("*.jsonl")}
-    resumed = [match_id for match_id, records in journals.items() if any(r["t"] == "resume" for r in records)]
+    resumed = [match_id for match_id, records in journals.items() if any(r.KIND == "resume" for r in records)]
     assert resumed, "no match was in progress when the referee was killed"
     by_match: dict[str, list[tuple[object, object]]] = {}
     for match_id, place, score in recorded:
@@ -167,6 +167,6 @@ def test_a_referee_killed_mid_tournament_and_restarted_loses_and_repeats_nothing
     assert len(by_match) == MATCHES
     for match_id, results in by_match.items():
         end = journals[match_id][-1]
-        assert end["t"] == "end", f"{match_id} did not end on the referee"
-        assert results == list(zip(end["places"], end["scores"], strict=True))
+        assert isinstance(end, End), f"{match_id} did not end on the referee"
+        assert results == list(zip(end.places, end.scores, strict=True))
     assert "tournament stopped" not in output

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from croupier.server.journal import read_records
+from croupier.server.journal import End, read_records
 from tests.reliability.test_referee_killed import (
     ADMIN_TOKEN,
     TOURNAMENT,
@@ -93,7 +93,7 @@ def test_a_replica_killed_mid_tournament_and_restarted_loses_and_repeats_nothing
     resumed = [
         match_id
         for match_id, records in journals[addresses[0]].items()
-        if any(r["t"] == "resume" for r in records)
+        if any(r.KIND == "resume" for r in records)
     ]
     assert resumed, "no match was in progress on the replica when it was killed"
     # every recorded match finished on the replica recorded for it, with the result the runner holds
@@ -108,6 +108,6 @@ def test_a_replica_killed_mid_tournament_and_restarted_loses_and_repeats_nothing
     assert len(by_match) == MATCHES
     for (replica, match_id), results in by_match.items():
         end = journals[replica][match_id][-1]
-        assert end["t"] == "end", f"{match_id} did not end on {replica}"
-        assert results == list(zip(end["places"], end["scores"], strict=True))
+        assert isinstance(end, End), f"{match_id} did not end on {replica}"
+        assert results == list(zip(end.places, end.scores, strict=True))
     assert "tournament stopped" not in output

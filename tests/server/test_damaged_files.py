@@ -18,7 +18,7 @@ import pytest
 
 from croupier.server.app import Croupier, create_server
 from croupier.server.clocks import Clocks
-from croupier.server.journal import replay_journal
+from croupier.server.replay import replay_journal
 from croupier.v1 import admin_pb2, bots_pb2, match_pb2, spectator_pb2
 from tests.server.botclient import ADMIN, ADMIN_TOKEN, Admin, Bot, first_legal
 

@@ -11,8 +11,9 @@ import pytest
 from croupier.engine.games import GAMES, get_game
 from croupier.server import convert
 from croupier.server.app import Croupier
-from croupier.server.journal import Record, replay_journal
+from croupier.server.journal import Record
 from croupier.server.messages import replay_frames
+from croupier.server.replay import replay_journal
 from croupier.v1 import bots_pb2, games_pb2, match_pb2
 from tests.server.botclient import Admin, Bot, random_legal
 

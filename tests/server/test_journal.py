@@ -16,7 +16,6 @@ from croupier.server.clocks import Clocks
 from croupier.server.journal import Act, End, Header, Seated, encode, read_records, seed_sha256
 from tests.server.botclient import Admin, Bot, random_legal
 
-
 HEADER = Header(
     match_id="m",
     game="chinese_ten",

@@ -14,7 +14,8 @@ from pathlib import Path
 
 import grpc
 
-from croupier.server.journal import read_records, replay_journal
+from croupier.server.journal import read_records
+from croupier.server.replay import replay_journal
 from croupier.v1 import match_pb2
 from tests.server.botclient import ADMIN_TOKEN, Admin, Bot, first_legal
 

@@ -92,7 +92,10 @@ async def test_a_seat_that_stays_away_is_forfeited_at_its_grace_and_the_match_th
             await alone.expect("decision")
             assert countdown_calls(alone.received) == ["3", "2", "1", "go"]
             records = read_records(referee.referee.journal_path(match_id))
-            after = [(r.KIND, getattr(r, "seat", None)) for r in records[[r.KIND for r in records].index("resume") :]]
+            after = [
+                (r.KIND, getattr(r, "seat", None))
+                for r in records[[r.KIND for r in records].index("resume") :]
+            ]
             assert after[:3] == [("resume", None), ("forfeit", 1), ("recount", None)]
     finally:
         await referee.stop(grace=None)

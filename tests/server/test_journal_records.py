@@ -1,0 +1,134 @@
+"""Journal records are typed: one class per kind, read strictly (an unknown or malformed record is damage
+named by file, line and kind, never a crash or a silent skip), and versioned (newer: refused; older:
+migrated)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any, get_args
+
+import pytest
+
+from croupier.server import journal
+from croupier.server.journal import KINDS, Act, Record, RecordError, from_json, read_line, scan, to_json
+from croupier.server.replay import replay_journal
+from croupier.v1 import match_pb2
+from tests.server.botclient import Bot
+from tests.server.test_damaged_files import finished_match, listed, referee_on, unfinished_match
+
+ACT = {"t": "act", "at": 1.5, "seat": 0, "action": "7h", "d": 4294967297, "think": 0.25, "bank": 30}
+
+
+def test_every_kind_of_the_union_is_read_by_its_class() -> None:
+    assert set(get_args(Record)) == set(KINDS.values())
+    assert all(name == kind.KIND for name, kind in KINDS.items())
+
+
+def test_a_record_reads_into_its_class_and_writes_back_the_same_json() -> None:
+    record = from_json(ACT)
+    assert record == Act(at=1.5, seat=0, action="7h", decision_id=4294967297, think=0.25, bank=30)
+    assert to_json(record) == ACT and list(to_json(record)) == list(ACT)  # the keys in their order too
+
+
+@pytest.mark.parametrize(
+    ("data", "why"),
+    [
+        ({"t": "bet", "at": 1.0}, "is a record of unrecognized kind 'bet'"),
+        ({"at": 1.0}, "is not a journal record"),
+        ([1, 2], "is not a journal record"),
+        ({**ACT, "seat": "0"}, "is an act record whose seat is '0', not of its type"),
+        ({**ACT, "seat": True}, "is an act record whose seat is True, not of its type"),
+        ({k: v for k, v in ACT.items() if k != "d"}, "is an act record whose d is missing"),
+        ({**ACT, "extra": 1}, "is an act record with unknown fields extra"),
+        ({"t": "end", "at": 1.0, "seed": 1}, "is an end record whose scores is missing"),
+    ],
+)
+def test_a_line_that_is_no_record_of_its_kind_says_why(data: Any, why: str) -> None:
+    with pytest.raises(RecordError) as raised:
+        from_json(data)
+    assert str(raised.value) == why
+
+
+async def test_an_unknown_kind_in_an_unfinished_journal_is_damage_named_by_file_line_and_kind(
+    tmp_path: Path,
+) -> None:
+    data = tmp_path / "data"
+    match_id, tokens, _ = await unfinished_match(data)
+    path = data / "matches" / f"{match_id}.jsonl"
+    whole = path.read_bytes()
+    path.write_bytes(whole + b'{"t":"bet","at":9.0,"seat":0}\n' + b'{"t":"clock","at":9.5}\n')
+    line = len(whole.splitlines()) + 1
+    async with referee_on(data) as (croupier, admin, channel):
+        assert croupier.referee.damaged == [
+            f"{path}: line {line} is a record of unrecognized kind 'bet'; moved aside to "
+            f"{path.name}.damaged, its first {line - 1} lines kept"
+        ]
+        bots = [Bot(channel, token) for token in tokens]
+        for bot in bots:
+            await bot.hello()
+        await asyncio.gather(*(bot.play() for bot in bots))
+        assert (await listed(admin, match_id)).status == match_pb2.MATCH_STATUS_FINISHED
+    replay_journal(path)
+
+
+def newer(path: Path) -> bytes:
+    """The journal as a newer Croupier (version 2) might have written it."""
+    lines = path.read_bytes().splitlines(keepends=True)
+    header = json.loads(lines[0])
+    header["version"] = 2
+    path.write_bytes(json.dumps(header).encode() + b"\n" + b"".join(lines[1:]))
+    return path.read_bytes()
+
+
+async def test_a_journal_of_a_newer_version_is_listed_damaged_and_left_as_it_is(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    match_id, _, _ = await unfinished_match(data)
+    done = await finished_match(data)
+    written = {m: newer(data / "matches" / f"{m}.jsonl") for m in (match_id, done.match_id)}
+    async with referee_on(data) as (croupier, admin, _channel):
+        reason = "line 1 is journal version 2, newer than this Croupier reads (1): upgrade Croupier"
+        assert sorted(croupier.referee.damaged) == sorted(
+            f"{data / 'matches' / m}.jsonl: {reason}: match {m} is listed as DAMAGED (files left as they are)"
+            for m in written
+        )
+        for m in written:
+            info = await listed(admin, m)
+            assert (info.status, info.damage) == (match_pb2.MATCH_STATUS_DAMAGED, reason)
+    assert {m: (data / "matches" / f"{m}.jsonl").read_bytes() for m in written} == written
+    assert (data / "matches" / f"{match_id}.secret").exists()
+    assert not list((data / "matches").glob("*.damaged*"))
+
+
+async def test_a_journal_of_an_older_version_is_migrated_and_an_unfinished_one_rewritten_when_resumed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    data = tmp_path / "data"
+    match_id, tokens, _ = await unfinished_match(data)
+    done = await finished_match(data)
+    path = data / "matches" / f"{match_id}.jsonl"
+    old = path.read_bytes()
+    migrated: list[str] = []
+
+    def to_2(record: dict[str, Any]) -> dict[str, Any]:
+        migrated.append(record["t"])
+        return record
+
+    monkeypatch.setattr(journal, "VERSION", 2)
+    monkeypatch.setitem(journal.MIGRATIONS, 1, to_2)
+    assert scan(path).migrated and read_line(json.loads(old.splitlines()[0]), 1).version == 2
+    migrated.clear()
+    async with referee_on(data) as (croupier, admin, channel):
+        assert croupier.referee.damaged == []
+        assert (await admin.get(done.match_id)).result == done.result  # read in memory, as it was
+        assert {"match", "start", "act", "end"} <= set(migrated)  # both journals, read through it
+        bots = [Bot(channel, token) for token in tokens]
+        for bot in bots:
+            await bot.hello()
+        await asyncio.gather(*(bot.play() for bot in bots))
+    assert path.with_name(f"{path.name}.v1").read_bytes() == old
+    lines = path.read_bytes().splitlines(keepends=True)
+    assert json.loads(lines[0])["version"] == 2
+    assert lines[1 : len(old.splitlines())] == old.splitlines(keepends=True)[1:]
+    replay_journal(path)
