@@ -52,8 +52,12 @@ from typing import Any, ClassVar, TypeVar, assert_never, get_type_hints
 from croupier.engine.core import Event, GameSpec, GameState
 from croupier.server.clocks import Clocks
 from croupier.server.datafiles import Appender, replace_file
+from croupier.server.errors import clip
 
 _T = TypeVar("_T")
+
+QUOTED = 80
+"""The most characters of a damaged line a reason quotes."""
 
 VERSION = 1
 """The journal format this code writes (the header's ``version``) and reads; older ones are migrated
@@ -286,7 +290,7 @@ def from_json(data: Any) -> Record:
         raise RecordError("is not a journal record")
     cls = KINDS.get(kind)
     if cls is None:
-        raise RecordError(f"is a record of unrecognized kind {kind!r}")
+        raise RecordError(f"is a record of unrecognized kind {_quoted(kind)}")
     if cls is Header:
         return _header(data)
     values: dict[str, Any] = {}
@@ -297,7 +301,7 @@ def from_json(data: Any) -> Record:
         values[name] = tuple(value) if is_tuple else value
     if len(data) != len(values) + 1:
         extra = sorted(set(data) - {"t", *(key for _, key, _, _ in _SHAPES[cls])})
-        raise RecordError(f"is {_a(kind)} {kind} record with unknown fields {', '.join(extra)}")
+        raise RecordError(f"is {_a(kind)} {kind} record with unknown fields {clip(', '.join(extra), QUOTED)}")
     return cls(**values)
 
 
@@ -315,7 +319,7 @@ def _header(data: dict[str, Any]) -> Header:
             version=_typed(data["version"], int),
         )
     except (KeyError, TypeError, ValueError) as exc:  # InvalidArgument (clocks out of range) is one
-        raise RecordError(f"is a match header that cannot be read ({exc!r})") from None
+        raise RecordError(f"is a match header that cannot be read ({_quoted(exc)})") from None
     if header.version != VERSION:  # read_line migrates first
         raise VersionError(f"is journal version {header.version}, not {VERSION}: it was not migrated")
     return header
@@ -337,7 +341,12 @@ def _a(kind: str) -> str:
 
 
 def _missing(key: str, data: dict[str, Any]) -> str:
-    return f"{data[key]!r}, not of its type" if key in data else "missing"
+    return f"{_quoted(data[key])}, not of its type" if key in data else "missing"
+
+
+def _quoted(value: Any) -> str:
+    """A value from a damaged file, short enough for a one-line reason."""
+    return clip(repr(value), QUOTED)
 
 
 def migrated(data: Any, version: Any) -> Any:

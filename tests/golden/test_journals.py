@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from google.protobuf import json_format
 
-from croupier.server.journal import KINDS, Header, encode, read_line, read_private, scan
+from croupier.server.journal import KINDS, Header, encode, read_private, scan
 from croupier.server.replay import replay_journal
 from croupier.v1 import match_pb2, spectator_pb2
 from tests.golden.journals import FOLDER, frames_sha256, referee_on
@@ -51,9 +51,10 @@ def test_every_line_reads_back_as_the_record_that_writes_it_again(path: Path) ->
     assert journal.damage == "", f"{path.name}: {journal.damage}: {BROKEN}"
     lines = path.read_bytes().splitlines(keepends=True)
     assert len(journal.records) == len(lines)
+    if journal.migrated:  # written by an older version: it reads through MIGRATIONS, and is not written so
+        return
     for number, (line, record) in enumerate(zip(lines, journal.records, strict=True), 1):
         assert encode(record) == line, f"{path.name} line {number} is written differently now: {BROKEN}"
-        assert read_line(json.loads(line), 1) == record
 
 
 @pytest.mark.parametrize("path", JOURNALS, ids=[p.stem for p in JOURNALS])

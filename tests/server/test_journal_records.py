@@ -51,6 +51,17 @@ def test_a_line_that_is_no_record_of_its_kind_says_why(data: Any, why: str) -> N
     assert str(raised.value) == why
 
 
+def test_a_reason_quotes_a_damaged_line_in_a_few_words_whatever_its_size() -> None:
+    for data in (
+        {"t": "x" * 100_000},
+        {"t": "clock", "at": "9" * 100_000},
+        {"t": "start", "at": 0, "z" * 10**5: 1},
+    ):
+        with pytest.raises(RecordError) as raised:
+            from_json(data)
+        assert len(str(raised.value)) < 200 and "more characters)" in str(raised.value)
+
+
 async def test_an_unknown_kind_in_an_unfinished_journal_is_damage_named_by_file_line_and_kind(
     tmp_path: Path,
 ) -> None:
