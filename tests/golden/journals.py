@@ -14,31 +14,18 @@ import hashlib
 import json
 import shutil
 import tempfile
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
 import grpc
 from google.protobuf import json_format
 
-from croupier.server.app import Croupier, create_server
-from croupier.server.clocks import Clocks
 from croupier.v1 import admin_pb2, bots_pb2, match_pb2, spectator_pb2
-from tests.server.botclient import ADMIN, ADMIN_TOKEN, Admin, Bot, first_legal, random_legal
+from tests.server.botclient import ADMIN, Admin, Bot, first_legal, random_legal
+from tests.server.test_damaged_files import referee_on
 
 FOLDER = Path(__file__).with_name("journals")
 SEED = 20261201
-
-
-@asynccontextmanager
-async def referee_on(data: Path) -> AsyncIterator[tuple[Croupier, Admin, grpc.aio.Channel]]:
-    croupier = await create_server("127.0.0.1:0", data, admin_token=ADMIN_TOKEN, clocks=Clocks(grace=60.0))
-    try:
-        async with grpc.aio.insecure_channel(f"127.0.0.1:{croupier.port}") as channel:
-            yield croupier, Admin(channel), channel
-    finally:
-        await croupier.stop(grace=None)
 
 
 def frames_sha256(frames: Any) -> str:

@@ -16,8 +16,9 @@ from google.protobuf import json_format
 from croupier.server.journal import KINDS, Header, encode, read_private, scan
 from croupier.server.replay import replay_journal
 from croupier.v1 import match_pb2, spectator_pb2
-from tests.golden.journals import FOLDER, frames_sha256, referee_on
+from tests.golden.journals import FOLDER, frames_sha256
 from tests.server.botclient import ADMIN, Bot, random_legal
+from tests.server.test_damaged_files import referee_on
 
 JOURNALS = sorted(FOLDER.glob("*.jsonl"))
 BROKEN = "this changes the journal format: migrate or bump the version (tests/golden/README.md)"
