@@ -13,18 +13,26 @@ forfeited seats the match waits on, ends the match when the game is over,
 opens and re-opens decisions, pushes views, and arms one timer for the
 earliest thing time will do (a decision's deadline, a reconnect grace, the
 game's own countdown or window).
+
+Time is read and scheduled through ``self.clock`` (server/clock.py: the loop's, or a manual one
+in tests), and where the actor is in a job's cycle is ``self.phase`` (server/lifecycle.py). A
+job that raises (a bug) may have half changed the match: it is undone by rebuilding the match
+from its journal, and run once more; if it fails again, or the journal does not rebuild, the
+match is cancelled with ``FAULT_REASON``. Play never goes on over a half-changed state.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Callable, Iterator
 from typing import Any
 
 import croupier.server.session as sessions
 from croupier.engine.core import Event
 from croupier.server.errors import FailedPrecondition, ServiceError
-from croupier.server.journal import Auto, Cancel, End, Header, Record, Recount, Start
+from croupier.server.journal import CLOSING, Auto, Cancel, End, Header, Record, Recount, Start
+from croupier.server.lifecycle import Phase
 from croupier.server.match_journal import JournalFull, Journaling
 from croupier.server.match_state import MatchState
 from croupier.server.messages import (
@@ -43,6 +51,9 @@ from croupier.server.session import Session
 from croupier.server.timekeeping import Timekeeping
 from croupier.v1 import bots_pb2, games_pb2, spectator_pb2
 
+FAULT_REASON = "the referee hit an internal error it could not recover from (its log says which)"
+"""Why a match a bug stopped was cancelled: what its bots and spectators are told."""
+
 
 class Match(Moves, Timekeeping, Journaling, MatchState):
     """One match: its rooms together, run by its actor (this room: the jobs' loop, seats coming
@@ -51,12 +62,12 @@ class Match(Moves, Timekeeping, Journaling, MatchState):
     # --- the actor's loop -------------------------------------------------------------------------
 
     def start_actor(self) -> None:
-        self._acting = True
-        self._schedule_drain()  # a resumed match settles at once
+        self.post(self._changed)  # the first drain settles: a resumed match at once
 
     async def stop_actor(self) -> None:
         """Stop without finishing (the referee shuts down): the journal stays resumable."""
-        self._acting = False
+        if self.phase not in (Phase.OVER, Phase.STOPPED):
+            self._to(Phase.STOPPED)
         self._cancel_timer()
         if self._retry is not None:
             self._retry.cancel()
@@ -65,42 +76,75 @@ class Match(Moves, Timekeeping, Journaling, MatchState):
 
     def post(self, job: Callable[[], None]) -> None:
         self.inbox.append(job)
-        self._schedule_drain()
-
-    def _schedule_drain(self) -> None:
         # A loop callback, not a task per match: a job costs no task switch, and posting from
-        # inside a job never runs it nested.
-        if self._acting and not self._drain_due:
-            self._drain_due = True
-            asyncio.get_running_loop().call_soon(self._drain, context=self._context)
+        # inside a job never runs it nested (the drain under way takes it).
+        if self.phase in (Phase.NEW, Phase.IDLE):
+            self._to(Phase.DUE)
+            self.clock.call_soon(self._drain, self._context)
 
     def _drain(self) -> None:
-        self._drain_due = False
-        if self._dirty:
-            self._settle_safely()
-        while self.inbox and self._acting and not self.done.is_set():
-            job = self.inbox.popleft()
-            try:
-                job()
-            except JournalFull:
-                pass  # changed nothing, said so, and tries again later
-            except Exception:
-                # A bug must not take the match down: log it and go on with the next job.
-                self.log.exception("match job failed")
-            if self._dirty:
-                self._settle_safely()
+        while self.inbox and self.phase in (Phase.DUE, Phase.JOB):
+            self._run(self.inbox.popleft())
+        if self.phase in (Phase.DUE, Phase.JOB):
+            self._to(Phase.IDLE)
 
-    def _settle_safely(self) -> None:
-        try:
+    def _run(self, job: Callable[[], None]) -> None:
+        """One job, then the match settled. A bug in either is undone by rebuilding the match from
+        its journal, and the job runs once more on what the journal holds; a second failure, or a
+        journal that does not rebuild, ends the match (cancelled, with the reason)."""
+        for attempt in (1, 2):
+            self._to(Phase.JOB)
+            try:
+                self._job_then_settle(job, settle=attempt > 1)
+                return
+            except Exception:
+                self._to(Phase.FAILED)
+                again = attempt == 1
+                self.log.exception("match job failed", rebuilding=True, running_again=again)
+                if not self._undo():
+                    return
+                if not again:
+                    self._abandon(FAULT_REASON)
+                    return
+
+    def _job_then_settle(self, job: Callable[[], None], settle: bool) -> None:
+        with contextlib.suppress(JournalFull):  # changed nothing, said so, and tries again later
+            job()
+        if settle and self.phase is Phase.JOB:
+            self._to(Phase.CHANGED)  # a rebuilt match settles, whatever the job did
+        if self.phase is Phase.CHANGED:
+            self._settle_changes()
+
+    def _settle_changes(self) -> None:
+        self._to(Phase.SETTLING)
+        with contextlib.suppress(JournalFull):  # the match stays as it is, and tries again
             self._settle()
-        except JournalFull:
-            pass
+        if self.phase is Phase.SETTLING:  # not over
+            self._to(Phase.JOB)
+
+    def _undo(self) -> bool:
+        """Back to what the journal holds after a job failed: False (and the match ended) if the
+        journal does not rebuild, or already closes the match (only the telling of it failed)."""
+        try:
+            caught_up = self._rebuild_in_place()
         except Exception:
-            self.log.exception("match job failed")
+            self.log.exception("match cannot be rebuilt from its journal")
+            self._abandon(FAULT_REASON, rebuilt=False)
+            return False
+        if isinstance(self.records[-1], CLOSING):
+            self._abandon(FAULT_REASON)
+            return False
+        started, forfeits = caught_up
+        # What the journal holds that the failed job had not got to telling the seats.
+        if started:
+            self._send_started()
+        for index in forfeits:
+            self._release_forfeited(index)
+        return True
 
     def now(self) -> float:
         """Referee time: seconds since the match started (monotonic)."""
-        return asyncio.get_running_loop().time() - self._origin
+        return self.clock.time() - self._origin
 
     # --- seats coming and going (posted by the referee) -------------------------------------------
 
@@ -131,7 +175,7 @@ class Match(Moves, Timekeeping, Journaling, MatchState):
         elif self.status == Status.MATCH_STATUS_RUNNING:
             session.send(self._started_message(index, resumed=True))
             self._send_current(index)
-            self._dirty = True  # re-arm the timer: this seat's grace no longer runs
+            self._changed()  # re-arm the timer: this seat's grace no longer runs
 
     def _detach(self, session: Session, index: int) -> None:
         seat = self.seats[index]
@@ -140,27 +184,29 @@ class Match(Moves, Timekeeping, Journaling, MatchState):
         seat.holder = None
         if self.status == Status.MATCH_STATUS_RUNNING and not seat.forfeited:
             seat.gone_since = self.now()
-            self._dirty = True
+            self._changed()
 
     def _start(self) -> None:
         start = Start(0.0)
+        self._origin = self.clock.time()
         self._journal_first(start)
-        self._origin = asyncio.get_running_loop().time()
-        self.status = Status.MATCH_STATUS_RUNNING
+        self._become(Status.MATCH_STATUS_RUNNING)
         # The opening events (cuts, antes, the first deal) reach spectators in the start frame and
         # the bots in their first ViewUpdate or DecisionRequest, once: a resume does not repeat them.
         self._tell(start, list(self.state.opening))
         self.log.info("match started", players=[p.name for p in self.players])
+        self._send_started()
+
+    def _send_started(self) -> None:
+        """Tell each seated bot the match has started; each is owed its first view."""
         for index, seat in enumerate(self.seats):
             if seat.holder is not None:
                 seat.holder.send(self._started_message(index, resumed=False))
         self._views_due = True
-        self._dirty = True
 
     # --- settling: after every job that changed the match -----------------------------------------
 
     def _settle(self) -> None:
-        self._dirty = False
         if self.status != Status.MATCH_STATUS_RUNNING:
             return
         if self._regathering:
@@ -196,16 +242,17 @@ class Match(Moves, Timekeeping, Journaling, MatchState):
 
         A seat just told of its own action by an ActionResult gets no ViewUpdate for it (it knows
         what it did): the events wait for its next message. In a two-player game that makes a
-        decision three messages (the Move, its ActionResult, the next seat's DecisionRequest)."""
+        decision three messages (the Move, its ActionResult, the next seat's DecisionRequest).
+
+        Every message is built before any is sent: a bug in building one tells nobody anything
+        (and the match is rebuilt from its journal, its open decisions not asked yet kept)."""
         now = self.now()
         views_due = self._views_due or bool(self._events)
         events = [self.codec.event(e) for e in self._events]
-        self._events = []
-        self._views_due = False
-        told, self._told = self._told, set()
+        outgoing: list[tuple[SeatState, bots_pb2.ServerMessage | None]] = []
+        """Each connected seat's message, or None: its events are held back."""
         for index, seat in enumerate(self.seats):
             legal = self.state.legal_actions(index) if index in to_act else []
-            opened = False
             if not legal:
                 seat.decision = None
                 seat.acting_since = None
@@ -215,15 +262,26 @@ class Match(Moves, Timekeeping, Journaling, MatchState):
                 seat.decisions += 1
                 deadline = seat.acting_since + self.clocks.decision + seat.bank
                 seat.decision = Decision(decision_id(self._epoch, index, seat.decisions), legal, deadline)
-                opened = True
             if seat.holder is None or seat.forfeited:
                 continue
-            if opened:
-                seat.holder.send(self._decision_message(index, now, self._unsent(seat, events)))
-            elif views_due and index in told:
-                seat.unsent.extend(events)
+            carried = seat.unsent + events if seat.unsent else events
+            if seat.decision is not None and seat.decision.id != seat.asked:
+                outgoing.append((seat, self._decision_message(index, now, carried)))
+            elif views_due and index in self._told:
+                outgoing.append((seat, None))
             elif views_due:
-                seat.holder.send(self._view_message(index, self._unsent(seat, events)))
+                outgoing.append((seat, self._view_message(index, carried)))
+        self._events = []
+        self._views_due = False
+        self._told = set()
+        for seat, message in outgoing:
+            if message is None:
+                seat.unsent.extend(events)
+            elif seat.holder is not None:
+                seat.unsent = []
+                if seat.decision is not None and message.HasField("decision"):
+                    seat.asked = seat.decision.id
+                seat.holder.send(message)
 
     @staticmethod
     def _unsent(seat: SeatState, events: list[games_pb2.Event]) -> list[games_pb2.Event]:
@@ -238,6 +296,7 @@ class Match(Moves, Timekeeping, Journaling, MatchState):
         seat = self.seats[index]
         assert seat.holder is not None
         if seat.decision is not None:
+            seat.asked = seat.decision.id
             seat.holder.send(self._decision_message(index, self.now(), []))
         else:
             seat.holder.send(self._view_message(index, []))
@@ -256,10 +315,8 @@ class Match(Moves, Timekeeping, Journaling, MatchState):
             forfeited=tuple(s.forfeited for s in self.seats),
         )
         self._journal_first(end)
-        self.status = Status.MATCH_STATUS_FINISHED
-        header = self.records[0]
-        assert isinstance(header, Header)
-        self.result = match_result(header, end)
+        self._become(Status.MATCH_STATUS_FINISHED)
+        self.result = match_result(self._header(), end)
         self._cancel_timer()
         self._tell(end)
         # The end record is in the OS's hands already; make it durable off the event loop, and only
@@ -283,15 +340,16 @@ class Match(Moves, Timekeeping, Journaling, MatchState):
             seconds=round(now, 3),
             journal=str(self.journal_path),
         )
-        self.done.set()
-        self.on_finished(self)
+        self._over()
 
-    def cancel(self, reason: str) -> asyncio.Future[None]:
-        """Post the cancellation: the future is done once the match is over (cancelled, or finished
-        first), or raises why it could not be cancelled (a full disk)."""
+    async def cancel(self, reason: str) -> None:
+        """Cancel the match, returning once it is over (cancelled, or finished first, or ended by a
+        fault), or raising why it could not be cancelled (a full disk)."""
         outcome: asyncio.Future[None] = asyncio.get_running_loop().create_future()
 
         def job() -> None:
+            if outcome.done():
+                return
             try:
                 self._cancel(reason)
             except ServiceError as exc:
@@ -300,7 +358,13 @@ class Match(Moves, Timekeeping, Journaling, MatchState):
             outcome.set_result(None)
 
         self.post(job)
-        return outcome
+        over = asyncio.ensure_future(self.done.wait())
+        try:
+            await asyncio.wait((outcome, over), return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            over.cancel()
+        if outcome.done():
+            outcome.result()
 
     def _cancel(self, reason: str) -> None:
         """End the match without a result. Nothing hidden is revealed, not even the seed: a
@@ -310,7 +374,7 @@ class Match(Moves, Timekeeping, Journaling, MatchState):
         at = self.now() if self.status == Status.MATCH_STATUS_RUNNING else 0.0
         cancel = Cancel(at, reason, tuple(s.forfeited for s in self.seats))
         self._journal_first(cancel)
-        self.status = Status.MATCH_STATUS_CANCELLED
+        self._become(Status.MATCH_STATUS_CANCELLED)
         self.cancel_reason = reason
         self._cancel_timer()
         self._tell(cancel)
@@ -318,8 +382,58 @@ class Match(Moves, Timekeeping, Journaling, MatchState):
         self._send_ended(lambda seat: self.codec.view(self.state.view(seat)), reason=reason)
         self._end_feeds()
         self.log.info("match cancelled", reason=reason, seconds=round(at, 3), journal=str(self.journal_path))
+        self._over()
+
+    def _header(self) -> Header:
+        header = self.records[0]
+        assert isinstance(header, Header)
+        return header
+
+    def _over(self) -> None:
+        self._to(Phase.OVER)
         self.done.set()
         self.on_finished(self)
+
+    def _abandon(self, reason: str, rebuilt: bool = True) -> None:
+        """End a match a bug stopped: cancelled with ``reason``, or as its journal's last record
+        already says (only the telling of the end failed). Unless ``rebuilt``, the engine may be
+        half changed: nobody is shown anything of it, each bot hears only that the match ended."""
+        last = self.records[-1]
+        closing = last if isinstance(last, CLOSING) else None
+        if closing is None and rebuilt:
+            try:
+                self._cancel(reason)
+                return
+            except Exception:
+                self.log.exception("match cannot be cancelled after a fault: ending it as it stands")
+        if closing is None:
+            at = self.now() if self.status == Status.MATCH_STATUS_RUNNING else 0.0
+            closing = Cancel(at, reason, tuple(s.forfeited for s in self.seats))
+            try:
+                self._journal_first(closing)
+            except Exception:  # the next run of the referee will find the match unfinished, and resume it
+                self.log.exception("the journal cannot take the end of a match stopped by a fault")
+        try:
+            self._cancel_timer()
+            if isinstance(closing, End):
+                status = Status.MATCH_STATUS_FINISHED
+                self.result = match_result(self._header(), closing)
+                ending: dict[str, Any] = {"result": self.result}
+            else:
+                status = Status.MATCH_STATUS_CANCELLED
+                self.cancel_reason = closing.reason
+                ending = {"reason": self.cancel_reason}
+            if self.status != status:
+                self._become(status)
+            for index, seat in enumerate(self.seats):
+                if seat.holder is not None:
+                    ended = bots_pb2.MatchEnded(match_id=self.id, seat=index, status=self.status, **ending)
+                    seat.holder.send(bots_pb2.ServerMessage(match_ended=ended))
+            self._close(self.secret_path if isinstance(closing, End) else None)
+        finally:
+            self._end_feeds()
+            self.log.error("match ended by a fault", status=Status.Name(self.status), reason=reason)
+            self._over()
 
     def _send_ended(self, view_of: Callable[[int], games_pb2.View], **ending: Any) -> None:
         """Tell every seated bot the match is over, with the events since its last message."""
@@ -347,9 +461,10 @@ class Match(Moves, Timekeeping, Journaling, MatchState):
 
     def _tell(self, record: Record, events: list[Event] | None = None) -> None:
         """Show a journaled change to the spectators; its events go to the bots when the match settles."""
+        self._shown = len(self.records)
         if not shown(record):
             return
-        self._dirty = True
+        self._changed()
         if events:
             self._events.extend(events)
         if self.subscribers:

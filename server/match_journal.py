@@ -4,14 +4,15 @@ unfinished one after a restart, and every record written before (or, undone, aft
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Self, assert_never
 
 from croupier.engine.core import options_to_dict
+from croupier.server.clock import ActorClock
 from croupier.server.errors import ResourceExhausted
 from croupier.server.journal import (
+    CLOSING,
     Act,
     Auto,
     Cancel,
@@ -31,10 +32,11 @@ from croupier.server.journal import (
     replayed,
     write_private,
 )
+from croupier.server.lifecycle import Settled
 from croupier.server.match_state import MatchState
 from croupier.server.messages import Status
 from croupier.server.metrics import Metrics
-from croupier.server.seats import Player
+from croupier.server.seats import Player, SeatState
 
 RETRY_SECONDS = 1.0
 """How long a match whose journal could not be written (a full disk) waits before trying again."""
@@ -76,6 +78,7 @@ class Journaling(MatchState):
         metrics: Metrics,
         on_released: Callable[[Any, int], None],
         on_finished: Callable[[Any], None],
+        clock: ActorClock | None = None,
     ) -> tuple[Self, str]:
         """An unfinished match as its journal's ``records`` and its seed file left it when the referee
         died, taken up to the first record that does not apply, and what is wrong with that one ("" if
@@ -101,6 +104,7 @@ class Journaling(MatchState):
             metrics=metrics,
             on_released=on_released,
             on_finished=on_finished,
+            clock=clock,
         )
         for taken, record in enumerate(records[1:], 1):
             try:
@@ -108,10 +112,11 @@ class Journaling(MatchState):
                 match._account(record)
             except Exception as exc:  # any damage: what was half applied is rebuilt without it
                 kept = records[:taken]
-                match, _ = cls.rebuild(journal_path, kept, secret, metrics, on_released, on_finished)
+                match, _ = cls.rebuild(journal_path, kept, secret, metrics, on_released, on_finished, clock)
                 return match, f"line {taken + 1} does not apply ({exc!r})"
             match._last_at = record.at
         match.records = list(records)
+        match._shown = len(records)
         return match, ""
 
     def reopen(self) -> None:
@@ -121,29 +126,29 @@ class Journaling(MatchState):
         self._journal = JournalWriter(self.journal_path)
         self._write_now(Resume(self._last_at))
         if self.status == Status.MATCH_STATUS_RUNNING:
-            self._origin = asyncio.get_running_loop().time() - self._last_at
+            self._origin = self.clock.time() - self._last_at
             for seat in self.seats:
                 if not seat.forfeited:
                     seat.gone_since = self._last_at  # nobody is connected yet: the grace starts now
             self._regathering = self.state.realtime
-            self._dirty = True
         self.metrics.active_matches.inc()
 
     def _account(self, record: Record) -> None:
         """Seat bookkeeping of one replayed record (the engine's part is ``apply_record``)."""
         match record:
             case Start():
-                self.status = Status.MATCH_STATUS_RUNNING
+                if self.status == Status.MATCH_STATUS_WAITING:  # not yet, in a rebuild in place
+                    self._become(Status.MATCH_STATUS_RUNNING)
             case Act():
                 seat = self.seats[record.seat]
                 seat.bank = record.bank
                 seat.last_think = record.think
-                seat.resolved = (record.decision_id, "accepted", self.spec.parse_action(record.action))
+                seat.resolved = (record.decision_id, Settled.ACCEPTED, self.spec.parse_action(record.action))
             case Timeout():
                 seat = self.seats[record.seat]
                 seat.timeouts += 1
                 seat.bank = 0.0
-                seat.resolved = (record.decision_id, "timeout", self.spec.parse_action(record.action))
+                seat.resolved = (record.decision_id, Settled.TIMED_OUT, self.spec.parse_action(record.action))
             case Refuse():
                 self.seats[record.seat].refusals += 1
             case Forfeit():
@@ -157,6 +162,35 @@ class Journaling(MatchState):
             case _:
                 assert_never(record)
 
+    def _rebuild_in_place(self) -> tuple[bool, list[int]]:
+        """Undo what a failed job did to memory: the engine and each seat's record as the journal
+        leaves them, what is not journaled kept (who holds a seat, its open decision, its clock and
+        whether its bot was sent it, the decisions counted). Records journaled but not told yet
+        are told now, as the job would have. Returns whether the journal started the match memory
+        had waiting, and the seats it forfeited that are still held."""
+        was_waiting = self.status == Status.MATCH_STATUS_WAITING
+        live, self.seats = self.seats, [SeatState(bank=self.clocks.bank) for _ in self.seats]
+        for record in self.records[1:]:
+            if not isinstance(record, CLOSING):  # the job failed in telling the end: _undo ends it
+                self._account(record)
+        for old, seat in zip(live, self.seats, strict=True):
+            seat.holder, seat.decisions, seat.unsent = old.holder, old.decisions, old.unsent
+            if seat.forfeited:
+                continue
+            seat.gone_since = old.gone_since
+            decision = old.decision
+            if decision is not None and not (seat.resolved and seat.resolved[0] == decision.id):
+                seat.decision, seat.acting_since, seat.asked = decision, old.acting_since, old.asked
+        if self._regathering:
+            resumed = max(i for i, r in enumerate(self.records) if isinstance(r, Resume))
+            self._regathering = not any(isinstance(r, Recount) for r in self.records[resumed:])
+        told = self._shown
+        self.state = replayed(self.spec, self.options, self._seed, self.records[:told])
+        for record in self.records[told:]:
+            self._tell(record, apply_record(self.spec, self.state, record))
+        started = was_waiting and self.status == Status.MATCH_STATUS_RUNNING
+        return started, [i for i, s in enumerate(self.seats) if s.forfeited and s.holder is not None]
+
     def _journal_first(self, record: Record) -> None:
         """Journal a change about to be made: if the journal cannot take it (a full disk), nothing
         is changed, the match tries again in ``RETRY_SECONDS``, and JournalFull is raised (a bot's
@@ -165,10 +199,10 @@ class Journaling(MatchState):
         try:
             self._journal.write(record)
         except OSError as exc:
-            if self._retry is None and self._acting:  # said once per second at most
+            if self._retry is None and self.acting:  # said once per second at most
                 self.log.warning("journal full: the match waits", error=exc.strerror, kind=record.KIND)
-                self._retry = asyncio.get_running_loop().call_later(
-                    RETRY_SECONDS, self._post_retry, context=self._context
+                self._retry = self.clock.call_at(
+                    self.clock.time() + RETRY_SECONDS, self._post_retry, self._context
                 )
             raise JournalFull(
                 f"the referee cannot write match {self.id}'s journal ({exc.strerror}): nothing was "
@@ -181,6 +215,7 @@ class Journaling(MatchState):
         assert self._journal is not None
         self._journal.write(record)
         self.records.append(record)
+        self._shown = len(self.records)  # nothing to tell: the header, or a resume
 
     def _journal_applied(self, record: Record) -> None:
         """Journal a change already made to the engine; if the journal cannot take it, undo it (the
@@ -203,8 +238,9 @@ class Journaling(MatchState):
 
     def _close(self, secret: Path | None) -> None:
         """Make the journal durable and close it off the event loop, then delete ``secret`` if given."""
-        assert self._journal is not None
-        asyncio.get_running_loop().run_in_executor(None, _close_for_good, self._journal, secret)
+        journal, self._journal = self._journal, None
+        if journal is not None:  # not closed already (by an ending a fault interrupted)
+            self.clock.off_loop(lambda: _close_for_good(journal, secret))
 
 
 def _close_for_good(journal: JournalWriter, secret: Path | None) -> None:

@@ -17,8 +17,10 @@ import structlog
 from croupier.engine.core import Action, Event, GameSpec, GameState
 from croupier.engine.rng import Rng
 from croupier.server import convert
+from croupier.server.clock import ActorClock, Handle, LoopClock
 from croupier.server.clocks import Clocks
 from croupier.server.journal import JournalWriter, Record, seed_sha256
+from croupier.server.lifecycle import BadTransition, Phase, check_phase, check_status
 from croupier.server.messages import Status, Subscription, action_result, decision_request, ms
 from croupier.server.metrics import Metrics
 from croupier.server.seats import Player, SeatState
@@ -42,8 +44,11 @@ class MatchState:
         metrics: Metrics,
         on_released: Callable[[Any, int], None],
         on_finished: Callable[[Any], None],
+        clock: ActorClock | None = None,
     ) -> None:
         self.id = match_id
+        self.clock: ActorClock = clock or LoopClock()
+        """What the actor reads the time from and schedules on (a fake one in tests)."""
         self.spec = spec
         self.codec = convert.codec(spec.name)
         self.options = options
@@ -77,26 +82,47 @@ class MatchState:
         self._origin = 0.0
         self._last_at = 0.0
         """Referee time of the last record (of a rebuilt match)."""
-        self._retry: asyncio.TimerHandle | None = None
+        self._retry: Handle | None = None
         """Armed while the journal cannot be written (a full disk): when to try again."""
         self._epoch = 1
         """Which run of the match this is (the first is 1): a part of every decision id."""
         self._events: list[Event] = []
         self._views_due = False
+        """Every seated bot is owed a view at the next publish (the match has just started)."""
+        self._shown = 0
+        """Records told (to spectators, and their events queued for the bots): a rebuild tells the rest."""
         self._told: set[int] = set()
         """Seats told of their own action (ActionResult) since the last publish."""
-        self._dirty = False
-        self._timer: asyncio.TimerHandle | None = None
+        self.phase = Phase.NEW
+        """Where the actor is in a job's cycle (lifecycle.py); moved only through ``_to``."""
+        self._timer: Handle | None = None
         self._timer_at: float | None = None
-        self._acting = False
-        """The actor runs jobs (from start_actor to stop_actor)."""
         self._regathering = False
         """A resumed real-time match waits for every seat to be back (or forfeited), then the
         game counts down again: nobody plays while another seat is away."""
-        self._drain_due = False
         self._context = contextvars.copy_context()
         """Where jobs run: the match's own log context, not that of whoever posted them."""
         self._context.run(structlog.contextvars.bind_contextvars, match_id=match_id)
+
+    # --- its life: every move checked against lifecycle.py's tables ---
+
+    def _to(self, phase: Phase) -> None:
+        self.phase = check_phase(self.phase, phase)
+
+    def _become(self, status: Status.ValueType) -> None:
+        self.status = check_status(self.status, status)
+
+    def _changed(self) -> None:
+        """Something was told or a seat came or went: the match settles before the next job."""
+        if self.phase is Phase.JOB:
+            self._to(Phase.CHANGED)
+        elif self.phase not in (Phase.CHANGED, Phase.SETTLING, Phase.FAILED):
+            raise BadTransition(f"a match changed outside a job, its actor {self.phase.name}")
+
+    @property
+    def acting(self) -> bool:
+        """The actor runs jobs (from start_actor until the match is over or the actor stopped)."""
+        return self.phase not in (Phase.NEW, Phase.OVER, Phase.STOPPED)
 
     # --- what the match says about itself, and the messages built from its fields ---
 
@@ -211,6 +237,9 @@ class MatchState:
         raise NotImplementedError
 
     def _forfeit(self, index: int, reason: str, now: float) -> None:  # timekeeping.py
+        raise NotImplementedError
+
+    def _release_forfeited(self, index: int) -> None:  # timekeeping.py
         raise NotImplementedError
 
     def _cancel_timer(self) -> None:  # timekeeping.py

@@ -7,6 +7,7 @@ from __future__ import annotations
 from croupier.engine.core import Action, IllegalAction, MalformedInput
 from croupier.server.errors import FailedPrecondition, InvalidArgument, PermissionDenied, ServiceError, clip
 from croupier.server.journal import Act, Refuse
+from croupier.server.lifecycle import Settled
 from croupier.server.match_state import MatchState
 from croupier.server.messages import Result, Status
 from croupier.server.seats import Decision
@@ -74,7 +75,7 @@ class Moves(MatchState):
         seat = self.seats[index]
         if seat.resolved is not None and seat.resolved[0] == move.decision_id:
             decision_id, how, action = seat.resolved
-            if how == "accepted":
+            if how is Settled.ACCEPTED:
                 session.send(self._result(index, decision_id, Result.DUPLICATE, action))
                 return
             raise FailedPrecondition(f"decision {decision_id} timed out: the referee played {action} for you")
@@ -100,7 +101,7 @@ class Moves(MatchState):
         self._journal_applied(act)
         seat.bank = bank
         seat.last_think = think
-        seat.resolved = (decision_id, "accepted", action)
+        seat.resolved = (decision_id, Settled.ACCEPTED, action)
         seat.decision = None
         seat.acting_since = None
         self._tell(act, events)

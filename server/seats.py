@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from croupier.engine.core import Action
+from croupier.server.lifecycle import Settled
 from croupier.server.session import Session
 from croupier.v1 import games_pb2
 
@@ -41,11 +42,14 @@ class SeatState:
     decision: Decision | None = None
     acting_since: float | None = None
     """Referee time the seat's clock started: it has been to act ever since."""
+    asked: int = 0
+    """The id of the decision its bot was last sent: an open one not sent yet goes with the next
+    publish (a failed job may have opened it and not got to sending it)."""
     last_think: float = 0.0
     decisions: int = 0
     """Decisions opened for the seat in this run of the referee: its ids count them."""
-    resolved: tuple[int, str, Action] | None = None
-    """The last decision settled: (id, "accepted" or "timeout", the action applied)."""
+    resolved: tuple[int, Settled, Action] | None = None
+    """The last decision settled: (its id, how, the action applied)."""
     unsent: list[games_pb2.Event] = field(default_factory=list)
     """Events its bot has not been sent yet: those of its own move, told by an ActionResult,
     wait for its next message instead of a ViewUpdate of their own."""

@@ -12,9 +12,8 @@ so it never races live bots) and ranks it last.
 
 from __future__ import annotations
 
-import asyncio
-
 from croupier.server.journal import Auto, Clock, Forfeit, Timeout
+from croupier.server.lifecycle import Settled
 from croupier.server.match_state import MatchState
 from croupier.server.messages import Result, Status
 
@@ -36,9 +35,12 @@ class Timekeeping(MatchState):
         now = self.now()
         wake = None if self._regathering else self.state.wake_at()
         if wake is not None and now + EARLY >= wake:
-            clock = Clock(now)
+            # Early by a hair (the timer, or float rounding of the loop's time): the game's clock is
+            # moved to its own time, else it would not move and the timer would fire again at once.
+            at = max(now, wake)
+            clock = Clock(at)
             self._journal_first(clock)
-            self._tell(clock, self.state.advance(now))
+            self._tell(clock, self.state.advance(at))
         for index, seat in enumerate(self.seats):
             if self.state.is_over():
                 break
@@ -50,7 +52,7 @@ class Timekeeping(MatchState):
                 and now + EARLY >= seat.gone_since + self.clocks.grace
             ):
                 self._forfeit(index, "disconnected", now)
-        self._dirty = True
+        self._changed()
 
     def _clock_ran_out(self, index: int, now: float) -> None:
         seat = self.seats[index]
@@ -76,7 +78,7 @@ class Timekeeping(MatchState):
         seat.acting_since = None
         seat.timeouts += 1
         seat.bank = 0.0
-        seat.resolved = (decision_id, "timeout", action)
+        seat.resolved = (decision_id, Settled.TIMED_OUT, action)
         self._tell(timeout, events)
         if seat.holder is not None:
             seat.holder.send(self._result(index, decision_id, Result.TIMED_OUT, action))
@@ -96,6 +98,11 @@ class Timekeeping(MatchState):
         seat.gone_since = None
         self._tell(forfeit)
         self.log.info("seat forfeited", seat=index, reason=reason)
+        self._release_forfeited(index)
+
+    def _release_forfeited(self, index: int) -> None:
+        """Tell a forfeited seat's bot, and free the seat (the referee plays it from now on)."""
+        seat = self.seats[index]
         if seat.holder is not None:
             seat.holder.send(self._forfeited_message(index))
             seat.holder = None
@@ -120,4 +127,4 @@ class Timekeeping(MatchState):
             return
         self._cancel_timer()
         self._timer_at = when
-        self._timer = asyncio.get_running_loop().call_at(self._origin + when, self._post_tick)
+        self._timer = self.clock.call_at(self._origin + when, self._post_tick, self._context)

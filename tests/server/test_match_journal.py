@@ -19,10 +19,12 @@ import pytest
 
 from croupier.server.app import Croupier, create_server
 from croupier.server.clocks import Clocks
+from croupier.server.match_journal import RETRY_SECONDS
 from croupier.server.replay import replay_journal
 from croupier.v1 import admin_pb2, bots_pb2, match_pb2
 from tests.server.botclient import ADMIN, ADMIN_TOKEN, WAIT, Admin, Bot, first_legal
 from tests.server.conftest import Disk
+from tests.server.fakes import table
 
 ERROR = bots_pb2.Error.Code
 
@@ -62,19 +64,23 @@ async def test_a_move_the_journal_cannot_take_is_not_played_and_can_be_sent_agai
     assert not bots[1].of_kind("error")[3:]
 
 
-async def test_a_clock_that_runs_out_on_a_full_disk_is_played_once_there_is_room(
-    referee: Croupier, channel: grpc.aio.Channel, admin: Admin, disk: Disk
+def test_a_clock_that_runs_out_on_a_full_disk_is_played_once_there_is_room(
+    tmp_path: Path, disk: Disk
 ) -> None:
-    match_id, bots = await started(channel, admin, decision_ms=50, bank_ms=0, max_timeouts=5)
-    await bots[1].expect("decision")
+    t = table(tmp_path, options={"target": 100}, clocks=Clocks(decision=0.05, bank=0, max_timeouts=5))
+    records = len(t.journal())
     disk.full = True  # the clock runs out: its timeout cannot be journaled, so nothing is played
-    while disk.refused < 2:  # it tried, and tried again
-        await asyncio.sleep(0.05)
+    t.clock.advance(0.05)
+    t.clock.advance(RETRY_SECONDS)  # it tries again, and again finds no room
+    assert disk.refused == 2
+    assert len(t.journal()) == records
+    assert not t.bots[1].of("action_result")
     disk.full = False
-    timed_out = (await bots[1].expect("action_result")).action_result
+    t.clock.advance(RETRY_SECONDS)
+    timed_out = t.bots[1].of("action_result")[-1]
     assert timed_out.status == bots_pb2.ActionResult.TIMED_OUT
-    await asyncio.wait_for(asyncio.gather(*(bot.play() for bot in bots)), WAIT)
-    replay_journal(referee.referee.matches_dir / f"{match_id}.jsonl")
+    t.play_out()
+    replay_journal(t.match.journal_path)  # memory and journal agree
 
 
 async def test_admin_calls_on_a_full_disk_are_resource_exhausted_and_change_nothing(

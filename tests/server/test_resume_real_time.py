@@ -14,6 +14,7 @@ from croupier.server.clocks import Clocks
 from croupier.server.journal import read_records
 from croupier.v1 import bots_pb2
 from tests.server.botclient import ADMIN_TOKEN, Admin, Bot
+from tests.server.fakes import resumed, table
 
 codec = convert.codec("pair_battle")
 Code = bots_pb2.Error.Code
@@ -83,19 +84,19 @@ async def test_the_first_bot_back_waits_for_the_other_then_both_hear_a_new_count
 async def test_a_seat_that_stays_away_is_forfeited_at_its_grace_and_the_match_then_counts_down(
     tmp_path: Path,
 ) -> None:
-    match_id, tokens = await started_and_stopped(tmp_path / "data", grace_ms=300)
-    referee = await restarted(tmp_path / "data")
-    try:
-        async with grpc.aio.insecure_channel(f"127.0.0.1:{referee.port}") as channel:
-            alone = Bot(channel, tokens[0])
-            await alone.hello()
-            await alone.expect("decision")
-            assert countdown_calls(alone.received) == ["3", "2", "1", "go"]
-            records = read_records(referee.referee.journal_path(match_id))
-            after = [
-                (r.KIND, getattr(r, "seat", None))
-                for r in records[[r.KIND for r in records].index("resume") :]
-            ]
-            assert after[:3] == [("resume", None), ("forfeit", 1), ("recount", None)]
-    finally:
-        await referee.stop(grace=None)
+    before = table(tmp_path, "pair_battle", options={"countdown_tick": 0.01}, clocks=Clocks(grace=0.3))
+    before.clock.advance(0.1)
+    assert all(bot.open_decision() is not None for bot in before.bots)  # past "go"
+    await before.match.stop_actor()
+    t = resumed(before, tmp_path)
+    alone = t.bots[0]
+    t.match.attach(alone, 0)
+    t.clock.advance(0.3 - 0.01)
+    assert alone.open_decision() is None  # the other seat's grace still runs: nobody plays
+    t.clock.advance(0.01 + 0.1)
+    assert alone.open_decision() is not None
+    assert countdown_calls(alone.sent) == ["3", "2", "1", "go"]
+    records = t.journal()
+    after = [(r.KIND, getattr(r, "seat", None)) for r in records[[r.KIND for r in records].index("resume") :]]
+    assert after[:3] == [("resume", None), ("forfeit", 1), ("recount", None)]
+    await t.match.stop_actor()

@@ -1,92 +1,78 @@
 """Clocks and forfeits: a bot that runs out of time is played for, never silently corrected;
-three timeouts or a long disconnection forfeit the seat, which is played on and ranked last."""
+three timeouts or a long disconnection forfeit the seat, which is played on and ranked last.
+The match's own clock is a manual one (tests/server/fakes.py): nothing here waits on real time."""
 
 from __future__ import annotations
 
-import asyncio
+from pathlib import Path
 
 import grpc
 
-from croupier.server.app import Croupier
-from croupier.server.journal import read_records
+from croupier.server.clocks import Clocks
 from croupier.v1 import bots_pb2, match_pb2
 from tests.server.botclient import Admin, Bot
+from tests.server.fakes import table
 
 Result = bots_pb2.ActionResult
 
 
-async def test_a_silent_bot_is_played_for_and_forfeited_after_three_timeouts(
-    referee: Croupier, channel: grpc.aio.Channel, admin: Admin
-) -> None:
-    created = await admin.create(
-        "chinese_ten", 2, {"target": 100}, decision_ms=300, bank_ms=2000, max_timeouts=3, grace_ms=60_000
+def test_a_silent_bot_is_played_for_and_forfeited_after_three_timeouts(tmp_path: Path) -> None:
+    t = table(
+        tmp_path, options={"target": 100}, clocks=Clocks(decision=0.3, bank=2.0, max_timeouts=3, grace=60)
     )
-    match_id = created.match.match_id
-    player, silent = Bot(channel, created.seat_tokens[0]), Bot(channel, created.seat_tokens[1])
-    await player.hello()
-    await silent.hello()
-    playing = asyncio.ensure_future(player.play())
-    timeouts: list[bots_pb2.ActionResult] = []
-    decisions: dict[int, bots_pb2.DecisionRequest] = {}
-    while (message := await silent.read()).WhichOneof("message") != "seat_forfeited":
-        if message.WhichOneof("message") == "decision":
-            decisions[message.decision.decision_id] = message.decision
-        elif message.WhichOneof("message") == "action_result":
-            timeouts.append(message.action_result)
-    assert message.seat_forfeited.reason == "timeouts"
-    assert [t.status for t in timeouts] == [Result.TIMED_OUT] * 3
-    assert [t.timeouts for t in timeouts] == [1, 2, 3]
+    player, silent = t.bots
+    t.play_out(seats=[0])
+    kinds = silent.kinds()
+    assert kinds.count("action_result") == 3 and kinds[-1] == "seat_forfeited"
+    assert silent.of("seat_forfeited")[0].reason == "timeouts"
+    timeouts = silent.of("action_result")
+    assert [r.status for r in timeouts] == [Result.TIMED_OUT] * 3
+    assert [r.timeouts for r in timeouts] == [1, 2, 3]
+    decisions = {d.decision_id: d for d in silent.of("decision")}
     for result in timeouts:  # the fallback is the first legal action of the decision, said so
         assert result.action == decisions[result.decision_id].legal_actions[0]
-    [ended] = await playing
-    info = await admin.wait(match_id)
+    [ended] = player.of("match_ended")
+    info = t.match.info()
     assert info.status == match_pb2.MATCH_STATUS_FINISHED
     seats = info.result.seats
     assert (seats[1].forfeited, seats[1].timeouts, seats[1].place) == ("timeouts", 3, 2)
     assert (seats[0].forfeited, seats[0].place) == ("", 1)
     assert ended.result == info.result
-    kinds = [r.KIND for r in read_records(referee.referee.matches_dir / f"{match_id}.jsonl")]
+    kinds = [r.KIND for r in t.journal()]
     assert kinds.count("timeout") == 3
     assert kinds.count("forfeit") == 1
     assert "auto" in kinds  # the referee played the forfeited seat to the end
-    assert not [m for m in silent.received if m.WhichOneof("message") == "match_ended"]
+    assert not silent.of("match_ended")
+    assert t.released == [1]
 
 
-async def test_a_bot_gone_longer_than_the_grace_is_forfeited_and_the_match_plays_on(
-    channel: grpc.aio.Channel, admin: Admin
-) -> None:
-    created = await admin.create("spoil_five", 3, {"deals": 2}, grace_ms=100)
-    bots = [Bot(channel, t) for t in created.seat_tokens]
-    for bot in bots:
-        await bot.hello()
-    await bots[2].expect("match_started")
-    await bots[2].close()
-    ended = await asyncio.gather(bots[0].play(), bots[1].play())
-    info = await admin.wait(created.match.match_id)
+def test_a_bot_gone_longer_than_the_grace_is_forfeited_and_the_match_plays_on(tmp_path: Path) -> None:
+    t = table(tmp_path, "spoil_five", 3, {"deals": 2}, clocks=Clocks(grace=0.1))
+    t.match.detach(t.bots[2], 2)
+    t.clock.advance(0.1)
+    assert ("forfeit", 2, "disconnected") in [
+        (r.KIND, getattr(r, "seat", None), getattr(r, "reason", None)) for r in t.journal()
+    ]
+    assert t.released == [2]
+    t.play_out(seats=[0, 1])
+    info = t.match.info()
     seats = info.result.seats
     assert seats[2].forfeited == "disconnected"
     assert seats[2].place == 3
     assert sorted(s.place for s in seats[:2]) in ([1, 2], [1, 1])
-    assert all(e.result == info.result for [e] in ended)
+    assert all(bot.of("match_ended")[0].result == info.result for bot in t.bots[:2])
     assert info.players[2].forfeited == "disconnected"
 
 
-async def test_a_forfeited_seat_in_a_real_time_race_is_played_on_to_the_end(
-    channel: grpc.aio.Channel, admin: Admin
-) -> None:
-    created = await admin.create(
-        "pair_battle", 2, {"countdown_tick": 0.0}, decision_ms=200, bank_ms=10_000, grace_ms=50
-    )
-    racer, quitter = Bot(channel, created.seat_tokens[0]), Bot(channel, created.seat_tokens[1])
-    await racer.hello()
-    await quitter.hello()
-    await quitter.expect("match_started")
-    await quitter.close()
-    [ended] = await racer.play()
-    info = await admin.wait(created.match.match_id)
+def test_a_forfeited_seat_in_a_real_time_race_is_played_on_to_the_end(tmp_path: Path) -> None:
+    clocks = Clocks(decision=0.2, bank=10.0, grace=0.05)
+    t = table(tmp_path, "pair_battle", options={"countdown_tick": 0.0}, clocks=clocks)
+    t.match.detach(t.bots[1], 1)
+    t.play_out(seats=[0])
+    info = t.match.info()
     assert info.result.seats[1].forfeited == "disconnected"
     assert info.result.seats[0].place == 1
-    assert ended.result == info.result
+    assert t.bots[0].of("match_ended")[0].result == info.result
 
 
 async def test_think_time_and_bank_travel_with_the_next_request(
