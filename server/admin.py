@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from croupier.server.errors import Context
+from croupier.server.group import read_addresses
 from croupier.server.referee import Referee, tokens_of
 from croupier.v1 import admin_pb2, match_pb2
 
@@ -58,4 +59,9 @@ class AdminService:
         self, request: admin_pb2.GetRefereeRequest, context: Context
     ) -> admin_pb2.RefereeInfo:
         self.referee.check_admin(tokens_of(context))
-        return admin_pb2.RefereeInfo(address=self.referee.address, instance=self.referee.instance)
+        siblings = self.referee.siblings
+        return admin_pb2.RefereeInfo(
+            address=self.referee.address,
+            instance=self.referee.instance,
+            workers=read_addresses(siblings.root) if siblings is not None else [],
+        )

@@ -26,6 +26,7 @@ from croupier.server.bots import BotService
 from croupier.server.clocks import Clocks
 from croupier.server.datafiles import FILE_MODE, OUT_OF_ROOM, private_folder, replace_file
 from croupier.server.errors import lenient_parser, server_stream, unary
+from croupier.server.group import Siblings
 from croupier.server.metrics import Metrics
 from croupier.server.referee import MAX_TOKEN, MIN_ADMIN_TOKEN, Referee, token_problem
 from croupier.server.spectator import SpectatorService
@@ -98,6 +99,7 @@ async def create_server(
     advertise: str | None = None,
     spectators: Limits | None = None,
     unix_socket: Path | None = None,
+    group: Path | None = None,
 ) -> Croupier:
     """Start a referee on ``address`` (port 0 picks a free port: see ``Croupier.port``).
 
@@ -106,7 +108,8 @@ async def create_server(
     ``advertise`` ("host:port") is where callers reach this referee (``GetReferee``); by
     default the listening address. ``spectators``: who may watch, and how much at once.
     ``unix_socket`` is a path to listen on as well (grpc's ``unix:`` address), which bots in
-    containers without a network reach through a mount.
+    containers without a network reach through a mount. ``group`` is the --data of the
+    ``croupier serve --workers`` this referee is one worker of (``server.group``).
     """
     logs.configure()
     if not address.rpartition(":")[2].isdigit():
@@ -119,10 +122,11 @@ async def create_server(
     convert.all_codecs()  # a game whose proto disagrees with its engine fails here, not mid-match
     open_files = openfiles.raise_soft_limit()
     private_folder(data_dir)
-    admin_token = _checked_admin_token(admin_token) if admin_token else _admin_token(data_dir)
+    admin_token = checked_admin_token(admin_token) if admin_token else kept_admin_token(data_dir)
     metrics = Metrics(GAMES)
     metrics_port = None if metrics_address is None else _serve_metrics(metrics, metrics_address)
-    referee = Referee(data_dir, admin_token, clocks or Clocks(), metrics)
+    siblings = Siblings(group, data_dir) if group is not None else None
+    referee = Referee(data_dir, admin_token, clocks or Clocks(), metrics, siblings)
     server = grpc.aio.server(
         options=[
             ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
@@ -147,7 +151,7 @@ async def create_server(
     reflection.enable_server_reflection([*names, health.SERVICE_NAME, reflection.SERVICE_NAME], server)
     binding = address
     try:
-        busy = _bind_error(address)  # asked first: grpc's own failure is a log line and no reason
+        busy = bind_error(address)  # asked first: grpc's own failure is a log line and no reason
         if busy is not None:
             raise RuntimeError(busy)
         port = (
@@ -206,7 +210,7 @@ def _serve_metrics(metrics: Metrics, address: str) -> int:
         ) from None
 
 
-def _bind_error(address: str) -> str | None:
+def bind_error(address: str) -> str | None:
     """Why ``address`` cannot be bound, as the OS says it ("Address already in use"), or None."""
     host, _, port = address.rpartition(":")
     if not port.isdigit() or int(port) == 0:
@@ -261,14 +265,14 @@ class CannotStart(Exception):
 HOW_TO_TOKEN = f"{MIN_ADMIN_TOKEN} to {MAX_TOKEN} printable ASCII characters without spaces"
 
 
-def _checked_admin_token(token: str) -> str:
+def checked_admin_token(token: str) -> str:
     problem = token_problem(token, MIN_ADMIN_TOKEN)
     if problem:
         raise CannotStart(f"the admin token given {problem}: give one of {HOW_TO_TOKEN}")
     return token
 
 
-def _admin_token(data_dir: Path) -> str:
+def kept_admin_token(data_dir: Path) -> str:
     """The admin token kept in the data directory: made on first start (written whole, readable by
     its owner only), refused if it is not a sound token (an empty one must never be admin)."""
     path = data_dir / "admin-token"

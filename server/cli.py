@@ -5,6 +5,8 @@ Bots, spectators and admins connect over gRPC at --address (default
 journal lives under --data (default ./croupier-data): a referee restarted on
 the same directory resumes every unfinished match, and its bots reconnect.
 Health checking and server reflection are on; metrics on --metrics-address.
+With --workers N, N referee processes share the machine's cores, each on an
+address of its own (server/workers.py).
 """
 
 from __future__ import annotations
@@ -12,14 +14,17 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import json
 import os
 import signal
+import sys
+import threading
 from collections.abc import Awaitable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # imported in run(): `croupier --help` stays quick
-    from croupier.server.app import Tls
+    from croupier.server.app import Croupier, Tls
     from croupier.server.clocks import Clocks
 
 UNIX_PATH_MAX = 107
@@ -29,6 +34,14 @@ UNIX_PATH_MAX = 107
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--address", default="127.0.0.1:50051", help="HOST:PORT; port 0 picks a free port")
     parser.add_argument("--data", type=Path, default=Path("croupier-data"), help="journals, bots and tokens")
+    parser.add_argument(
+        "--workers",
+        metavar="N",
+        help="run N referee processes (auto: one per core), worker I on --address's port + I (port 0: "
+        "each picks one) with its journals in DATA/worker-I and metrics on --metrics-address's port + I; "
+        "a tournament given any one address spreads over all (default: one referee in this process)",
+    )
+    parser.add_argument("--worker", type=int, help=argparse.SUPPRESS)  # set by --workers' parent
     parser.add_argument(
         "--advertise",
         metavar="HOST:PORT",
@@ -133,6 +146,10 @@ def run(args: argparse.Namespace) -> int:
     if args.unix_socket is not None and len(os.fsencode(args.unix_socket.absolute())) > UNIX_PATH_MAX:
         raise SystemExit(f"croupier serve: --unix-socket: a path of at most {UNIX_PATH_MAX} bytes, please")
     try:
+        if args.workers is not None and args.worker is None:
+            from croupier.server.workers import serve_workers
+
+            return serve_workers(args)
         asyncio.run(_serve(args, clocks, metrics, tls))
     except CannotStart as exc:
         raise SystemExit(f"croupier serve: {exc}") from None
@@ -140,9 +157,14 @@ def run(args: argparse.Namespace) -> int:
 
 
 async def _serve(args: argparse.Namespace, clocks: Clocks, metrics: str | None, tls: Tls | None) -> None:
+    import structlog
+
     from croupier.server.app import create_server
     from croupier.server.audience import Access, Limits
+    from croupier.server.group import READY
 
+    if args.worker is not None:
+        structlog.contextvars.bind_contextvars(worker=args.worker)
     referee = await create_server(
         args.address,
         args.data,
@@ -157,10 +179,42 @@ async def _serve(args: argparse.Namespace, clocks: Clocks, metrics: str | None, 
             feeds_per_connection=args.feeds_per_connection,
             anonymous_feeds=args.anonymous_feeds,
         ),
+        group=args.data.parent if args.worker is not None else None,
     )
-    host = args.address.rpartition(":")[0] or "127.0.0.1"
+    signals = asyncio.Queue[int]()
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(signum, signals.put_nowait, signum)
     for damage in referee.referee.damaged:
         print(f"croupier: damaged: {damage}", flush=True)
+    if args.worker is not None:
+        _tell_parent(READY, referee.port, referee.referee.address, referee.metrics_port)
+        threading.Thread(target=_stop_when_orphaned, args=(loop, signals), daemon=True).start()
+    else:
+        _say_where(args, referee, metrics)
+    await signals.get()
+    print(f"croupier: stopping: NOT_SERVING, draining for {args.drain_seconds:g} s", flush=True)
+    drain = asyncio.wait_for(signals.get(), args.drain_seconds)  # a second signal cuts it short
+    await referee.stop(grace=5.0, drain=_quietly(drain))
+    print("croupier: stopped", flush=True)
+
+
+def _tell_parent(ready_line: str, port: int, advertised: str, metrics_port: int | None) -> None:
+    ready = {"port": port, "advertise": advertised, "metrics_port": metrics_port}
+    print(ready_line + json.dumps(ready), flush=True)
+
+
+def _stop_when_orphaned(loop: asyncio.AbstractEventLoop, signals: asyncio.Queue[int]) -> None:
+    """A worker's stdin is a pipe its parent holds and never writes: its end of file means the
+    parent is gone (even killed with SIGKILL), and the worker stops as on SIGTERM."""
+    with contextlib.suppress(OSError):
+        while os.read(sys.stdin.fileno(), 4096):
+            pass
+    loop.call_soon_threadsafe(signals.put_nowait, signal.SIGTERM)
+
+
+def _say_where(args: argparse.Namespace, referee: Croupier, metrics: str | None) -> None:
+    host = args.address.rpartition(":")[0] or "127.0.0.1"
     print(f"croupier: serving on {host}:{referee.port}", flush=True)
     if referee.referee.address != f"{host}:{referee.port}":
         print(f"croupier: advertised as {referee.referee.address}", flush=True)
@@ -171,15 +225,6 @@ async def _serve(args: argparse.Namespace, clocks: Clocks, metrics: str | None, 
         print(f"croupier: metrics on http://{metrics_host}:{referee.metrics_port}/metrics", flush=True)
     if args.admin_token is None:
         print(f"croupier: admin token in {args.data / 'admin-token'}", flush=True)
-    signals = asyncio.Queue[int]()
-    loop = asyncio.get_running_loop()
-    for signum in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(signum, signals.put_nowait, signum)
-    await signals.get()
-    print(f"croupier: stopping: NOT_SERVING, draining for {args.drain_seconds:g} s", flush=True)
-    drain = asyncio.wait_for(signals.get(), args.drain_seconds)  # a second signal cuts it short
-    await referee.stop(grace=5.0, drain=_quietly(drain))
-    print("croupier: stopped", flush=True)
 
 
 async def _quietly(waiting: Awaitable[object]) -> None:

@@ -48,6 +48,7 @@ from croupier.server.errors import (
     ResourceExhausted,
     Unauthenticated,
 )
+from croupier.server.group import Siblings
 from croupier.server.journal import (
     CLOSING,
     Cancel,
@@ -98,6 +99,17 @@ class Bot:
     token_sha256: str
 
 
+def bot_from_line(line: bytes) -> Bot:
+    """A registered bot from its line of ``bots.jsonl``; ValueError or TypeError if it is not one."""
+    if not line.endswith(b"\n"):
+        raise ValueError("it is cut short")
+    fields = json.loads(line)
+    bot = Bot(**fields)
+    if not all(isinstance(value, str) for value in fields.values()):
+        raise TypeError("a field is not text")
+    return bot
+
+
 @dataclass(frozen=True)
 class Identity:
     """Who a stream's tokens say it is."""
@@ -108,8 +120,17 @@ class Identity:
 
 
 class Referee:
-    def __init__(self, data_dir: Path, admin_token: str, clocks: Clocks, metrics: Metrics) -> None:
+    def __init__(
+        self,
+        data_dir: Path,
+        admin_token: str,
+        clocks: Clocks,
+        metrics: Metrics,
+        siblings: Siblings | None = None,
+    ) -> None:
         self.data_dir = data_dir
+        self.siblings = siblings
+        """The other workers of a ``croupier serve --workers`` group, whose bots this one knows too."""
         self.matches_dir = data_dir / "matches"
         self.admin_token_sha256 = token_sha256(admin_token)
         self.clocks = clocks
@@ -150,6 +171,7 @@ class Referee:
             for warning in private_folder(folder):
                 log.warning("data folder open to others", problem=warning)
         self._load_bots()
+        self._learn_siblings_bots()
         for path in sorted(self.matches_dir.glob("*.jsonl")):
             self._load_match(path)
 
@@ -160,18 +182,27 @@ class Referee:
         kept: list[bytes] = []
         for number, line in enumerate(path.read_bytes().splitlines(keepends=True), 1):
             try:
-                if not line.endswith(b"\n"):
-                    raise ValueError("it is cut short")
-                fields = json.loads(line)
-                bot = Bot(**fields)
-                if not all(isinstance(value, str) for value in fields.values()):
-                    raise TypeError("a field is not text")
+                bot = bot_from_line(line)
             except (ValueError, TypeError) as exc:
                 self._set_aside(path, kept, f"line {number} is not a registered bot ({exc})")
                 break
             kept.append(line)
             self.bots[bot.bot_id] = bot
             self.bot_tokens[bot.token_sha256] = bot
+
+    def _learn_siblings_bots(self) -> None:
+        """Take in the bots registered through the other workers of the group since last asked (a
+        damaged line is skipped here: its own worker sets it aside)."""
+        if self.siblings is None:
+            return
+        for line in self.siblings.new_bot_lines():
+            try:
+                bot = bot_from_line(line)
+            except (ValueError, TypeError):
+                continue
+            if bot.bot_id not in self.bots and bot.token_sha256 not in self.bot_tokens:
+                self.bots[bot.bot_id] = bot
+                self.bot_tokens[bot.token_sha256] = bot
 
     def _set_aside(self, path: Path, kept: list[bytes], damage: str) -> None:
         """Move a damaged file aside, keep its whole lines ``kept`` under its name, and say so."""
@@ -301,6 +332,9 @@ class Referee:
                 seats.append(seat)
                 continue
             found = self.bot_tokens.get(digest)
+            if found is None and self.siblings is not None:
+                self._learn_siblings_bots()  # registered through another worker since we looked
+                found = self.bot_tokens.get(digest)
             if found is None:
                 raise Unauthenticated("unknown token (a seat token expires when its match ends)")
             if bot is not None and bot is not found:
@@ -313,7 +347,14 @@ class Referee:
     def register_bot(self, name: str, bot_id: str = "", token: str = "") -> tuple[Bot, str]:
         """A new bot with an id and token of its own; or, given both, the bot under that id and
         token, so one bot can be registered on several referees: registering it again as it is
-        changes nothing."""
+        changes nothing. In a group of workers, one registration at a time over all of them."""
+        if self.siblings is None:
+            return self._register_bot(name, bot_id, token)
+        with self.siblings.registering():
+            self._learn_siblings_bots()
+            return self._register_bot(name, bot_id, token)
+
+    def _register_bot(self, name: str, bot_id: str, token: str) -> tuple[Bot, str]:
         name = _check_name(name, "bot name")
         if not bot_id and not token:
             bot_id, token = "b-" + secrets.token_hex(6), "bot_" + secrets.token_urlsafe(24)
@@ -363,6 +404,7 @@ class Referee:
         return digest
 
     def bot_summaries(self) -> list[admin_pb2.Bot]:
+        self._learn_siblings_bots()
         return [
             admin_pb2.Bot(
                 bot_id=bot.bot_id,
@@ -407,6 +449,9 @@ class Referee:
             name = seat.name
             if seat.bot_id:
                 bot = self.bots.get(seat.bot_id)
+                if bot is None and self.siblings is not None:
+                    self._learn_siblings_bots()
+                    bot = self.bots.get(seat.bot_id)
                 if bot is None:
                     raise NotFound(f"seat {index}: no registered bot {seat.bot_id!r}")
                 name = name or bot.name

@@ -2,8 +2,9 @@
 
 A tournament plays on one referee (a plain ``HOST:PORT``) or spreads its
 matches over several replicas (a gRPC target naming them: ``ipv4:`` or
-``ipv6:`` lists, or a ``dns:`` name such as a Kubernetes headless Service).
-A match lives on one replica, so only CreateMatch goes through the channel
+``ipv6:`` lists, or a ``dns:`` name such as a Kubernetes headless Service);
+a plain ``HOST:PORT`` of one worker of ``croupier serve --workers N`` spreads
+over all N, which that worker names. A match lives on one replica, so only CreateMatch goes through the channel
 that balances calls round robin over the target; the replica that answers
 says who it is, and every later call about that match goes straight to it.
 """
@@ -178,9 +179,13 @@ class Replicas:
 
     @classmethod
     async def connect(cls, target: str, admin_token: str) -> Replicas:
-        """The referee at a plain ``HOST:PORT`` (named so), or every replica a spreading target names."""
+        """The referee at a plain ``HOST:PORT`` (named so), or every replica a spreading target names,
+        or every worker of the ``croupier serve --workers`` that a plain ``HOST:PORT`` is one of."""
         if not target.startswith(SPREAD_SCHEMES):
-            return cls({target: Referee(target, admin_token)})
+            workers = await _workers_of(target, admin_token)
+            if len(workers) < 2:
+                return cls({target: Referee(target, admin_token)})
+            target = await _balancing_target(workers)
         referees: dict[str, Referee] = {}
         found_at: dict[str, str] = {}  # where each replica, by name, was found
         instances: set[str] = set()
@@ -271,6 +276,26 @@ class Replicas:
         known = self.referees.get(replica)
         for referee in [known] if known is not None else self.referees.values():
             await referee.cancel_match(match_id, reason)
+
+
+async def _workers_of(address: str, admin_token: str) -> list[str]:
+    """The workers of the group the referee at ``address`` is one of; none for a referee on its own
+    (or one that cannot say now: the calls that follow say why)."""
+    referee = Referee(address, admin_token)
+    try:
+        return list((await referee.describe()).workers)
+    except RefereeError:
+        return []
+    finally:
+        await referee.close()
+
+
+async def _balancing_target(addresses: Sequence[str]) -> str:
+    """An ``ipv4:`` (else ``ipv6:``) target of ``addresses``, their names resolved: what gRPC's
+    round_robin balances over."""
+    found = [ip for address in addresses for ip in await resolve(f"dns:{address}")]
+    ipv4 = [ip for ip in found if not ip.startswith("[")]
+    return "ipv4:" + ",".join(ipv4) if ipv4 else "ipv6:" + ",".join(found)
 
 
 async def _reach(info: admin_pb2.RefereeInfo, address: str, admin_token: str) -> Referee:
