@@ -27,9 +27,10 @@ lint: $(INSTALLED) $(STUBS)
 	$(VENV)/bin/mypy --strict -p croupier.engine -p croupier.server -p croupier.clients
 	@if [ -f Dockerfile ]; then $(VENV)/bin/hadolint Dockerfile; fi
 
+# WORKERS=N (or auto, one per core): N referee processes, worker I on port 50051 + I (croupier serve --workers).
 serve: $(RUNTIME) $(STUBS)
 	@echo "make serve: once it listens, a bot token: $(VENV)/bin/croupier register NAME (in another terminal)"
-	$(PY) -m croupier.clients.cli serve
+	$(PY) -m croupier.clients.cli serve $(if $(WORKERS),--workers $(WORKERS))
 
 bench: $(RUNTIME) $(STUBS)
 	$(PY) -m bench.engine_playouts
