@@ -54,7 +54,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--server",
         metavar="TARGET",
-        help="play on this running referee (HOST:PORT) instead of one embedded in this process, or spread "
+        help="play on this running referee (HOST:PORT; one worker of `croupier serve --workers` spreads over "
+        "all) instead of one embedded in this process, or spread "
         "the matches over several replicas: ipv4:HOST:PORT,HOST:PORT,... or dns:///NAME:PORT "
         "(every address NAME resolves to, e.g. a Kubernetes headless Service)",
     )
@@ -186,6 +187,10 @@ async def play(
             if not args.server and beside is not None:
                 await alongside.enter_async_context(beside(target))
             referees = await Replicas.connect(target, admin_token)
+            if len(referees.names) > 1:
+                display.note(
+                    f"matches spread over {len(referees.names)} referees: {', '.join(referees.names)}"
+                )
             try:
                 entrants = await _enter_bots(config, referees, logs, display, launched, socket)
                 runner = Runner(config, store, referees, entrants, display)

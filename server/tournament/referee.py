@@ -4,9 +4,10 @@ A tournament plays on one referee (a plain ``HOST:PORT``) or spreads its
 matches over several replicas (a gRPC target naming them: ``ipv4:`` or
 ``ipv6:`` lists, or a ``dns:`` name such as a Kubernetes headless Service);
 a plain ``HOST:PORT`` of one worker of ``croupier serve --workers N`` spreads
-over all N, which that worker names. A match lives on one replica, so only CreateMatch goes through the channel
-that balances calls round robin over the target; the replica that answers
-says who it is, and every later call about that match goes straight to it.
+over all N, which that worker names. A match lives on one replica, so only
+CreateMatch goes through the channel that balances calls round robin over the
+target; the replica that answers says who it is, and every later call about
+that match goes straight to it.
 """
 
 from __future__ import annotations
