@@ -44,6 +44,7 @@ class Result:
     decisions: int
     seconds: float
     server_cpu: float
+    bots_cpu: float
 
     @property
     def per_second(self) -> float:
@@ -94,7 +95,8 @@ def measure(count: int, args: argparse.Namespace) -> Result:
     if late:
         raise RuntimeError(f"{len(late)} load processes were not under way by the window: raise RAMP_SECONDS")
     seconds = statistics.mean(f["seconds"] for f in figures)
-    return Result(count, sum(f["decisions"] for f in figures), seconds, server_cpu)
+    bots_cpu = sum(f["cpu"] for f in figures)
+    return Result(count, sum(f["decisions"] for f in figures), seconds, server_cpu, bots_cpu)
 
 
 def _load_argv(address: str, start: float, args: argparse.Namespace) -> list[str]:
@@ -117,12 +119,14 @@ async def load(args: argparse.Namespace) -> None:
         late = time.time() > args.at
         await asyncio.sleep(max(0.0, args.at - time.time()))
         bots.measure_from_now(args.seconds)
+        cpu = time.process_time()
+        await asyncio.sleep(args.seconds)
+        cpu = time.process_time() - cpu
         await runner
         if bots.errors:
             raise RuntimeError(f"{len(bots.errors)} errors, the first: {bots.errors[0]}")
-        print(
-            json.dumps({"decisions": window.decisions, "seconds": window.stop - window.start, "late": late})
-        )
+        seconds = window.stop - window.start
+        print(json.dumps({"decisions": window.decisions, "seconds": seconds, "cpu": cpu, "late": late}))
 
 
 def arguments() -> argparse.Namespace:
@@ -153,7 +157,10 @@ def main() -> None:
         f"{args.game}, {args.players} players, layout {args.layout}, {args.matches} matches per worker, "
         f"one load process per worker; {args.seconds:g} s per run, {args.runs} runs, levels alternating"
     )
-    print(f"{'workers':>7} {'decisions/s':>11} {'per worker':>10} {'srv µs/dec':>10} {'load average':>18}")
+    print(
+        f"{'workers':>7} {'decisions/s':>11} {'per worker':>10} {'srv µs/dec':>10} {'bots µs/dec':>11}"
+        f" {'load average':>18}"
+    )
     results: dict[int, list[Result]] = {n: [] for n in levels}
     for _ in range(args.runs):
         for count in levels:
@@ -162,7 +169,8 @@ def main() -> None:
             load_average = ", ".join(f"{x:.2f}" for x in os.getloadavg())
             print(
                 f"{count:>7} {result.per_second:>11,.0f} {result.per_second / count:>10,.0f}"
-                f" {result.server_cpu / max(1, result.decisions) * 1e6:>10,.1f} {load_average:>18}",
+                f" {result.server_cpu / max(1, result.decisions) * 1e6:>10,.1f}"
+                f" {result.bots_cpu / max(1, result.decisions) * 1e6:>11,.1f} {load_average:>18}",
                 flush=True,
             )
     base = statistics.median(r.per_second for r in results[levels[0]])

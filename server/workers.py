@@ -206,7 +206,8 @@ class _Parent:
         self._say_where(metrics is not None)
         codes = await asyncio.gather(*(self._supervise(worker) for worker in self.workers))
         _say(f"stopped ({count} workers)")
-        return 0 if not any(codes) else 1
+        # a worker the passed-on signal ended before it could take it up stopped as asked too
+        return 0 if all(code in (0, -signal.SIGTERM, -signal.SIGINT) for code in codes) else 1
 
     def _check_free(self, address: str, index: int, flag: str) -> None:
         busy = bind_error(address)
