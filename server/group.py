@@ -8,7 +8,8 @@ share, read-only:
 - each other's ``bots.jsonl``: a bot registered through any worker is known to all, because a
   worker that meets a token or bot id it does not know reads what its siblings appended since it
   last looked. Registrations take ``DATA/bots.lock`` (``flock``) so that two workers never hand
-  out one bot id with two tokens;
+  out one bot id with two tokens. ``DATA/bots.jsonl``, of a referee once run on DATA without
+  --workers, is read too: its bots keep their tokens;
 - ``DATA/workers.json``, written by the parent once every worker listens: the address of each,
   which ``GetReferee`` reports so that a tournament runner given one of them spreads over all.
 """
@@ -63,10 +64,8 @@ class Siblings:
         """The whole lines the siblings' ``bots.jsonl`` files gained since the last call. A file
         set aside and rewritten by its worker (a damaged tail) is read again from its start."""
         lines: list[bytes] = []
-        for folder in sorted(self.root.glob(f"{WORKER_FOLDER}*")):
-            if folder.resolve() == self.own:
-                continue
-            path = folder / BOTS
+        folders = [self.root, *sorted(self.root.glob(f"{WORKER_FOLDER}*"))]
+        for path in [folder / BOTS for folder in folders if folder.resolve() != self.own]:
             try:
                 with path.open("rb") as file:
                     inode = os.fstat(file.fileno()).st_ino

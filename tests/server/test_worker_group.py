@@ -120,3 +120,16 @@ async def test_get_referee_names_every_worker_once_the_parent_has(
         write_addresses(tmp_path, ["127.0.0.1:1", "127.0.0.1:2"])
         after = await admin.stub.GetReferee(admin_pb2.GetRefereeRequest(), metadata=ADMIN)
         assert list(after.workers) == ["127.0.0.1:1", "127.0.0.1:2"]
+
+
+async def test_a_bot_registered_before_the_data_had_workers_keeps_its_token(tmp_path: Path) -> None:
+    alone = await create_server("127.0.0.1:0", tmp_path, admin_token=ADMIN_TOKEN)  # no --workers
+    bot, token = alone.referee.register_bot("alpha")
+    await alone.stop(grace=None)
+    worker = await create_server(
+        "127.0.0.1:0", worker_data(tmp_path, 0), admin_token=ADMIN_TOKEN, group=tmp_path
+    )
+    try:
+        assert worker.referee.identify([token]).bot == bot
+    finally:
+        await worker.stop(grace=None)
