@@ -160,6 +160,17 @@ def test_a_bot_registered_through_one_worker_plays_on_the_other(tmp_path: Path) 
         assert workers.stop() == 0
 
 
+def test_workers_whose_parent_is_killed_stop_by_themselves(tmp_path: Path) -> None:
+    workers = Workers(tmp_path / "referee", tmp_path / "serve.log")
+    pids = [pid for pid, _ in workers.serving().values()]
+    workers.process.kill()
+    workers.process.wait(WAIT)
+    deadline = time.monotonic() + WAIT
+    while any(alive(pid) for pid in pids):
+        assert time.monotonic() < deadline, f"workers left behind: {workers.output()}"
+        time.sleep(0.05)
+
+
 def run_serve(tmp_path: Path, *flags: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         croupier("serve", "--data", str(tmp_path / "data"), "--metrics-address", "off", *flags),
