@@ -106,11 +106,9 @@ class _Worker:
         self._fix("--address", port)
         if metrics_port is not None:
             self._fix("--metrics-address", metrics_port)
-        self.address, self.advertised, self.metrics_port = (
-            self._value("--address"),
-            str(found["advertise"]),
-            metrics_port,
-        )
+        self.address = self._value("--address")
+        self.advertised = str(found["advertise"])
+        self.metrics_port = metrics_port
         return True
 
     async def _read(
@@ -153,42 +151,8 @@ class _Parent:
         self.workers: list[_Worker] = []
 
     async def run(self) -> int:
-        args = self.args
-        count = worker_count(args.workers)
-        if args.unix_socket is not None:
-            raise CannotStart("--unix-socket serves one referee: run it without --workers")
-        host, port = _split(args.address, "--address", count)
-        ports = [port + i if port else 0 for i in range(count)]
-        metrics = (
-            None
-            if args.metrics_address == "off"
-            else _split(args.metrics_address, "--metrics-address", count)
-        )
-        metrics_ports = [metrics[1] + i if metrics and metrics[1] else 0 for i in range(count)]
-        advertise = _split(args.advertise, "--advertise", count) if args.advertise else None
-        if advertise is not None and not advertise[1]:
-            raise CannotStart(f"--advertise {args.advertise!r}: give the port worker 0 is reached at")
-        for i in range(count):
-            self._check_free(f"{host}:{ports[i]}", i, "--address")
-            if metrics is not None:
-                self._check_free(f"{metrics[0]}:{metrics_ports[i]}", i, "--metrics-address")
-        private_folder(args.data)
-        token = checked_admin_token(args.admin_token) if args.admin_token else kept_admin_token(args.data)
-        env = {**os.environ, "CROUPIER_ADMIN_TOKEN": token}  # not in argv, which every user can read
-        env.pop("CROUPIER_ADVERTISE", None)  # each worker is told its own
-        for i in range(count):
-            argv = [
-                sys.executable, "-m", "croupier.server.cli", "--worker", str(i),
-                "--address", f"{host}:{ports[i]}", "--data", str(worker_data(args.data, i)),
-                "--metrics-address", "off" if metrics is None else f"{metrics[0]}:{metrics_ports[i]}",
-            ]  # fmt: skip
-            if advertise is not None:
-                argv += ["--advertise", f"{advertise[0]}:{advertise[1] + i}"]
-            for name in PASSED_ON:
-                value = getattr(args, name)
-                if value is not None:
-                    argv += [f"--{name.replace('_', '-')}", str(value)]
-            self.workers.append(_Worker(i, argv, env))
+        count = worker_count(self.args.workers)
+        self.workers = self._plan(count)
         self._note_leftovers(count)
         loop = asyncio.get_running_loop()
         for signum in (signal.SIGINT, signal.SIGTERM):
@@ -202,12 +166,55 @@ class _Parent:
             failed = started.index(False)
             await self._stop_all(signal.SIGTERM)
             raise CannotStart(f"worker {failed} could not start: its reason is above; no worker is running")
-        write_addresses(args.data, [worker.advertised for worker in self.workers])
-        self._say_where(metrics is not None)
+        write_addresses(self.args.data, [worker.advertised for worker in self.workers])
+        self._say_where()
         codes = await asyncio.gather(*(self._supervise(worker) for worker in self.workers))
         _say(f"stopped ({count} workers)")
         # a worker the passed-on signal ended before it could take it up stopped as asked too
         return 0 if all(code in (0, -signal.SIGTERM, -signal.SIGINT) for code in codes) else 1
+
+    def _plan(self, count: int) -> list[_Worker]:
+        """Each worker's command and environment, once every port it is to have is free."""
+        args = self.args
+        if args.unix_socket is not None:
+            raise CannotStart("--unix-socket serves one referee: run it without --workers")
+        host, port = _split(args.address, "--address", count)
+        metrics = None
+        if args.metrics_address != "off":
+            metrics = _split(args.metrics_address, "--metrics-address", count)
+        advertise = _split(args.advertise, "--advertise", count) if args.advertise else None
+        if advertise is not None and not advertise[1]:
+            raise CannotStart(f"--advertise {args.advertise!r}: give the port worker 0 is reached at")
+        ports = [port + i if port else 0 for i in range(count)]
+        metrics_ports = [metrics[1] + i if metrics and metrics[1] else 0 for i in range(count)]
+        for i in range(count):
+            self._check_free(f"{host}:{ports[i]}", i, "--address")
+            if metrics is not None:
+                self._check_free(f"{metrics[0]}:{metrics_ports[i]}", i, "--metrics-address")
+        try:
+            private_folder(args.data)
+        except OSError as exc:
+            raise CannotStart(
+                f"cannot use {args.data} ({exc.strerror}): give the referee's user that folder"
+            ) from None
+        token = checked_admin_token(args.admin_token) if args.admin_token else kept_admin_token(args.data)
+        env = {**os.environ, "CROUPIER_ADMIN_TOKEN": token}  # not in argv, which every user can read
+        env.pop("CROUPIER_ADVERTISE", None)  # each worker is told its own
+        workers = []
+        for i in range(count):
+            argv = [
+                sys.executable, "-m", "croupier.server.cli", "--worker", str(i),
+                "--address", f"{host}:{ports[i]}", "--data", str(worker_data(args.data, i)),
+                "--metrics-address", "off" if metrics is None else f"{metrics[0]}:{metrics_ports[i]}",
+            ]  # fmt: skip
+            if advertise is not None:
+                argv += ["--advertise", f"{advertise[0]}:{advertise[1] + i}"]
+            for name in PASSED_ON:
+                value = getattr(args, name)
+                if value is not None:
+                    argv += [f"--{name.replace('_', '-')}", str(value)]
+            workers.append(_Worker(i, argv, env))
+        return workers
 
     def _check_free(self, address: str, index: int, flag: str) -> None:
         busy = bind_error(address)
@@ -229,13 +236,13 @@ class _Parent:
                 _say(f"note: {folder} holds unfinished matches; start with --workers {int(index) + 1} "
                      "or more to resume them")  # fmt: skip
 
-    def _say_where(self, with_metrics: bool) -> None:
+    def _say_where(self) -> None:
         for worker in self.workers:
             assert worker.process is not None
             where = f"worker {worker.index} (pid {worker.process.pid}) serving on {worker.address}"
             if worker.advertised != worker.address:
                 where += f", advertised as {worker.advertised}"
-            if with_metrics:
+            if worker.metrics_port is not None:
                 metrics_host = self.args.metrics_address.rpartition(":")[0] or "127.0.0.1"
                 where += f", metrics on http://{metrics_host}:{worker.metrics_port}/metrics"
             _say(where)
