@@ -47,17 +47,11 @@ def playing(data: Path) -> bool:
     return False
 
 
-@pytest.mark.timeout(300)
-def test_a_replica_killed_mid_tournament_and_restarted_loses_and_repeats_nothing(tmp_path: Path) -> None:
-    ports = [free_port(), free_port()]
-    addresses = [f"127.0.0.1:{port}" for port in ports]
-    data = [tmp_path / f"referee-{i}" for i in range(2)]
-    logs = [tmp_path / f"referee-{i}.log" for i in range(2)]
-    referees = [start_referee(port, data[i], logs[i]) for i, port in enumerate(ports)]
+def start_runner(tmp_path: Path, server: str) -> tuple[subprocess.Popen[bytes], Path]:
+    """``croupier tournament`` of TOURNAMENT on ``server``, and its results database."""
     (tmp_path / "tournament.toml").write_text(TOURNAMENT, encoding="utf-8")
-    db = tmp_path / "runner" / "results.db"
     command = croupier(
-        "tournament", str(tmp_path / "tournament.toml"), "--server", "ipv4:" + ",".join(addresses),
+        "tournament", str(tmp_path / "tournament.toml"), "--server", server,
         "--data", str(tmp_path / "runner"), "--plain",
     )  # fmt: skip
     runner = subprocess.Popen(
@@ -66,12 +60,28 @@ def test_a_replica_killed_mid_tournament_and_restarted_loses_and_repeats_nothing
         stderr=subprocess.STDOUT,
         env={**os.environ, "CROUPIER_ADMIN_TOKEN": ADMIN_TOKEN},
     )
+    return runner, tmp_path / "runner" / "results.db"
+
+
+def wait_until_playing(runner: subprocess.Popen[bytes], db: Path, data: Path) -> None:
+    """Until a few matches are done and the referee with ``data`` has one under way."""
+    deadline = time.monotonic() + WAIT * 3
+    while done_matches(db) < 3 or not playing(data):
+        assert runner.poll() is None, runner.communicate()[0].decode()
+        assert time.monotonic() < deadline, f"the tournament did not get going on {data.name}"
+        time.sleep(0.05)
+
+
+@pytest.mark.timeout(300)
+def test_a_replica_killed_mid_tournament_and_restarted_loses_and_repeats_nothing(tmp_path: Path) -> None:
+    ports = [free_port(), free_port()]
+    addresses = [f"127.0.0.1:{port}" for port in ports]
+    data = [tmp_path / f"referee-{i}" for i in range(2)]
+    logs = [tmp_path / f"referee-{i}.log" for i in range(2)]
+    referees = [start_referee(port, data[i], logs[i]) for i, port in enumerate(ports)]
+    runner, db = start_runner(tmp_path, "ipv4:" + ",".join(addresses))
     try:
-        deadline = time.monotonic() + WAIT * 3
-        while done_matches(db) < 3 or not playing(data[0]):
-            assert runner.poll() is None, runner.communicate()[0].decode()
-            assert time.monotonic() < deadline, "the tournament did not get going on the first replica"
-            time.sleep(0.05)
+        wait_until_playing(runner, db, data[0])
         referees[0].send_signal(signal.SIGKILL)
         referees[0].wait(WAIT)
         assert done_matches(db) < MATCHES, "the tournament ended before the replica was killed"

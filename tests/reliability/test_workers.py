@@ -18,8 +18,8 @@ import pytest
 
 from croupier.server.journal import End, Resume, read_records
 from croupier.v1 import admin_pb2, admin_pb2_grpc, bots_pb2, bots_pb2_grpc
-from tests.reliability.test_referee_killed import ADMIN_TOKEN, TOURNAMENT, WAIT, croupier, done_matches, rows
-from tests.reliability.test_replica_killed import MATCHES, playing
+from tests.reliability.test_referee_killed import ADMIN_TOKEN, WAIT, croupier, done_matches, rows
+from tests.reliability.test_replica_killed import MATCHES, start_runner, wait_until_playing
 
 SERVING = re.compile(r"worker (\d+) \(pid (\d+)\) serving on (\S+?)(,|$| again)", re.MULTILINE)
 METADATA = (("croupier-token", ADMIN_TOKEN),)
@@ -76,24 +76,9 @@ def test_a_tournament_spreads_over_two_workers_and_rides_out_one_killed(tmp_path
     try:
         first = workers.serving()
         assert sorted(first) == [0, 1]
-        (tmp_path / "tournament.toml").write_text(TOURNAMENT, encoding="utf-8")
-        db = tmp_path / "runner" / "results.db"
-        command = croupier(
-            "tournament", str(tmp_path / "tournament.toml"), "--server", first[0][1],
-            "--data", str(tmp_path / "runner"), "--plain",
-        )  # fmt: skip
-        runner = subprocess.Popen(
-            command,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            env={**os.environ, "CROUPIER_ADMIN_TOKEN": ADMIN_TOKEN},
-        )
+        runner, db = start_runner(tmp_path, first[0][1])  # one worker's address: it spreads over both
         try:
-            deadline = time.monotonic() + WAIT * 3
-            while done_matches(db) < 3 or not playing(data / "worker-1"):
-                assert runner.poll() is None, runner.communicate()[0].decode()
-                assert time.monotonic() < deadline, "the tournament did not get going on worker 1"
-                time.sleep(0.05)
+            wait_until_playing(runner, db, data / "worker-1")
             os.kill(first[1][0], signal.SIGKILL)
             assert done_matches(db) < MATCHES, "the tournament ended before the worker was killed"
             workers.wait_for(lambda text: " again" in text, "worker 1 was not restarted")
