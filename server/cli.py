@@ -6,7 +6,7 @@ journal lives under --data (default ./croupier-data): a referee restarted on
 the same directory resumes every unfinished match, and its bots reconnect.
 Health checking and server reflection are on; metrics on --metrics-address.
 With --workers N, N referee processes share the machine's cores, each on an
-address of its own (server/workers.py).
+address of its own (docs/operations.md, "Every core").
 """
 
 from __future__ import annotations

@@ -27,7 +27,7 @@ from pathlib import Path
 
 from croupier.server.app import CannotStart, bind_error, checked_admin_token, kept_admin_token
 from croupier.server.datafiles import private_folder
-from croupier.server.group import READY, WORKER_FOLDER, worker_data, write_addresses
+from croupier.server.group import ADDRESSES, READY, WORKER_FOLDER, worker_data, write_addresses
 
 MAX_WORKERS = 256
 FIRST_PAUSE, LONGEST_PAUSE = 1.0, 30.0
@@ -198,6 +198,7 @@ class _Parent:
                 f"cannot use {args.data} ({exc.strerror}): give the referee's user that folder"
             ) from None
         token = checked_admin_token(args.admin_token) if args.admin_token else kept_admin_token(args.data)
+        (args.data / ADDRESSES).unlink(missing_ok=True)  # an earlier run's: no worker may report it
         env = {**os.environ, "CROUPIER_ADMIN_TOKEN": token}  # not in argv, which every user can read
         env.pop("CROUPIER_ADVERTISE", None)  # each worker is told its own
         workers = []
