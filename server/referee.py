@@ -336,7 +336,8 @@ class Referee:
                 self._learn_siblings_bots()  # registered through another worker since we looked
                 found = self.bot_tokens.get(digest)
             if found is None:
-                raise Unauthenticated("unknown token (a seat token expires when its match ends)")
+                where = "" if self.siblings is None else ", and plays only on the worker holding its match"
+                raise Unauthenticated(f"unknown token (a seat token expires when its match ends{where})")
             if bot is not None and bot is not found:
                 raise InvalidArgument("a stream plays for one bot: send one bot token")
             bot = found

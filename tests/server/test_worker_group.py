@@ -64,7 +64,7 @@ async def test_one_bot_id_never_gets_two_tokens_over_the_group(
 async def test_an_unknown_token_stays_unknown_on_every_worker(workers: list[Croupier]) -> None:
     one, other = referees(workers)
     one.register_bot("alpha")
-    with pytest.raises(Unauthenticated):
+    with pytest.raises(Unauthenticated, match="plays only on the worker holding its match"):
         other.identify(["bot_" + "y" * 30])
 
 
