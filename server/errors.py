@@ -65,6 +65,12 @@ class AlreadyExists(ServiceError):
     code = grpc.StatusCode.ALREADY_EXISTS
 
 
+class Unavailable(ServiceError):
+    """For the moment: the same call a little later may succeed."""
+
+    code = grpc.StatusCode.UNAVAILABLE
+
+
 def status_of(exc: BaseException) -> grpc.StatusCode | None:
     """The status for an error a caller can act on; None for a bug."""
     if isinstance(exc, ServiceError):

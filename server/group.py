@@ -20,16 +20,21 @@ import contextlib
 import fcntl
 import json
 import os
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
 from croupier.server.datafiles import open_private, replace_file
+from croupier.server.errors import Unavailable
 
 READY = "croupier: worker ready: "
 """How a worker tells its parent where it listens: this, then JSON, one line on its stdout."""
 WORKER_FOLDER = "worker-"
 ADDRESSES = "workers.json"
 BOTS = "bots.jsonl"
+LOCK_SECONDS = 2.0
+"""How long a registration waits for another worker's: the lock is held for one append and fsync,
+and a worker frozen while holding it must not freeze its siblings' event loops for good."""
 
 
 def worker_data(root: Path, index: int) -> Path:
@@ -86,7 +91,18 @@ class Siblings:
         """Held while a worker registers a bot: one registration in the group at a time."""
         fd = open_private(self.root / "bots.lock", os.O_RDWR)
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX)
+            give_up = time.monotonic() + LOCK_SECONDS
+            while True:
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    break
+                except BlockingIOError:
+                    if time.monotonic() >= give_up:
+                        raise Unavailable(
+                            f"another worker has been registering a bot for {LOCK_SECONDS:g} s: "
+                            "nothing was registered; try again"
+                        ) from None
+                    time.sleep(0.005)
             yield
         finally:
             os.close(fd)  # closing the descriptor releases the lock

@@ -3,6 +3,7 @@ registered through any of them is known to all (server/group.py)."""
 
 from __future__ import annotations
 
+import fcntl
 import os
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -10,8 +11,9 @@ from pathlib import Path
 import grpc
 import pytest
 
+from croupier.server import group
 from croupier.server.app import Croupier, create_server
-from croupier.server.errors import AlreadyExists, Unauthenticated
+from croupier.server.errors import AlreadyExists, Unauthenticated, Unavailable
 from croupier.server.group import Siblings, worker_data, write_addresses
 from croupier.server.referee import Referee
 from croupier.v1 import admin_pb2
@@ -133,3 +135,16 @@ async def test_a_bot_registered_before_the_data_had_workers_keeps_its_token(tmp_
         assert worker.referee.identify([token]).bot == bot
     finally:
         await worker.stop(grace=None)
+
+
+async def test_a_registration_stuck_on_another_worker_is_unavailable_not_a_frozen_worker(
+    workers: list[Croupier], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(group, "LOCK_SECONDS", 0.05)
+    one, _ = referees(workers)
+    with (tmp_path / "bots.lock").open("ab") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)  # as a worker stopped mid-registration holds it
+        with pytest.raises(Unavailable, match="nothing was registered; try again"):
+            one.register_bot("alpha")
+    assert one.bots == {}
+    assert one.register_bot("alpha")[0].name == "alpha"
