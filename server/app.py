@@ -121,7 +121,10 @@ async def create_server(
         )
     convert.all_codecs()  # a game whose proto disagrees with its engine fails here, not mid-match
     open_files = openfiles.raise_soft_limit()
-    private_folder(data_dir)
+    try:
+        private_folder(data_dir)
+    except OSError as exc:
+        raise cannot_use(data_dir, exc) from None
     admin_token = checked_admin_token(admin_token) if admin_token else kept_admin_token(data_dir)
     metrics = Metrics(GAMES)
     metrics_port = None if metrics_address is None else _serve_metrics(metrics, metrics_address)
@@ -174,10 +177,7 @@ async def create_server(
     except OSError as exc:
         metrics.stop()
         await server.stop(None)
-        what = f"cannot use {exc.filename or data_dir} ({exc.strerror})"
-        if exc.errno in OUT_OF_ROOM:
-            raise CannotStart(f"{what}: free space or raise the open-files limit, then start again") from None
-        raise CannotStart(f"{what}: give the referee's user the data directory and its files") from None
+        raise cannot_use(data_dir, exc) from None
     await server.start()
     if unix_socket is not None:
         unix_socket.chmod(0o666)  # connecting takes write permission; a bot token is still required
@@ -260,6 +260,14 @@ def listening_address(address: str, port: int) -> str:
 
 class CannotStart(Exception):
     """The referee must not start: the message says why and what to do about it, in one line."""
+
+
+def cannot_use(data_dir: Path, exc: OSError) -> CannotStart:
+    """Why the data directory cannot be used, and what to do about it."""
+    what = f"cannot use {exc.filename or data_dir} ({exc.strerror})"
+    if exc.errno in OUT_OF_ROOM:
+        return CannotStart(f"{what}: free space or raise the open-files limit, then start again")
+    return CannotStart(f"{what}: give the referee's user the data directory and its files")
 
 
 HOW_TO_TOKEN = f"{MIN_ADMIN_TOKEN} to {MAX_TOKEN} printable ASCII characters without spaces"

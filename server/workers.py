@@ -25,7 +25,7 @@ import sys
 import time
 from pathlib import Path
 
-from croupier.server.app import CannotStart, bind_error, checked_admin_token, kept_admin_token
+from croupier.server.app import CannotStart, bind_error, cannot_use, checked_admin_token, kept_admin_token
 from croupier.server.datafiles import private_folder
 from croupier.server.group import ADDRESSES, READY, WORKER_FOLDER, worker_data, write_addresses
 
@@ -192,11 +192,10 @@ class _Parent:
             if metrics is not None:
                 self._check_free(f"{metrics[0]}:{metrics_ports[i]}", i, "--metrics-address")
         try:
-            private_folder(args.data)
+            for folder in [args.data, *(worker_data(args.data, i) for i in range(count))]:
+                private_folder(folder)
         except OSError as exc:
-            raise CannotStart(
-                f"cannot use {args.data} ({exc.strerror}): give the referee's user that folder"
-            ) from None
+            raise cannot_use(args.data, exc) from None
         token = checked_admin_token(args.admin_token) if args.admin_token else kept_admin_token(args.data)
         (args.data / ADDRESSES).unlink(missing_ok=True)  # an earlier run's: no worker may report it
         env = {**os.environ, "CROUPIER_ADMIN_TOKEN": token}  # not in argv, which every user can read

@@ -199,3 +199,15 @@ def test_a_port_in_use_for_any_worker_is_one_line_naming_it(tmp_path: Path) -> N
     assert len(lines) == 1 and lines[0].startswith(
         f"croupier serve: cannot listen on 127.0.0.1:{port} for worker 1 (Address already in use)"
     ), done.stderr
+
+
+def test_a_worker_folder_that_cannot_be_made_is_one_line_before_any_worker_starts(tmp_path: Path) -> None:
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "worker-1").write_text("not a folder")
+    done = run_serve(tmp_path, "--address", "127.0.0.1:0", "--workers", "2")
+    assert done.returncode == 1
+    assert done.stderr.strip().splitlines() == [
+        f"croupier serve: cannot use {tmp_path / 'data' / 'worker-1'} (File exists): give the referee's user "
+        "the data directory and its files"
+    ]
+    assert done.stdout == ""
