@@ -161,7 +161,6 @@ async def _serve(args: argparse.Namespace, clocks: Clocks, metrics: str | None, 
 
     from croupier.server.app import create_server
     from croupier.server.audience import Access, Limits
-    from croupier.server.group import READY
 
     if args.worker is not None:
         structlog.contextvars.bind_contextvars(worker=args.worker)
@@ -188,7 +187,7 @@ async def _serve(args: argparse.Namespace, clocks: Clocks, metrics: str | None, 
     for damage in referee.referee.damaged:
         print(f"croupier: damaged: {damage}", flush=True)
     if args.worker is not None:
-        _tell_parent(READY, referee.port, referee.referee.address, referee.metrics_port)
+        _tell_parent(referee.port, referee.referee.address, referee.metrics_port)
         threading.Thread(target=_stop_when_orphaned, args=(loop, signals), daemon=True).start()
     else:
         _say_where(args, referee, metrics)
@@ -199,9 +198,11 @@ async def _serve(args: argparse.Namespace, clocks: Clocks, metrics: str | None, 
     print("croupier: stopped", flush=True)
 
 
-def _tell_parent(ready_line: str, port: int, advertised: str, metrics_port: int | None) -> None:
+def _tell_parent(port: int, advertised: str, metrics_port: int | None) -> None:
+    from croupier.server.group import READY
+
     ready = {"port": port, "advertise": advertised, "metrics_port": metrics_port}
-    print(ready_line + json.dumps(ready), flush=True)
+    print(READY + json.dumps(ready), flush=True)
 
 
 def _stop_when_orphaned(loop: asyncio.AbstractEventLoop, signals: asyncio.Queue[int]) -> None:
