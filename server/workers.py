@@ -88,14 +88,18 @@ class _Worker:
     async def start(self) -> bool:
         """Start the process and wait until it listens: False if it ended first (its reason is on
         stderr, which it shares with the parent)."""
-        self.process = await asyncio.create_subprocess_exec(
-            *self.argv,
-            stdin=asyncio.subprocess.PIPE,  # never written: its end of file tells the worker we are gone
-            stdout=asyncio.subprocess.PIPE,
-            env=self.env,
-            start_new_session=True,  # a terminal's Ctrl-C reaches the parent alone, which passes it on
-        )
         self.started = time.monotonic()
+        try:
+            self.process = await asyncio.create_subprocess_exec(
+                *self.argv,
+                stdin=asyncio.subprocess.PIPE,  # never written: its end of file tells the worker we are gone
+                stdout=asyncio.subprocess.PIPE,
+                env=self.env,
+                start_new_session=True,  # a terminal's Ctrl-C reaches the parent alone, which passes it on
+            )
+        except OSError as exc:  # no process to be had (EAGAIN, ENOMEM): its last run stands for it
+            _say(f"worker {self.index} cannot be started ({exc.strerror})")
+            return False
         ready = asyncio.get_running_loop().create_future()
         self._reader = asyncio.create_task(self._read(self.process, ready))
         found: dict[str, object] | None = await ready
@@ -116,7 +120,13 @@ class _Worker:
     ) -> None:
         """Pass the worker's lines on, named, and catch the one saying where it listens."""
         assert process.stdout is not None
-        async for raw in process.stdout:
+        while True:
+            try:
+                raw = await process.stdout.readline()
+            except ValueError:
+                continue  # a line over the reader's limit is dropped, not the parent
+            if not raw:
+                break
             line = raw.decode(errors="replace").rstrip("\n")
             if line.startswith(READY) and not ready.done():
                 ready.set_result(json.loads(line.removeprefix(READY)))
