@@ -13,10 +13,9 @@ import dataclasses
 import enum
 import types
 import typing
-from abc import ABC, abstractmethod
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Generic, TypeVar, Union
+from typing import Any, Generic, NamedTuple, Protocol, Self, TypeVar, Union
 
 from croupier.engine.rng import Rng
 
@@ -46,19 +45,22 @@ class InvalidOptions(CroupierError):
 
 
 @dataclass(frozen=True, slots=True)
-class Action:
-    """Base of every game's actions. ``str(action)`` is its one text form."""
+class Immutable:
+    """Base of frozen values a state holds (actions, events, options): a copied state shares
+    them. Compiled by mypyc, a frozen dataclass could not even be rebuilt by ``deepcopy``."""
 
     def __deepcopy__(self, memo: dict[int, object]) -> Any:
-        return self  # immutable: a copied state shares it
+        return self
 
 
 @dataclass(frozen=True, slots=True)
-class Event:
-    """Base of every game's events: public facts, in the order they happened."""
+class Action(Immutable):
+    """Base of every game's actions. ``str(action)`` is its one text form."""
 
-    def __deepcopy__(self, memo: dict[int, object]) -> Any:
-        return self  # immutable: a copied state shares it
+
+@dataclass(frozen=True, slots=True)
+class Event(Immutable):
+    """Base of every game's events: public facts, in the order they happened."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,8 +92,12 @@ V = TypeVar("V")
 A = TypeVar("A", bound=Action)
 
 
-class GameState(ABC, Generic[A, V]):
-    """One match of one game, from the first deal to the final outcome.
+class GameState(Protocol[A, V]):
+    """One match of one game, from the first deal to the final outcome: what the referee calls.
+
+    Every game's state implements it on ``StateBase``, which gives the defaults of the last
+    group below. A protocol rather than a generic base class: mypyc cannot compile a dataclass
+    that inherits a Python class (``Generic``, ``ABC``), and the states are dataclasses.
 
     ``opening`` holds the public events ``new_game`` made (cuts, antes, the first
     deal): the referee sends them first, to bots and spectators alike.
@@ -102,70 +108,82 @@ class GameState(ABC, Generic[A, V]):
     ``advance`` to be called even if nobody acts.
     """
 
-    opening: tuple[Event, ...] = ()
+    opening: tuple[Event, ...]
 
-    @abstractmethod
     def to_act(self) -> frozenset[Seat]:
         """The seats that may act now (several at once in Pair Battle)."""
 
-    @abstractmethod
     def legal_actions(self, seat: Seat) -> list[A]:
         """Every action ``seat`` may take now, in a stable order (bots answer by index)."""
 
-    @abstractmethod
     def apply(self, seat: Seat, action: A, now: float = 0.0) -> list[Event]:
         """Apply one action; raise ``IllegalAction`` (changing nothing) if refused."""
 
-    @abstractmethod
     def view(self, seat: Seat) -> V:
         """Everything ``seat`` may know, and nothing more."""
 
-    @abstractmethod
     def public_view(self) -> V:
         """What a spectator may know during the match: no hidden card."""
 
-    @abstractmethod
     def full_view(self) -> V:
         """Everything, every hand included: for admins and finished-match replays."""
 
-    @abstractmethod
     def is_over(self) -> bool: ...
 
-    @abstractmethod
     def outcome(self) -> Outcome:
         """The result; only valid once ``is_over()``."""
 
-    @abstractmethod
     def resample_hidden(self, seat: Seat, rng: Rng) -> GameState[A, V]:
         """A copy with every card ``seat`` cannot see re-dealt at random among
         the places it cannot see (sizes kept). Used to prove views leak nothing."""
 
     @property
-    @abstractmethod
     def players(self) -> int: ...
+
+    # The defaults of StateBase:
 
     def advance(self, now: float) -> list[Event]:
         """Let time-based rules act (countdowns, windows). No-op for turn-based games."""
-        return []
 
     def wake_at(self) -> float | None:
         """When ``advance`` must next be called, or None if time alone changes nothing."""
-        return None
 
     @property
     def realtime(self) -> bool:
         """Seats race each other on the clock (Pair Battle in real time): a referee restarting the
         match waits for every seat, then calls ``recount``. Turn-based games: False."""
-        return False
 
     def recount(self, now: float) -> list[Event]:
         """Every seat is back after a restart: count down again from ``now`` before play goes on,
         so that no seat plays while another is away (real-time games; others change nothing)."""
-        return []
 
     def wait_for_clock(self, now: float) -> tuple[float, list[Event]]:
         """Nobody may act: the game waits on its clock (a countdown, a window). Jump to the
         next wake-up and let time act; returns that time and the events it caused."""
+
+    def penalize(self, seat: Seat, reason: str, now: float = 0.0) -> list[Event]:
+        """The game's own consequence of a refused action (most games: none)."""
+
+    def copy(self) -> GameState[A, V]: ...
+
+
+class StateBase:
+    """The defaults every game's state inherits (``GameState`` says what each means)."""
+
+    def advance(self, now: float) -> list[Event]:
+        return []
+
+    def wake_at(self) -> float | None:
+        return None
+
+    @property
+    def realtime(self) -> bool:
+        return False
+
+    def recount(self, now: float) -> list[Event]:
+        return []
+
+    def wait_for_clock(self, now: float) -> tuple[float, list[Event]]:
         wake = self.wake_at()
         if wake is None:
             raise RuntimeError("stuck: nobody may act, the match is not over and nothing is due")
@@ -173,10 +191,9 @@ class GameState(ABC, Generic[A, V]):
         return now, self.advance(now)
 
     def penalize(self, seat: Seat, reason: str, now: float = 0.0) -> list[Event]:
-        """The game's own consequence of a refused action (most games: none)."""
         return []
 
-    def copy(self) -> GameState[A, V]:
+    def copy(self) -> Self:
         return copy.deepcopy(self)
 
 
@@ -322,9 +339,11 @@ def check_players(players: int, low: int, high: int, game: str) -> None:
 # --- the registry entry of a game ---------------------------------------------------
 
 
-@dataclass(frozen=True)
-class GameSpec(Generic[O]):
-    """What the referee and tools need to know of one game, by name."""
+class GameSpec(NamedTuple, Generic[O]):
+    """What the referee and tools need to know of one game, by name.
+
+    A NamedTuple, not a frozen dataclass: mypyc cannot build a generic dataclass.
+    """
 
     name: str
     title: str

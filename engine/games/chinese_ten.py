@@ -17,11 +17,12 @@ from croupier.engine.core import (
     Action,
     Event,
     GameSpec,
-    GameState,
     IllegalAction,
+    Immutable,
     MalformedInput,
     Outcome,
     Seat,
+    StateBase,
     bounded,
     check_bounds,
     check_players,
@@ -45,7 +46,7 @@ class Scoring(Enum):
 
 
 @dataclass(frozen=True)
-class Options:
+class Options(Immutable):
     players: int = 3
     scoring: Scoring = Scoring.CHINESE_TEN
     target: int = bounded(1000, 1, 10_000, "points")
@@ -269,7 +270,7 @@ class ChineseTenView:
 
 
 @dataclass(eq=True)
-class ChineseTenState(GameState[ChineseTenAction, ChineseTenView]):
+class ChineseTenState(StateBase):
     options: Options
     rng: Rng
     dealer: Seat = 0

@@ -27,12 +27,13 @@ from croupier.engine.core import (
     Action,
     Event,
     GameSpec,
-    GameState,
     IllegalAction,
+    Immutable,
     InvalidOptions,
     MalformedInput,
     Outcome,
     Seat,
+    StateBase,
     bounded,
     check_bounds,
     check_players,
@@ -56,7 +57,7 @@ class Timing(Enum):
 
 
 @dataclass(frozen=True)
-class Options:
+class Options(Immutable):
     players: int = 2
     timing: Timing = Timing.REALTIME
     penalty: bool = True
@@ -283,7 +284,7 @@ class PairBattleView:
 
 
 @dataclass(eq=True)
-class PairBattleState(GameState[PairBattleAction, PairBattleView]):
+class PairBattleState(StateBase):
     """One game, from the deal to the end; build it with ``new_game`` or ``deal_from``."""
 
     options: Options
@@ -307,6 +308,8 @@ class PairBattleState(GameState[PairBattleAction, PairBattleView]):
     tick: int = 0
     submissions: list[PairBattleAction | None] = field(default_factory=list)
     end: EndReason | None = None
+    opening: tuple[Event, ...] = ()
+    """Nothing: the countdown's calls are events of time (``advance``)."""
 
     @property
     def players(self) -> int:

@@ -23,12 +23,13 @@ from croupier.engine.core import (
     Action,
     Event,
     GameSpec,
-    GameState,
     IllegalAction,
+    Immutable,
     InvalidOptions,
     MalformedInput,
     Outcome,
     Seat,
+    StateBase,
     check_players,
     clockwise_from,
     redeal,
@@ -74,7 +75,7 @@ class AskRule(enum.Enum):
 
 
 @dataclass(frozen=True)
-class PlatinumFishOptions:
+class PlatinumFishOptions(Immutable):
     players: int = 4
     short_roll: ShortRoll = ShortRoll.REROLL
     targets: Targets = Targets.SUM
@@ -415,7 +416,7 @@ class PlatinumFishView:
 
 
 @dataclass(eq=True)
-class PlatinumFishState(GameState[FishAction, PlatinumFishView]):
+class PlatinumFishState(StateBase):
     """One game, from the deal to the empty stock. Build it with ``new_game`` or ``deal_from``."""
 
     options: PlatinumFishOptions

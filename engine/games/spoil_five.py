@@ -20,12 +20,13 @@ from croupier.engine.core import (
     Action,
     Event,
     GameSpec,
-    GameState,
     IllegalAction,
+    Immutable,
     InvalidOptions,
     MalformedInput,
     Outcome,
     Seat,
+    StateBase,
     bounded,
     check_bounds,
     check_players,
@@ -58,7 +59,7 @@ class Ranking(Enum):
 
 
 @dataclass(frozen=True)
-class Options:
+class Options(Immutable):
     players: int = 5
     bank: int = bounded(20, 1, 10_000, "chips")
     """Chips each player starts with."""
@@ -507,7 +508,7 @@ class SpoilFiveView:
 
 
 @dataclass(eq=True)
-class SpoilFiveState(GameState[SpoilFiveAction, SpoilFiveView]):
+class SpoilFiveState(StateBase):
     options: Options
     rng: Rng
     banks: list[int]

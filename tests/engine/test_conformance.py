@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -53,23 +54,37 @@ def test_options_survive_the_trip_through_plain_values(spec: GameSpec[Any], opti
 # --- the harness catches leaks: a deliberately leaky game must fail it -----------------
 
 
-class LeaksOpponentsHands(ChineseTenState):
+class Leaky:
+    """A Chinese Ten state whose views show what ``leak`` picks from it; the rest is the state's.
+
+    A wrapper, not a subclass: an interpreted class cannot inherit a state compiled by mypyc."""
+
+    def __init__(self, state: ChineseTenState, leak: Callable[[ChineseTenState], dict[str, Any]]) -> None:
+        self.state = state
+        self.leak = leak
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.state, name)
+
     def view(self, seat: int) -> ChineseTenView:
-        return dataclasses.replace(super().view(seat), hands=tuple(tuple(h) for h in self.hands))
+        return dataclasses.replace(self.state.view(seat), **self.leak(self.state))
+
+    def resample_hidden(self, seat: int, rng: Rng) -> Leaky:
+        return Leaky(self.state.resample_hidden(seat, rng), self.leak)
 
 
-class LeaksTopOfStock(ChineseTenState):
-    def view(self, seat: int) -> ChineseTenView:
-        return dataclasses.replace(super().view(seat), stock=tuple(self.stock[:1]))
+LEAKS: dict[str, Callable[[ChineseTenState], dict[str, Any]]] = {
+    "opponents' hands": lambda state: {"hands": tuple(tuple(hand) for hand in state.hands)},
+    "top of the stock": lambda state: {"stock": tuple(state.stock[:1])},
+}
 
 
-@pytest.mark.parametrize("leaky", [LeaksOpponentsHands, LeaksTopOfStock])
-def test_harness_fails_loudly_on_a_leaky_view(leaky: type[ChineseTenState]) -> None:
+@pytest.mark.parametrize("leak", LEAKS.values(), ids=LEAKS.keys())
+def test_harness_fails_loudly_on_a_leaky_view(leak: Callable[[ChineseTenState], dict[str, Any]]) -> None:
     spec = GAMES["chinese_ten"]
-    state = spec.new_game(spec.options(), Rng(7))
-    state.__class__ = leaky
+    state = Leaky(spec.new_game(spec.options(), Rng(7)), leak)
     with pytest.raises(AssertionError, match="hidden card leaks"):
-        conformance.check_non_interference(state, seat=0, rng=Rng(1))
+        conformance.check_non_interference(state, seat=0, rng=Rng(1))  # type: ignore[arg-type]
 
 
 def test_harness_passes_the_honest_view_of_the_same_deal() -> None:
