@@ -9,7 +9,7 @@ STUBS := gen/.stamp
 NODE_DIR := clients/node
 NODE_MODULES := $(NODE_DIR)/node_modules/.package-lock.json
 
-.PHONY: run test lint serve bench clean stubs node wheel cpp-bot go-bot cpp-toolchain go-toolchain
+.PHONY: run test test-pure lint serve bench clean stubs compiled node wheel cpp-bot go-bot cpp-toolchain go-toolchain
 
 # The demo: a duplicate round robin of the bundled bots on an embedded referee, ending with the
 # ratings table. Run again, it plays the same tournament with new deals (ratings keep every run);
@@ -18,8 +18,16 @@ WEB ?= 127.0.0.1:8080
 run: $(RUNTIME) $(STUBS)
 	$(PY) -m croupier.clients.cli tournament tournaments/demo.toml --again --web $(WEB)
 
-test: $(INSTALLED) $(STUBS) node
+# The whole suite on the compiled hot path (pure Python where no C compiler is), then the suites
+# of what is compiled (PURE_TESTS) on pure Python.
+test: $(INSTALLED) $(STUBS) compiled node
 	$(PY) -m pytest
+	$(MAKE) --no-print-directory test-pure
+
+PURE_TESTS := tests/engine tests/server/test_convert.py tests/server/test_full_matches.py \
+  tests/clients/test_bot_types.py tests/test_native.py
+test-pure: $(INSTALLED) $(STUBS)
+	CROUPIER_PURE=1 $(PY) -m pytest $(PURE_TESTS)
 
 lint: $(INSTALLED) $(STUBS)
 	$(VENV)/bin/ruff check .
@@ -32,21 +40,30 @@ serve: $(RUNTIME) $(STUBS)
 	@echo "make serve: once it listens, a bot token: $(VENV)/bin/croupier register NAME (in another terminal)"
 	$(PY) -m croupier.clients.cli serve $(if $(WORKERS),--workers $(WORKERS))
 
-bench: $(RUNTIME) $(STUBS)
+bench: $(RUNTIME) $(STUBS) compiled
 	$(PY) -m bench.engine_playouts
 
 stubs: $(STUBS)
+
+# The hot path (server/native.py's COMPILED: engine/, server/convert.py) compiled by mypyc in place:
+# extension modules beside their sources, used while they match them (else pure Python, with a
+# warning); `croupier --version` says which runs. Pure Python where no C compiler is (setup.py
+# says why), or with CROUPIER_PURE=1.
+MANIFEST := gen/croupier/compiled.json
+compiled: $(MANIFEST)
+$(MANIFEST): $(INSTALLED) $(STUBS) setup.py server/native.py server/convert.py $(wildcard engine/*.py engine/games/*.py)
+	$(PY) setup.py --quiet build_ext --inplace
 
 # The virtual environment, rebuilt when the pinned dependencies change: `make run` installs the
 # runtime and what builds the stubs, `make test` and `make lint` the dev tools as well.
 $(RUNTIME): pyproject.toml setup.py
 	$(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --disable-pip-version-check -e '.[stubs]'
+	CROUPIER_PURE=1 $(PY) -m pip install --quiet --disable-pip-version-check -e '.[stubs]'
 	echo "$(CURDIR)/gen" > $$($(PY) -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/croupier-gen.pth
 	touch $@
 
 $(INSTALLED): $(RUNTIME)
-	$(PY) -m pip install --quiet --disable-pip-version-check -e '.[dev]'
+	CROUPIER_PURE=1 $(PY) -m pip install --quiet --disable-pip-version-check -e '.[dev]'
 	touch $@
 
 # The croupier package root and its croupier.v1 stubs from the .proto files, never committed; gen/
@@ -55,7 +72,7 @@ $(STUBS): $(RUNTIME) $(PROTOS) proto/build_stubs.py
 	$(PY) proto/build_stubs.py gen --links
 	touch $@
 
-# A wheel with the stubs inside, in dist/.
+# A wheel with the stubs inside, in dist/: the hot path compiled where a C compiler is.
 wheel: $(RUNTIME)
 	$(PY) -m pip wheel --quiet --disable-pip-version-check --no-deps -w dist .
 
@@ -94,3 +111,4 @@ go-bot: go-toolchain
 
 clean:
 	rm -rf $(VENV) gen dist build $(NODE_DIR)/node_modules
+	rm -f engine/*.so engine/games/*.so server/*.so

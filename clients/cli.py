@@ -58,10 +58,30 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
 }
 
 
+class Version(argparse.Action):
+    """``--version``: this package's version and which build of the hot path runs (compiled by
+    mypyc, or pure Python and why), found only when asked (it imports the engine)."""
+
+    def __call__(self, parser: argparse.ArgumentParser, *args: object) -> None:
+        from importlib.metadata import PackageNotFoundError, version
+
+        from croupier.server import native
+
+        try:
+            number = version("croupier")
+        except PackageNotFoundError:
+            number = "(not installed)"
+        print(f"croupier {number}; hot path: {native.build()}")
+        parser.exit()
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="croupier",
         description="Croupier: a referee for card-game bots (gRPC), tournaments and ratings.",
+    )
+    parser.add_argument(
+        "--version", action=Version, nargs=0, help="the version, and whether the hot path is compiled"
     )
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for name, (module_name, help_text) in SUBCOMMANDS.items():

@@ -21,6 +21,9 @@ PACKAGE_INIT = '''"""Croupier: a referee service for card-game bots.
 The rules are ``croupier.engine``, the referee ``croupier.server``, the SDK, bundled bots,
 spectators and CLI ``croupier.clients``; ``croupier.v1`` holds the generated gRPC stubs.
 """
+
+# First of all: it picks the compiled build of the hot path or its pure Python.
+from croupier.server import native as _native  # noqa: F401
 '''
 
 

@@ -19,7 +19,7 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
 from croupier.engine.games import GAMES
-from croupier.server import convert, logs, openfiles
+from croupier.server import convert, logs, native, openfiles
 from croupier.server.admin import AdminService
 from croupier.server.audience import Limits
 from croupier.server.bots import BotService
@@ -192,6 +192,7 @@ async def create_server(
         tls=tls is not None,
         unix_socket=str(unix_socket) if unix_socket else None,
         open_files_limit=open_files[0] if open_files else None,
+        hot_path=native.build(),
     )
     return Croupier(server, port, referee, health_servicer, metrics, metrics_port, admin_token)
 
