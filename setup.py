@@ -35,7 +35,7 @@ def cannot_compile() -> str | None:
     """Why the hot path stays pure Python here, or None."""
     if os.environ.get(native.PURE, "") not in ("", "0"):
         return f"{native.PURE}={os.environ[native.PURE]}"
-    compiler = (sysconfig.get_config_var("CC") or "cc").split()[0]
+    compiler = (os.environ.get("CC") or sysconfig.get_config_var("CC") or "cc").split()[0]
     if shutil.which(compiler) is None:
         return f"no C compiler ({compiler}; Debian: apt-get install gcc)"
     if not (Path(sysconfig.get_paths()["include"]) / "Python.h").exists():
@@ -62,6 +62,9 @@ class BuildCompiled(build_ext):
     def run(self) -> None:
         super().run()
         if self.extensions:
+            if self.inplace:  # mypyc's library is top-level: beside the croupier package, on the path
+                for library in ROOT.glob(f"{native.GROUP}__mypyc.*"):
+                    library.replace(GEN.parent / library.name)
             folder = GEN if self.inplace else Path(self.build_lib) / "croupier"
             folder.mkdir(parents=True, exist_ok=True)
             (folder / native.MANIFEST).write_text(json.dumps(native.manifest(GEN)))
@@ -74,8 +77,7 @@ if WHY_PURE is not None:
 setup(
     packages=["croupier", "croupier.v1"]
     + [f"croupier.{name}" for name in find_packages(include=[f"{m}*" for m in MAPPED])],
-    # "": where an in-place build puts mypyc's top-level library (gen/, on the path like croupier)
-    package_dir={"": "gen", "croupier": "gen/croupier", **{f"croupier.{m}": m for m in MAPPED}},
+    package_dir={"croupier": "gen/croupier", **{f"croupier.{m}": m for m in MAPPED}},
     package_data={
         "croupier": ["py.typed"],
         "croupier.v1": ["*.pyi", "py.typed"],

@@ -748,7 +748,7 @@ def _test_variants() -> tuple[PlatinumFishOptions, ...]:
     return defaults + variants
 
 
-SPEC = GameSpec(
+SPEC: GameSpec[PlatinumFishOptions] = GameSpec(
     name="platinum_fish",
     title=GAME,
     options_type=PlatinumFishOptions,
