@@ -60,6 +60,12 @@ class BuildCompiled(build_ext):
         super().finalize_options()
 
     def run(self) -> None:
+        if self.inplace:  # a module no longer compiled would still be imported from an old build's file
+            compiled = {native.source(module, ROOT).with_suffix("") for module in native.COMPILED}
+            for name in MAPPED:
+                for stale in (ROOT / name).rglob("*.so"):
+                    if stale.with_name(stale.name.split(".")[0]) not in compiled:
+                        stale.unlink()
         super().run()
         if self.extensions:
             if self.inplace:  # mypyc's library is top-level: beside the croupier package, on the path
