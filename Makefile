@@ -45,13 +45,13 @@ bench: $(RUNTIME) $(STUBS) compiled
 
 stubs: $(STUBS)
 
-# The hot path (server/native.py's COMPILED: engine/, server/convert.py) compiled by mypyc in place:
+# The hot path (server/native.py's COMPILED: the engine's rules) compiled by mypyc in place:
 # extension modules beside their sources, used while they match them (else pure Python, with a
 # warning); `croupier --version` says which runs. Pure Python where no C compiler is (setup.py
 # says why), or with CROUPIER_PURE=1.
 MANIFEST := gen/croupier/compiled.json
 compiled: $(MANIFEST)
-$(MANIFEST): $(INSTALLED) $(STUBS) setup.py server/native.py server/convert.py $(wildcard engine/*.py engine/games/*.py)
+$(MANIFEST): $(INSTALLED) $(STUBS) setup.py server/native.py $(wildcard engine/*.py engine/games/*.py)
 	$(PY) setup.py --quiet build_ext --inplace
 
 # The virtual environment, rebuilt when the pinned dependencies change: `make run` installs the

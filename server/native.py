@@ -1,4 +1,4 @@
-"""Which build of the hot path runs: the modules compiled by mypyc, or their pure Python.
+"""Which build of the hot path runs: the engine compiled by mypyc, or its pure Python.
 
 ``make compiled`` (and a wheel built where a C compiler is: setup.py) compiles ``COMPILED`` with
 mypyc into extension modules beside their sources, and writes ``MANIFEST`` beside the package
@@ -37,11 +37,12 @@ COMPILED = (
     "croupier.engine.games.pair_battle",
     "croupier.engine.games.platinum_fish",
     "croupier.engine.games.spoil_five",
-    "croupier.server.convert",
 )
-"""What mypyc compiles, in one group (calls between them stay native). Not engine/rng.py: a
-wrapper whose cost is random.Random's, and which tests subclass (an interpreted class cannot
-inherit a compiled one)."""
+"""What mypyc compiles, in one group (calls between them stay native): the engine, whose rules
+run at every decision. Not engine/rng.py: a wrapper whose cost is random.Random's, and which tests
+subclass (an interpreted class cannot inherit a compiled one). Not server/convert.py: measured,
+its codecs ran 5-15% slower compiled (its encoders are Python it generates at start, which mypyc
+never sees, and the compiled module only adds conversions at their calls; docs/benchmarks.md)."""
 
 MANIFEST = "compiled.json"
 GROUP = "croupier_compiled"
