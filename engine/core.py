@@ -37,6 +37,11 @@ class IllegalAction(CroupierError):
     """A well-formed action the rules refuse now. The state is left unchanged."""
 
 
+class NotYourTurn(IllegalAction):
+    """An action from a seat that may not act now (another seat's turn, a tick already answered,
+    play not begun): the seat is to wait, not to choose again."""
+
+
 class InvalidOptions(CroupierError):
     """Options a game cannot be played with."""
 

@@ -10,6 +10,7 @@ import grpc
 import structlog
 
 from croupier.server.errors import Context, Malformed, ServiceError, abort
+from croupier.server.reasons import Reason
 from croupier.server.referee import Referee, tokens_of
 from croupier.server.session import MAX_QUEUED, Session
 from croupier.v1 import bots_pb2
@@ -75,7 +76,7 @@ class BotService:
         try:
             async for message in requests:
                 if isinstance(message, Malformed):
-                    session.send_error(grpc.StatusCode.INVALID_ARGUMENT, message.text)
+                    session.send_error(Reason.REASON_MALFORMED_MESSAGE, message.text)
                     continue
                 kind = message.WhichOneof("message")
                 if kind == "move":
@@ -85,14 +86,14 @@ class BotService:
                         match.move(session, move)
                     elif move.match_id in self.referee.past:
                         over = f"match {move.match_id} is over"
-                        session.send_error(grpc.StatusCode.FAILED_PRECONDITION, over, move.match_id)
+                        session.send_error(Reason.REASON_MATCH_OVER, over, move.match_id)
                     else:
                         unknown = f"no match {move.match_id!r}"
-                        session.send_error(grpc.StatusCode.NOT_FOUND, unknown, move.match_id)
+                        session.send_error(Reason.REASON_UNKNOWN_MATCH, unknown, move.match_id)
                 elif kind == "hello":
-                    session.send_error(grpc.StatusCode.INVALID_ARGUMENT, "hello again? say hello once")
+                    session.send_error(Reason.REASON_HELLO_REPEATED, "hello again? say hello once")
                 else:
-                    session.send_error(grpc.StatusCode.INVALID_ARGUMENT, "an empty BotMessage: send a move")
+                    session.send_error(Reason.REASON_EMPTY_MESSAGE, "an empty BotMessage: send a move")
         except grpc.RpcError:
             pass  # the stream broke: the writer's end does the clean-up
         finally:

@@ -30,7 +30,7 @@ from typing import Any
 
 import croupier.server.session as sessions
 from croupier.engine.core import Event
-from croupier.server.errors import FailedPrecondition, ServiceError
+from croupier.server.errors import ServiceError
 from croupier.server.journal import CLOSING, Auto, Cancel, End, Header, Record, Recount, Start
 from croupier.server.lifecycle import Phase
 from croupier.server.match_journal import JournalFull, Journaling
@@ -46,6 +46,7 @@ from croupier.server.messages import (
     shown,
 )
 from croupier.server.moves import Moves
+from croupier.server.reasons import Reason
 from croupier.server.seats import Decision, SeatState, decision_id, final_places
 from croupier.server.session import Session
 from croupier.server.timekeeping import Timekeeping
@@ -162,7 +163,7 @@ class Match(Moves, Timekeeping, Journaling, MatchState):
         old = seat.holder
         if old is not None and old is not session:
             old.send_error(
-                FailedPrecondition.code,
+                Reason.REASON_SEAT_TAKEN_OVER,
                 f"seat {index} of match {self.id} was taken over by another stream",
                 self.id,
             )

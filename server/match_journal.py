@@ -10,7 +10,6 @@ from typing import Any, Self, assert_never
 
 from croupier.engine.core import options_to_dict
 from croupier.server.clock import ActorClock
-from croupier.server.errors import ResourceExhausted
 from croupier.server.journal import (
     CLOSING,
     Act,
@@ -36,14 +35,18 @@ from croupier.server.lifecycle import Settled
 from croupier.server.match_state import MatchState
 from croupier.server.messages import Status
 from croupier.server.metrics import Metrics
+from croupier.server.reasons import BotError, Reason
 from croupier.server.seats import Player, SeatState
 
 RETRY_SECONDS = 1.0
 """How long a match whose journal could not be written (a full disk) waits before trying again."""
 
 
-class JournalFull(ResourceExhausted):
-    """The journal could not take a record: nothing was changed."""
+class JournalFull(BotError):
+    """The journal could not take a record: nothing was changed (RESOURCE_EXHAUSTED)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(Reason.REASON_JOURNAL_FULL, message)
 
 
 class Journaling(MatchState):

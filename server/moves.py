@@ -5,11 +5,12 @@ refused (and journaled either way), answered with an ActionResult.
 from __future__ import annotations
 
 from croupier.engine.core import Action, IllegalAction, MalformedInput
-from croupier.server.errors import FailedPrecondition, InvalidArgument, PermissionDenied, ServiceError, clip
+from croupier.server.errors import clip
 from croupier.server.journal import Act, Refuse
 from croupier.server.lifecycle import Settled
 from croupier.server.match_state import MatchState
 from croupier.server.messages import Result, Status
+from croupier.server.reasons import BotError, Reason, refusal_reason
 from croupier.server.seats import Decision
 from croupier.server.session import Session
 from croupier.v1 import bots_pb2
@@ -28,47 +29,50 @@ class Moves(MatchState):
         try:
             index = self._seat_of(session, move)
             if self.status == Status.MATCH_STATUS_WAITING:
-                raise FailedPrecondition(
-                    f"match {self.id} has not started: it waits for every seat to be held"
+                raise BotError(
+                    Reason.REASON_MATCH_NOT_STARTED,
+                    f"match {self.id} has not started: it waits for every seat to be held",
                 )
             if self.done.is_set():
-                raise FailedPrecondition(f"match {self.id} is over")
+                raise BotError(Reason.REASON_MATCH_OVER, f"match {self.id} is over")
             if self._regathering:
-                raise FailedPrecondition(
+                raise BotError(
+                    Reason.REASON_MATCH_REGATHERING,
                     f"match {self.id} resumed after a referee restart: it waits for every seat to be "
-                    "back, then counts down again"
+                    "back, then counts down again",
                 )
-            seat = self.seats[index]
-            if seat.forfeited:
-                raise FailedPrecondition(
-                    f"seat {index} was forfeited ({seat.forfeited}): the referee plays it"
-                )
+            seat = self.seats[index]  # never a forfeited one: it has no holder
             if move.decision_id and (seat.decision is None or seat.decision.id != move.decision_id):
                 self._answer_closed(session, index, move)
                 return
             self._play(session, index, move)
-        except ServiceError as exc:
-            session.send_error(exc.code, str(exc), move.match_id, move.decision_id)
+        except BotError as exc:
+            session.send_error(exc.reason, str(exc), move.match_id, move.decision_id)
 
     def _seat_of(self, session: Session, move: bots_pb2.Move) -> int:
         held = [i for i, s in enumerate(self.seats) if s.holder is session]
         if move.HasField("seat"):
             if not 0 <= move.seat < len(self.seats):
-                raise InvalidArgument(f"match {self.id} has no seat {move.seat}")
+                raise BotError(Reason.REASON_NO_SUCH_SEAT, f"match {self.id} has no seat {move.seat}")
             if move.seat not in held:
-                raise PermissionDenied(f"you do not hold seat {move.seat} of match {self.id}")
+                raise BotError(
+                    Reason.REASON_SEAT_NOT_HELD, f"you do not hold seat {move.seat} of match {self.id}"
+                )
             return move.seat
         if len(held) == 1:
             return held[0]
         if not held:
-            raise PermissionDenied(f"you hold no seat of match {self.id}")
+            raise BotError(Reason.REASON_SEAT_NOT_HELD, f"you hold no seat of match {self.id}")
         for i in held:
             seat = self.seats[i]
             if (seat.decision and seat.decision.id == move.decision_id) or (
                 seat.resolved and seat.resolved[0] == move.decision_id and move.decision_id
             ):
                 return i
-        raise InvalidArgument(f"you hold seats {held} of match {self.id}: say which one acts (Move.seat)")
+        raise BotError(
+            Reason.REASON_SEAT_AMBIGUOUS,
+            f"you hold seats {held} of match {self.id}: say which one acts (Move.seat)",
+        )
 
     def _answer_closed(self, session: Session, index: int, move: bots_pb2.Move) -> None:
         """An answer to a decision that is not open: a repeat of an applied one, or a stale one."""
@@ -78,11 +82,16 @@ class Moves(MatchState):
             if how is Settled.ACCEPTED:
                 session.send(self._result(index, decision_id, Result.DUPLICATE, action))
                 return
-            raise FailedPrecondition(f"decision {decision_id} timed out: the referee played {action} for you")
+            raise BotError(
+                Reason.REASON_DECISION_TIMED_OUT,
+                f"decision {decision_id} timed out: the referee played {action} for you",
+            )
         open_now = (
             f"your open decision is {seat.decision.id}" if seat.decision else "you have no open decision"
         )
-        raise FailedPrecondition(f"decision {move.decision_id} is not open ({open_now})")
+        raise BotError(
+            Reason.REASON_DECISION_NOT_OPEN, f"decision {move.decision_id} is not open ({open_now})"
+        )
 
     def _play(self, session: Session, index: int, move: bots_pb2.Move) -> None:
         seat = self.seats[index]
@@ -92,7 +101,7 @@ class Moves(MatchState):
             action = self._read_action(move, seat.decision)
             events = self.state.apply(index, action, now)
         except (MalformedInput, IllegalAction) as exc:
-            self._refuse(session, index, move, action, str(exc), now)
+            self._refuse(session, index, move, action, exc, now)
             return
         decision_id = seat.decision.id if seat.decision else 0
         think = now - seat.acting_since if seat.acting_since is not None else 0.0
@@ -138,17 +147,19 @@ class Moves(MatchState):
         index: int,
         move: bots_pb2.Move,
         action: Action | None,
-        reason: str,
+        why: MalformedInput | IllegalAction,
         now: float,
     ) -> None:
         seat = self.seats[index]
-        reason = clip(reason)  # it may quote the move: the bot's own input, at any size
+        reason = clip(str(why))  # it may quote the move: the bot's own input, at any size
         attempt = clip(str(action) if action is not None else _describe(move))
         refusal = Refuse(now, index, reason, attempt)
         self._journal_first(refusal)
         seat.refusals += 1
         self._tell(refusal, self.state.penalize(index, reason, now))
-        session.send(self._result(index, move.decision_id, Result.REFUSED, action, reason=reason))
+        refused = self._result(index, move.decision_id, Result.REFUSED, action, reason=reason)
+        refused.action_result.refusal_reason = refusal_reason(why)
+        session.send(refused)
         self._told.add(index)
         self.metrics.refused.inc()
         if seat.refusals == self.clocks.max_refusals:

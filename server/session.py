@@ -6,9 +6,8 @@ import asyncio
 import itertools
 from collections import Counter
 
-import grpc
-
 from croupier.server.errors import clip
+from croupier.server.reasons import CODES, Reason
 from croupier.v1 import bots_pb2
 
 _ids = itertools.count(1)
@@ -50,11 +49,12 @@ class Session:
         self.outbox.put_nowait(message)
 
     def send_error(
-        self, code: grpc.StatusCode, message: str, match_id: str = "", decision_id: int = 0
+        self, reason: Reason.ValueType, message: str, match_id: str = "", decision_id: int = 0
     ) -> None:
-        """An Error about one message, with the status the call would end with: the stream goes on."""
+        """An Error about one message, of ``reason`` and the status that goes with it: the stream goes on."""
         error = bots_pb2.Error(
-            code=bots_pb2.Error.Code.ValueType(code.value[0]),
+            code=bots_pb2.Error.Code.ValueType(CODES[reason].value[0]),
+            reason=reason,
             message=clip(message),
             match_id=clip(match_id, 100),
             decision_id=decision_id,

@@ -20,6 +20,7 @@ from croupier.engine.core import (
     IllegalAction,
     Immutable,
     MalformedInput,
+    NotYourTurn,
     Outcome,
     Seat,
     StateBase,
@@ -381,7 +382,7 @@ class ChineseTenState(StateBase):
         if self.over:
             raise IllegalAction("the match is over")
         if seat != self.turn:
-            raise IllegalAction(f"not your turn: seat {self.turn} is to act")
+            raise NotYourTurn(f"not your turn: seat {self.turn} is to act")
         if self.turned is not None:
             if not isinstance(action, Pick):
                 raise IllegalAction(f"pick what your turned-up {self.turned} captures first")

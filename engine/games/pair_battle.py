@@ -31,6 +31,7 @@ from croupier.engine.core import (
     Immutable,
     InvalidOptions,
     MalformedInput,
+    NotYourTurn,
     Outcome,
     Seat,
     StateBase,
@@ -384,14 +385,14 @@ class PairBattleState(StateBase):
             raise IllegalAction(f"{action} is not a Pair Battle action: lay cards like '7h 7d' or 'pass'")
         if self.lockstep:
             if self.submissions[seat] is not None:
-                raise IllegalAction(f"you have already answered tick {self.tick}: wait for the others")
+                raise NotYourTurn(f"you have already answered tick {self.tick}: wait for the others")
             if isinstance(action, Pass):
                 return
         else:
             if isinstance(action, Pass):
                 raise IllegalAction("pass is only for timing=lockstep: in real time simply send nothing")
             if not self.started and now < self.go_at:
-                raise IllegalAction(f"too early: play starts at go, {self.go_at:.3f} s; it is {now:.3f} s")
+                raise NotYourTurn(f"too early: play starts at go, {self.go_at:.3f} s; it is {now:.3f} s")
             if self._window_closed(now):
                 closed = self.window_closes_at
                 raise IllegalAction(f"the game is over: the finish window closed at {closed:.3f} s")

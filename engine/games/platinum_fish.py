@@ -27,6 +27,7 @@ from croupier.engine.core import (
     Immutable,
     InvalidOptions,
     MalformedInput,
+    NotYourTurn,
     Outcome,
     Seat,
     StateBase,
@@ -543,7 +544,7 @@ class PlatinumFishState(StateBase):
         if self.phase is Phase.OVER:
             raise IllegalAction("the game is over")
         if seat != self.current:
-            raise IllegalAction(f"not your turn: seat {self.current} is to act")
+            raise NotYourTurn(f"not your turn: seat {self.current} is to act")
         if self.phase is Phase.ASK:
             if isinstance(action, Pass) or action in self.asks:
                 return

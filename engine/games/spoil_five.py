@@ -24,6 +24,7 @@ from croupier.engine.core import (
     Immutable,
     InvalidOptions,
     MalformedInput,
+    NotYourTurn,
     Outcome,
     Seat,
     StateBase,
@@ -730,7 +731,7 @@ class SpoilFiveState(StateBase):
         if self.phase is Phase.OVER:
             raise IllegalAction("the match is over")
         if seat != self.turn:
-            raise IllegalAction(f"not your turn: seat {self.turn} is to act")
+            raise NotYourTurn(f"not your turn: seat {self.turn} is to act")
         hand = self.hands[seat]
         if self.phase is Phase.ROB_TURN_UP:
             if isinstance(action, Decline):
