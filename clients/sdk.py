@@ -65,6 +65,14 @@ FATAL = frozenset(
 """Stream endings that another try would only repeat (bad token, wrong protocol version)."""
 MAX_RETRIES = 3
 """Refused answers to one decision that ``choose`` is asked again for; then the referee's clock plays."""
+RESEND_SECONDS = 1.0
+"""How long after REASON_JOURNAL_FULL (the referee's disk is full: nothing was played) an answer is
+sent again."""
+Reason = bots_pb2.Error.Reason
+Refusal = bots_pb2.ActionResult.RefusalReason
+ROUTINE = frozenset({Reason.REASON_DECISION_NOT_OPEN, Reason.REASON_MATCH_OVER})
+"""Errors of normal play, logged at DEBUG: an answer crossing a newer request (real-time games) or
+the match's end."""
 
 log = logging.getLogger("croupier.bot")
 
@@ -172,6 +180,8 @@ class _Seat:
         """Plays made during ``choose``: sent after its answer."""
         self.answered: bots_pb2.DecisionRequest | None = None
         """The request answered last: a refusal leaves it open, and ``choose`` is asked again."""
+        self.answer: bots_pb2.BotMessage | None = None
+        """The Move that answered it last: sent again if the referee could not journal it."""
         self.retries = 0
 
 
@@ -343,13 +353,41 @@ class Client:
             if self.seats.pop((forfeited.match_id, forfeited.seat), None) is not None:
                 self.finished += 1  # the referee plays the seat on; no MatchEnded comes to us
         elif kind == "error":
-            error = message.error
-            code = bots_pb2.Error.Code.Name(error.code)
-            # A stale answer (a newer decision replaced it) is routine in real-time games.
-            level = logging.DEBUG if "is not open" in error.message else logging.WARNING
-            log.log(level, "referee: %s: %s", code, error.message)
-            if error.match_id:
-                await self._answered(error.match_id, None, accepted=False)
+            await self._error(message.error)
+
+    async def _error(self, error: bots_pb2.Error) -> None:
+        """Act on an Error by its reason (docs/protocol.md lists them), never by its words."""
+        reason = error.reason
+        level = logging.DEBUG if reason in ROUTINE else logging.WARNING
+        log.log(level, "referee: %s: %s", Reason.Name(reason), error.message)
+        if reason == Reason.REASON_SEAT_TAKEN_OVER:  # about no move of ours: the seat is gone
+            if self.seats.pop((error.match_id, error.seat), None) is not None:
+                self.finished += 1  # another stream plays it on; nothing more comes to us
+            return
+        if not error.match_id:
+            return
+        seat = self._seat_answering(error.match_id, error.decision_id)
+        await self._answered(error.match_id, seat.match.seat if seat else None, accepted=False)
+        if reason == Reason.REASON_JOURNAL_FULL and seat is not None and seat.answer is not None:
+            asyncio.get_running_loop().call_later(
+                RESEND_SECONDS, self._resend, seat, seat.answer, self._outbox
+            )
+
+    def _seat_answering(self, match_id: str, decision_id: int) -> _Seat | None:
+        """The seat whose answer to ``decision_id`` (not 0: a play without a request) an Error is about."""
+        for (mid, _), seat in self.seats.items():
+            if mid == match_id and decision_id and seat.answered and seat.answered.decision_id == decision_id:
+                return seat
+        return None
+
+    def _resend(
+        self, seat: _Seat, answer: bots_pb2.BotMessage, outbox: asyncio.Queue[bots_pb2.BotMessage] | None
+    ) -> None:
+        """Send an answer the referee could not journal again, unless something newer overtook it."""
+        current = self.seats.get((seat.match.id, seat.match.seat)) is seat and seat.answer is answer
+        if current and outbox is self._outbox and answer.move.decision_id >= seat.latest_decision:
+            seat.outstanding += 1
+            self._send(answer)
 
     def _started(self, started: bots_pb2.MatchStarted) -> None:
         key = (started.match_id, started.seat)
@@ -421,6 +459,7 @@ class Client:
         if move is not None:
             if seat.answered is None or seat.answered.decision_id != decision.decision_id:
                 seat.answered, seat.retries = decision, 0
+            seat.answer = move
             seat.outstanding += 1
             self._send(move)
         for action in plays:
@@ -521,7 +560,8 @@ def _move(seat: _Seat, decision_id: int, choice: object, legal: list[Any] | None
 
 def _log_result(result: bots_pb2.ActionResult) -> None:
     if result.status == bots_pb2.ActionResult.REFUSED:
-        log.warning("match %s seat %d: refused: %s", result.match_id, result.seat, result.reason)
+        why = Refusal.Name(result.refusal_reason)
+        log.warning("match %s seat %d: refused (%s): %s", result.match_id, result.seat, why, result.reason)
     elif result.status == bots_pb2.ActionResult.TIMED_OUT:
         log.warning("match %s seat %d: timed out (%d so far)", result.match_id, result.seat, result.timeouts)
 

@@ -166,6 +166,7 @@ class Match(Moves, Timekeeping, Journaling, MatchState):
                 Reason.REASON_SEAT_TAKEN_OVER,
                 f"seat {index} of match {self.id} was taken over by another stream",
                 self.id,
+                seat=index,
             )
         seat.holder = session
         seat.gone_since = None

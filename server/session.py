@@ -49,7 +49,12 @@ class Session:
         self.outbox.put_nowait(message)
 
     def send_error(
-        self, reason: Reason.ValueType, message: str, match_id: str = "", decision_id: int = 0
+        self,
+        reason: Reason.ValueType,
+        message: str,
+        match_id: str = "",
+        decision_id: int = 0,
+        seat: int | None = None,
     ) -> None:
         """An Error about one message, of ``reason`` and the status that goes with it: the stream goes on."""
         error = bots_pb2.Error(
@@ -58,6 +63,7 @@ class Session:
             message=clip(message),
             match_id=clip(match_id, 100),
             decision_id=decision_id,
+            seat=seat,
         )
         self.send(bots_pb2.ServerMessage(error=error))
 

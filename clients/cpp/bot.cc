@@ -46,6 +46,9 @@ constexpr int kProtocolVersion = 1;
 constexpr int kFirstDelayMs = 500;
 constexpr int kMaxDelayMs = 30000;
 constexpr int kMaxRetries = 3;  // refused answers to one decision before leaving it to the clock
+// REASON_JOURNAL_FULL: the referee's disk is full and nothing was played; the same answer goes
+// again after this pause (the whole bot waits: so does the referee until it has room).
+constexpr auto kResendPause = std::chrono::seconds(1);
 
 struct Args {
   std::string server = "127.0.0.1:50051";
@@ -185,6 +188,7 @@ struct Open {
   uint64_t decision_id = 0;
   int legal = 0;
   int refusals = 0;
+  int index = 0;  // the answer sent last
 };
 
 class Stream {
@@ -239,7 +243,7 @@ class Stream {
       case v1::ServerMessage::kDecision: {
         const auto& decision = message.decision();
         open_[Key(decision.match_id(), decision.seat())] = {
-            decision.decision_id(), decision.legal_actions_size(), 0};
+            decision.decision_id(), decision.legal_actions_size(), 0, 0};
         Send(decision.match_id(), decision.seat(), decision.decision_id(), Choose(decision));
         break;
       }
@@ -247,11 +251,7 @@ class Stream {
         Result(message.action_result());
         break;
       case v1::ServerMessage::kError:
-        // A stale answer (a newer request replaced it) is routine in real-time games.
-        if (message.error().message().find("is not open") == std::string::npos) {
-          Log("referee: " + v1::Error::Code_Name(message.error().code()) + ": " +
-              message.error().message());
-        }
+        Error(message.error());
         break;
       case v1::ServerMessage::kSeatForfeited: {
         // The referee plays the seat on; no match_ended comes for it, so it counts as done here.
@@ -279,13 +279,37 @@ class Stream {
     }
   }
 
+  // Acted on by its reason (docs/protocol.md lists them), never by the words of its message.
+  void Error(const v1::Error& error) {
+    const auto reason = error.reason();
+    // A stale answer, or one crossing the match's end, is routine in real-time games.
+    if (reason != v1::Error::REASON_DECISION_NOT_OPEN && reason != v1::Error::REASON_MATCH_OVER) {
+      Log("referee: " + v1::Error::Reason_Name(reason) + ": " + error.message());
+    }
+    if (reason == v1::Error::REASON_SEAT_TAKEN_OVER) {
+      // Another stream plays the seat now: nothing more comes to this one about it.
+      open_.erase(Key(error.match_id(), error.seat()));
+      Finished();
+    } else if (reason == v1::Error::REASON_JOURNAL_FULL) {
+      // Nothing was played and the decision stays open: answer it the same way after a pause.
+      for (const auto& [key, open] : open_) {
+        if (open.decision_id != error.decision_id() || key.rfind(error.match_id() + "/", 0) != 0) continue;
+        std::this_thread::sleep_for(kResendPause);
+        Send(error.match_id(), std::stoi(key.substr(error.match_id().size() + 1)), open.decision_id,
+             open.index);
+        break;
+      }
+    }
+  }
+
   void Result(const v1::ActionResult& result) {
     auto open = open_.find(Key(result.match_id(), result.seat()));
     if (result.status() != v1::ActionResult::REFUSED) {
       if (open != open_.end() && open->second.decision_id == result.decision_id()) open_.erase(open);
       return;
     }
-    Log("match " + result.match_id() + ": refused: " + result.reason());
+    Log("match " + result.match_id() + ": refused (" +
+        v1::ActionResult::RefusalReason_Name(result.refusal_reason()) + "): " + result.reason());
     // The decision stays open after a refusal: answer it again, unless a newer one replaced it.
     if (open == open_.end() || open->second.decision_id != result.decision_id()) return;
     if (++open->second.refusals > kMaxRetries) return;  // the referee's clock will play
@@ -299,6 +323,8 @@ class Stream {
     move->set_decision_id(decision_id);
     move->set_seat(seat);
     move->set_index(index);
+    auto open = open_.find(Key(match_id, seat));
+    if (open != open_.end() && open->second.decision_id == decision_id) open->second.index = index;
     stream_->Write(reply);
   }
 

@@ -48,6 +48,9 @@ const (
 	firstDelay      = 500 * time.Millisecond
 	maxDelay        = 30 * time.Second
 	maxRetries      = 3 // refused answers to one decision before leaving it to the clock
+	// REASON_JOURNAL_FULL: the referee's disk is full and nothing was played; the same answer goes
+	// again after this pause (the whole bot waits: so does the referee until it has room).
+	resendPause = time.Second
 )
 
 // Stream endings another try would only repeat (a bad token, a wrong protocol version).
@@ -184,6 +187,7 @@ type open struct {
 	decisionID uint64
 	legal      int
 	refusals   int
+	index      int // the answer sent last
 }
 
 type bot struct {
@@ -254,8 +258,9 @@ func (b *bot) play(ctx context.Context) (done, welcomed bool, err error) {
 			log.Printf("match %s (%s) %s in seat %d", m.MatchStarted.MatchId, m.MatchStarted.Game, how, m.MatchStarted.Seat)
 		case *pb.ServerMessage_Decision:
 			d := m.Decision
-			opens[key(d.MatchId, d.Seat)] = &open{decisionID: d.DecisionId, legal: len(d.LegalActions)}
-			move(d.MatchId, d.Seat, d.DecisionId, choose(d))
+			o := &open{decisionID: d.DecisionId, legal: len(d.LegalActions), index: choose(d)}
+			opens[key(d.MatchId, d.Seat)] = o
+			move(d.MatchId, d.Seat, d.DecisionId, o.index)
 		case *pb.ServerMessage_ActionResult:
 			r := m.ActionResult
 			pending := opens[key(r.MatchId, r.Seat)]
@@ -265,16 +270,39 @@ func (b *bot) play(ctx context.Context) (done, welcomed bool, err error) {
 				}
 				continue
 			}
-			log.Printf("match %s: refused: %s", r.MatchId, r.Reason)
+			log.Printf("match %s: refused (%s): %s", r.MatchId, r.RefusalReason, r.Reason)
 			// The decision stays open after a refusal: answer it again, unless a newer one replaced it.
 			if pending != nil && pending.decisionID == r.DecisionId && pending.refusals < maxRetries {
 				pending.refusals++
-				move(r.MatchId, r.Seat, r.DecisionId, rand.Intn(pending.legal))
+				pending.index = rand.Intn(pending.legal)
+				move(r.MatchId, r.Seat, r.DecisionId, pending.index)
 			}
 		case *pb.ServerMessage_Error:
-			// A stale answer (a newer request replaced it) is routine in real-time games.
-			if !strings.Contains(m.Error.Message, "is not open") {
-				log.Printf("referee: %s: %s", m.Error.Code, m.Error.Message)
+			// Acted on by its reason (docs/protocol.md lists them), never by the words of its message.
+			e := m.Error
+			switch e.Reason {
+			case pb.Error_REASON_DECISION_NOT_OPEN, pb.Error_REASON_MATCH_OVER:
+				// a stale answer, or one crossing the match's end: routine in real-time games
+			default:
+				log.Printf("referee: %s: %s", e.Reason, e.Message)
+			}
+			if e.Reason == pb.Error_REASON_SEAT_TAKEN_OVER {
+				// Another stream plays the seat now: nothing more comes to this one about it.
+				delete(opens, key(e.MatchId, e.GetSeat()))
+				if finish() {
+					return true, welcomed, nil
+				}
+			} else if e.Reason == pb.Error_REASON_JOURNAL_FULL {
+				// Nothing was played and the decision stays open: answer it the same way after a pause.
+				for k, o := range opens {
+					if o.decisionID == e.DecisionId && strings.HasPrefix(k, e.MatchId+"/") {
+						var seat int32
+						fmt.Sscan(strings.TrimPrefix(k, e.MatchId+"/"), &seat)
+						time.Sleep(resendPause)
+						move(e.MatchId, seat, o.decisionID, o.index)
+						break
+					}
+				}
 			}
 		case *pb.ServerMessage_SeatForfeited:
 			// The referee plays the seat on; no match_ended comes for it, so it counts as done here.

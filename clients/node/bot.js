@@ -21,6 +21,9 @@ const PROTOCOL_VERSION = 1;
 const FIRST_DELAY_MS = 500;
 const MAX_DELAY_MS = 30000;
 const MAX_RETRIES = 3; // refused answers to one decision before leaving it to the clock
+const RESEND_MS = 1000; // REASON_JOURNAL_FULL: nothing was played; the same answer goes again after this
+// Errors of normal play, not worth a log line: an answer crossing a newer request or the match's end.
+const ROUTINE = new Set(["REASON_DECISION_NOT_OPEN", "REASON_MATCH_OVER"]);
 // Stream endings another try would only repeat (a bad token, a wrong protocol version).
 const FATAL = new Set([
   grpc.status.UNAUTHENTICATED,
@@ -97,11 +100,19 @@ function playOnce(BotService, args, state) {
     const metadata = new grpc.Metadata();
     for (const token of args.tokens) metadata.add("croupier-token", token);
     const call = client.Play(metadata);
-    // The decision each seat answered last ("match/seat" -> {decisionId, legal, refusals}), so that a
-    // refusal, which leaves the decision open, can be answered with another move.
+    // The decision each seat answered last ("match/seat" -> {decisionId, legal, refusals, index}), so
+    // that a refusal, which leaves the decision open, can be answered with another move.
     const open = new Map();
-    const send = (matchId, seat, decisionId, index) =>
+    const seats = new Set(); // "match/seat" of every seat this stream plays
+    const send = (matchId, seat, decisionId, index) => {
+      const pending = open.get(`${matchId}/${seat}`);
+      if (pending !== undefined && pending.decisionId === decisionId) pending.index = index;
       call.write({ move: { match_id: matchId, decision_id: decisionId, seat, index } });
+    };
+    const finished = () => {
+      state.finished += 1;
+      if (args.matches !== null && state.finished >= args.matches) finish("done");
+    };
     let settled = false;
     const finish = (outcome, error) => {
       if (settled) return;
@@ -120,6 +131,7 @@ function playOnce(BotService, args, state) {
         case "match_started": {
           const m = message.match_started;
           log(`match ${m.match_id} (${m.game}) ${m.resumed ? "resumed" : "started"} in seat ${m.seat}`);
+          seats.add(`${m.match_id}/${m.seat}`);
           break;
         }
         case "decision": {
@@ -138,7 +150,7 @@ function playOnce(BotService, args, state) {
             if (same) open.delete(key);
             break;
           }
-          log(`match ${r.match_id}: refused: ${r.reason}`);
+          log(`match ${r.match_id}: refused (${r.refusal_reason}): ${r.reason}`);
           // The decision stays open after a refusal: answer it again, unless a newer one replaced it.
           if (same && pending.refusals < MAX_RETRIES) {
             pending.refusals += 1;
@@ -146,28 +158,44 @@ function playOnce(BotService, args, state) {
           }
           break;
         }
-        case "error":
-          // A stale answer (a newer request replaced it) is routine in real-time games.
-          if (!message.error.message.includes("is not open")) {
-            log(`referee: ${message.error.code}: ${message.error.message}`);
+        case "error": {
+          // Acted on by its reason (docs/protocol.md lists them), never by the words of its message.
+          const e = message.error;
+          if (!ROUTINE.has(e.reason)) log(`referee: ${e.reason}: ${e.message}`);
+          if (e.reason === "REASON_SEAT_TAKEN_OVER") {
+            // Another stream plays the seat now: nothing more comes to this one about it.
+            open.delete(`${e.match_id}/${e.seat}`);
+            if (seats.delete(`${e.match_id}/${e.seat}`)) finished();
+          } else if (e.reason === "REASON_JOURNAL_FULL") {
+            // Nothing was played and the decision stays open: answer it the same way after a pause.
+            for (const [key, pending] of open) {
+              if (!key.startsWith(`${e.match_id}/`) || pending.decisionId !== e.decision_id) continue;
+              const index = pending.index;
+              setTimeout(() => {
+                if (!settled && open.get(key) === pending && pending.index === index) {
+                  send(e.match_id, Number(key.split("/")[1]), pending.decisionId, index);
+                }
+              }, RESEND_MS);
+            }
           }
           break;
+        }
         case "seat_forfeited": {
           // The referee plays the seat on; no match_ended comes for it, so it counts as finished here.
           const f = message.seat_forfeited;
           log(`match ${f.match_id}: seat ${f.seat} was forfeited (${f.reason})`);
           open.delete(`${f.match_id}/${f.seat}`);
-          state.finished += 1;
-          if (args.matches !== null && state.finished >= args.matches) finish("done");
+          seats.delete(`${f.match_id}/${f.seat}`);
+          finished();
           break;
         }
         case "match_ended": {
           const e = message.match_ended;
           const mine = e.result.seats.find((s) => s.seat === e.seat);
           open.delete(`${e.match_id}/${e.seat}`);
-          state.finished += 1;
+          seats.delete(`${e.match_id}/${e.seat}`);
           log(`match ${e.match_id} over: place ${mine ? mine.place : "?"} of ${e.result.seats.length}`);
-          if (args.matches !== null && state.finished >= args.matches) finish("done");
+          finished();
           break;
         }
         default:

@@ -6,16 +6,21 @@ from __future__ import annotations
 import asyncio
 import subprocess
 import sys
-from collections.abc import Sequence
+from collections.abc import Awaitable, Sequence
 from pathlib import Path
+
+import grpc
+import pytest
 
 from croupier.clients.bots import HeuristicBot, RandomBot
 from croupier.clients.check_bot import CHECKS
 from croupier.clients.sdk import Client
+from croupier.server import datafiles
 from croupier.server.app import Croupier
-from croupier.v1 import admin_pb2, match_pb2
+from croupier.v1 import admin_pb2, bots_pb2, match_pb2
 from tests.clients.test_sdk import SHORT
-from tests.server.botclient import WAIT, Admin
+from tests.server.botclient import WAIT, Admin, Bot, first_legal
+from tests.server.conftest import Disk
 from tests.toolchains import missing, need
 
 REPO = Path(__file__).resolve().parents[2]
@@ -118,3 +123,69 @@ def passes_check_bot(command: Sequence[str]) -> None:
     assert list(rows) == list(CHECKS), rows
     failed = {name: row for name, row in rows.items() if not row.startswith("pass")}
     assert not failed and code == 0, failed
+
+
+def one_match(command: Sequence[str], referee: Croupier, token: str, cwd: Path) -> Awaitable[tuple[int, str]]:
+    """Run the bot with one seat token and ``--matches 1``: its exit code and output."""
+    return run([*command, "--server", f"127.0.0.1:{referee.port}", "--token", token, "--matches", "1"], cwd)
+
+
+async def lets_a_taken_over_seat_go(
+    command: Sequence[str], referee: Croupier, channel: grpc.aio.Channel, admin: Admin, cwd: Path = REPO
+) -> None:
+    """The bot (seat 1, ``--matches 1``) has led when another stream takes its seat over
+    (REASON_SEAT_TAKEN_OVER): it must count that match done and stop, saying why."""
+    created = await admin.create("chinese_ten", 2, {"target": 100}, decision_ms=60_000)
+    seat0 = Bot(channel, created.seat_tokens[0])
+    await seat0.hello()
+    bot = asyncio.ensure_future(one_match(command, referee, created.seat_tokens[1], cwd))
+    await seat0.expect("decision")
+    newcomer = Bot(channel, created.seat_tokens[1])
+    await newcomer.hello()
+    code, log = await bot
+    assert code == 0, log
+    assert "REASON_SEAT_TAKEN_OVER" in log and "stopped after 1 match(es)" in log
+    await asyncio.gather(seat0.close(), newcomer.close())
+
+
+class FullAfter(Disk):
+    """The referee's data files on a disk that fills up once ``writes`` more writes have gone through."""
+
+    def __init__(self, writes: int) -> None:
+        super().__init__(datafiles.write_bytes)
+        self.left = writes
+
+    def write_bytes(self, fd: int, data: bytes) -> None:
+        if self.left == 0:
+            self.full = True
+        self.left -= 1
+        super().write_bytes(fd, data)
+
+
+async def resends_what_the_referee_could_not_journal(
+    command: Sequence[str],
+    referee: Croupier,
+    channel: grpc.aio.Channel,
+    admin: Admin,
+    monkeypatch: pytest.MonkeyPatch,
+    cwd: Path = REPO,
+) -> None:
+    """The bot's (seat 0's) first answer meets a full disk (REASON_JOURNAL_FULL: nothing was played);
+    once there is room it must send the answer again, so the match ends without a timeout."""
+    created = await admin.create("chinese_ten", 2, {"target": 50}, seed=3)
+    leader = Bot(channel, created.seat_tokens[1])  # seat 1 leads; the bot answers second
+    await leader.hello()
+    bot = asyncio.ensure_future(one_match(command, referee, created.seat_tokens[0], cwd))
+    decision = (await leader.expect("decision")).decision
+    disk = FullAfter(1)  # the leader's move goes in; the bot's answer meets a full disk
+    monkeypatch.setattr(datafiles, "write_bytes", disk.write_bytes)
+    await leader.write(bots_pb2.BotMessage(move=first_legal(decision)))
+    while not disk.refused:
+        await asyncio.sleep(0.01)
+    disk.full = False
+    await asyncio.wait_for(leader.play(), WAIT)
+    code, log = await bot
+    assert code == 0, log
+    seats = (await admin.wait(created.match.match_id)).result.seats
+    assert [(s.timeouts, s.refusals) for s in seats] == [(0, 0), (0, 0)], log
+    assert "REASON_JOURNAL_FULL" in log

@@ -8,10 +8,18 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import grpc
 import pytest
 
 from croupier.server.app import Croupier
-from tests.clients.foreign import built, passes_check_bot, plays_every_game, says_why_it_was_refused
+from tests.clients.foreign import (
+    built,
+    lets_a_taken_over_seat_go,
+    passes_check_bot,
+    plays_every_game,
+    resends_what_the_referee_could_not_journal,
+    says_why_it_was_refused,
+)
 from tests.server.botclient import Admin
 
 STARTERS = {"cpp": ("cpp-bot", "the C++ starter bot"), "go": ("go-bot", "the Go starter bot")}
@@ -38,3 +46,15 @@ async def test_the_starter_bot_exits_2_when_the_referee_does_not_know_its_token(
 
 def test_the_starter_bot_passes_every_check_of_croupier_check_bot(starter: Path) -> None:
     passes_check_bot([str(starter)])
+
+
+async def test_the_starter_bot_lets_a_taken_over_seat_go_and_counts_it_done(
+    starter: Path, referee: Croupier, channel: grpc.aio.Channel, admin: Admin
+) -> None:
+    await lets_a_taken_over_seat_go([str(starter)], referee, channel, admin)
+
+
+async def test_the_starter_bot_sends_an_answer_the_referee_could_not_journal_again(
+    starter: Path, referee: Croupier, channel: grpc.aio.Channel, admin: Admin, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    await resends_what_the_referee_could_not_journal([str(starter)], referee, channel, admin, monkeypatch)

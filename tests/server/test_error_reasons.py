@@ -128,7 +128,9 @@ async def taken_over(t: Table) -> bots_pb2.Error:
     old = Bot(t.channel, created.seat_tokens[1])
     await old.hello()
     await Bot(t.channel, created.seat_tokens[1]).hello()
-    return (await old.expect("error")).error
+    error = (await old.expect("error")).error
+    assert (error.HasField("seat"), error.seat, error.decision_id) == (True, 1, 0)
+    return error
 
 
 async def timed_out(t: Table) -> bots_pb2.Error:
