@@ -25,7 +25,7 @@ test: $(INSTALLED) $(STUBS) compiled node
 	$(MAKE) --no-print-directory test-pure
 
 PURE_TESTS := tests/engine tests/server/test_convert.py tests/server/test_full_matches.py \
-  tests/clients/test_bot_types.py tests/test_native.py
+  tests/clients/test_bot_types.py tests/test_native.py tests/clients/test_sdk_surface.py
 test-pure: $(INSTALLED) $(STUBS)
 	CROUPIER_PURE=1 $(PY) -m pytest $(PURE_TESTS)
 

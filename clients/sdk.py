@@ -17,6 +17,9 @@ into ``legal`` (or an action, or an action's text form). One ``Bot`` object is
 made per match and seat, so a bot keeps what it remembers of a match in
 ``self``; ``self.match`` says which game, options and seat.
 
+A bot for one game may say so, and a type checker then knows its views and actions:
+``class MyBot(Bot[ChineseTenView, ChineseTenAction])``. A plain ``Bot`` is ``Bot[Any, Any]``.
+
 The SDK keeps one stream to the referee, plays any number of matches on it at
 once, reconnects with a growing delay when the stream breaks (the referee
 gives a reconnected bot its seats back), skips decisions already replaced by
@@ -37,11 +40,12 @@ import os
 import random
 import signal
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Generic
 
 import grpc
+from typing_extensions import TypeVar
 
 from croupier.clients.connection import add_connection_arguments
 from croupier.engine.core import Action, Event, GameSpec, IllegalAction, Outcome
@@ -49,6 +53,23 @@ from croupier.engine.rng import Rng
 from croupier.server import convert
 from croupier.server.errors import no_referee
 from croupier.v1 import bots_pb2, bots_pb2_grpc
+
+__all__ = [
+    "MAX_RETRIES",
+    "PROTOCOL_VERSION",
+    "RESEND_SECONDS",
+    "ActionT",
+    "Bot",
+    "BotFactory",
+    "Choice",
+    "Client",
+    "Match",
+    "Result",
+    "ViewT",
+    "main",
+    "play_offline",
+    "run_client",
+]
 
 PROTOCOL_VERSION = 1
 FIRST_DELAY, MAX_DELAY = 0.5, 30.0
@@ -79,6 +100,10 @@ log = logging.getLogger("croupier.bot")
 Choice = int | Action | str
 """What ``choose`` returns: an index into ``legal``, one of its actions, or an action's text form."""
 Unsolicited = Action | str
+ViewT = TypeVar("ViewT", default=Any)
+"""A bot's view type: its game's view dataclass (``ChineseTenView``), or Any for a bot of every game."""
+ActionT = TypeVar("ActionT", bound=Action, default=Any)
+"""A bot's action type: its game's actions (``ChineseTenAction``), or Any for a bot of every game."""
 
 
 @dataclass(frozen=True)
@@ -101,7 +126,7 @@ class Match:
 
 
 @dataclass(frozen=True)
-class Result:
+class Result(Generic[ViewT]):
     """How a match ended, for ``Bot.ended``."""
 
     place: int
@@ -109,25 +134,28 @@ class Result:
     scores: tuple[int, ...]
     places: tuple[int, ...]
     winners: tuple[int, ...]
-    view: Any
+    view: ViewT
     """The final view with every hand shown."""
     forfeited: str = ""
     """Why this seat was forfeited, if it was."""
 
 
-class Bot:
+class Bot(Generic[ViewT, ActionT]):
     """Subclass it and write ``choose``; the other hooks are optional.
 
     The SDK makes one object per match and seat (``factory(match)``), so per-match
     memory lives in ``self``. ``choose`` may be ``async def`` for a bot that
     thinks at length (``await asyncio.to_thread(...)``) without holding up its other matches.
+    ``Bot[View, Action]`` types a bot for one game: ``choose`` gets that game's view and actions.
     """
 
     def __init__(self, match: Match) -> None:
         self.match = match
         self._send: Callable[[Action | str], None] | None = None
 
-    def choose(self, view: Any, legal: list[Any]) -> Choice | None:
+    def choose(
+        self, view: ViewT, legal: list[ActionT]
+    ) -> ActionT | int | str | Awaitable[ActionT | int | str | None] | None:
         """Your move: return an index into ``legal`` (or one of its actions).
 
         None answers nothing: in a real-time game you may stay silent (or have
@@ -135,15 +163,15 @@ class Bot:
         """
         raise NotImplementedError("write choose(view, legal) in your Bot subclass")
 
-    def update(self, view: Any, events: list[Event]) -> None:
+    def update(self, view: ViewT, events: list[Event]) -> None:
         """Your view changed while you were not asked to move (others played, time passed).
 
         Your own move brings no update: its events come with your next update or request."""
 
-    def ended(self, result: Result) -> None:
+    def ended(self, result: Result[ViewT]) -> None:
         """The match is over."""
 
-    def play(self, action: Action | str) -> None:
+    def play(self, action: ActionT | str) -> None:
         """Send an action without a decision request: Pair Battle's real-time plays.
 
         Called from ``choose``, it goes out right after choose's answer, so a
@@ -157,7 +185,8 @@ class Bot:
         self._send(action)
 
 
-BotFactory = Callable[[Match], Bot]
+BotFactory = Callable[[Match], Bot[Any, Any]]
+"""What the SDK makes a bot with, once per match and seat: a ``Bot`` subclass, or any such callable."""
 
 
 # --- one stream ------------------------------------------------------------------------
@@ -166,7 +195,7 @@ BotFactory = Callable[[Match], Bot]
 class _Seat:
     """The SDK's side of one seat: the bot object and the game's codec."""
 
-    def __init__(self, match: Match, bot: Bot) -> None:
+    def __init__(self, match: Match, bot: Bot[Any, Any]) -> None:
         self.match = match
         self.bot = bot
         self.codec = convert.codec(match.game)
@@ -581,6 +610,15 @@ def play_offline(spec: GameSpec[Any], options: Any, factories: Sequence[BotFacto
     one the rules refuse costs what the referee would make it cost. A step a bot
     lets pass without acting is played for it with the first legal action, as a
     referee's clock would. ``choose`` must be a plain function here (not ``async``).
+    The same seed and bots play the same match:
+
+    >>> from croupier.engine.games import get_game
+    >>> class FirstLegal(Bot):
+    ...     def choose(self, view, legal):
+    ...         return 0
+    >>> spec = get_game("chinese_ten")
+    >>> play_offline(spec, spec.options({"players": 2, "target": 50}), [FirstLegal, FirstLegal], seed=1)
+    Outcome(scores=(128, 112), places=(1, 2), winners=frozenset({0}))
     """
     state = spec.new_game(options, Rng(seed))
     order = random.Random(seed)

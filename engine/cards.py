@@ -7,6 +7,18 @@ from enum import Enum, IntEnum
 
 from croupier.engine.core import MalformedInput
 
+__all__ = [
+    "DOUBLE_DECK",
+    "STANDARD_DECK",
+    "Card",
+    "Color",
+    "Rank",
+    "Suit",
+    "card_order",
+    "format_cards",
+    "parse_cards",
+]
+
 
 class Color(Enum):
     RED = "red"
@@ -83,7 +95,16 @@ class Card:
 
     @classmethod
     def parse(cls, text: str) -> Card:
-        """Read the one text form: rank then suit letter, e.g. ``10h``, ``Qs``."""
+        """Read the one text form: rank then suit letter, e.g. ``10h``, ``Qs``.
+
+        >>> Card.parse("10h")
+        Card(10h)
+        >>> Card.parse("Qs").rank
+        <Rank.QUEEN: 12>
+        >>> Card.parse("7x")
+        Traceback (most recent call last):
+        croupier.engine.core.MalformedInput: unknown suit in '7x': use c, d, h or s
+        """
         text = text.strip()
         if len(text) < 2:
             raise MalformedInput(f"not a card: {text!r} (expected e.g. 10h, Qs, 7c)")
@@ -116,7 +137,11 @@ class Card:
 
 
 def parse_cards(text: str) -> tuple[Card, ...]:
-    """Read cards separated by spaces or commas: ``"5h 5d"``."""
+    """Read cards separated by spaces or commas: ``"5h 5d"``.
+
+    >>> parse_cards("5h, 5d 10s")
+    (Card(5h), Card(5d), Card(10s))
+    """
     return tuple(Card.parse(part) for part in text.replace(",", " ").split())
 
 
@@ -130,6 +155,11 @@ def card_order(card: Card) -> tuple[int, str]:
 
 
 def format_cards(cards: tuple[Card, ...] | list[Card]) -> str:
+    """Cards in their text forms, by spaces: what ``parse_cards`` reads.
+
+    >>> format_cards(parse_cards("5h,5d"))
+    '5h 5d'
+    """
     return " ".join(str(c) for c in cards)
 
 

@@ -19,6 +19,30 @@ from typing import Any, Generic, NamedTuple, Protocol, Self, TypeVar, Union
 
 from croupier.engine.rng import Rng
 
+__all__ = [
+    "Action",
+    "CroupierError",
+    "Event",
+    "GameSpec",
+    "GameState",
+    "IllegalAction",
+    "Immutable",
+    "InvalidOptions",
+    "MalformedInput",
+    "NotYourTurn",
+    "Outcome",
+    "Seat",
+    "StateBase",
+    "bounded",
+    "check_bounds",
+    "check_players",
+    "clockwise_from",
+    "deal_round",
+    "options_from_dict",
+    "options_to_dict",
+    "redeal",
+]
+
 Seat = int
 
 

@@ -10,6 +10,10 @@ import random
 from collections.abc import MutableSequence, Sequence
 from typing import TypeVar
 
+__all__ = [
+    "Rng",
+]
+
 T = TypeVar("T")
 
 

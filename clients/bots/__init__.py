@@ -15,6 +15,14 @@ from typing import Any
 
 from croupier.clients.sdk import Bot, BotFactory, Match
 
+__all__ = [
+    "HEURISTICS",
+    "STRATEGIES",
+    "HeuristicBot",
+    "RandomBot",
+    "strategy",
+]
+
 HEURISTICS = ("chinese_ten", "pair_battle", "platinum_fish", "spoil_five")
 """Games with a heuristic module here (every registered game)."""
 

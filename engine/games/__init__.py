@@ -7,6 +7,11 @@ from typing import Any
 from croupier.engine.core import GameSpec, InvalidOptions
 from croupier.engine.games import chinese_ten, pair_battle, platinum_fish, spoil_five
 
+__all__ = [
+    "GAMES",
+    "get_game",
+]
+
 GAMES: dict[str, GameSpec[Any]] = {
     spec.name: spec for spec in (chinese_ten.SPEC, pair_battle.SPEC, platinum_fish.SPEC, spoil_five.SPEC)
 }

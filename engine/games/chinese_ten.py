@@ -32,6 +32,35 @@ from croupier.engine.core import (
 )
 from croupier.engine.rng import Rng
 
+__all__ = [
+    "CAPTURE_PARTNER",
+    "HAND_SIZE",
+    "LAYOUT_SET_RANKS",
+    "LAYOUT_SIZE",
+    "PICTURE_RANKS",
+    "SPEC",
+    "Captured",
+    "ChineseTenAction",
+    "ChineseTenState",
+    "ChineseTenView",
+    "DealScored",
+    "DealStarted",
+    "LayoutCaptured",
+    "MatchOver",
+    "Options",
+    "Pick",
+    "Play",
+    "Played",
+    "Scoring",
+    "Tabled",
+    "Turned",
+    "captures",
+    "card_points",
+    "new_game",
+    "parse_action",
+    "pile_points",
+]
+
 HAND_SIZE = {2: 12, 3: 8, 4: 6}
 LAYOUT_SIZE = 4
 PICTURE_RANKS = (Rank.TEN, Rank.JACK, Rank.QUEEN, Rank.KING)
@@ -81,7 +110,14 @@ def pile_points(cards: list[Card] | tuple[Card, ...], scoring: Scoring) -> int:
 
 def captures(card: Card, table: list[Card] | tuple[Card, ...]) -> list[Card]:
     """The table cards ``card`` can capture, one at a time: a sum of ten for
-    A..9 (an Ace counts 1), the same rank for 10, J, Q, K."""
+    A..9 (an Ace counts 1), the same rank for 10, J, Q, K.
+
+    >>> from croupier.engine.cards import parse_cards
+    >>> captures(Card.parse("7h"), parse_cards("3c 3d 10s"))
+    [Card(3c), Card(3d)]
+    >>> captures(Card.parse("Kh"), parse_cards("10s Kc"))
+    [Card(Kc)]
+    """
     partner = CAPTURE_PARTNER[card.rank]
     return [t for t in table if t.rank == partner]
 

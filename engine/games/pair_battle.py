@@ -43,6 +43,36 @@ from croupier.engine.core import (
 )
 from croupier.engine.rng import Rng
 
+__all__ = [
+    "COUNTDOWN",
+    "FINISH_BONUS",
+    "FOUR_OF_A_RANK_BONUS",
+    "HAND_SIZE",
+    "PENALTY",
+    "SPEC",
+    "Countdown",
+    "EndReason",
+    "Ended",
+    "Finished",
+    "Laid",
+    "Options",
+    "PairBattleAction",
+    "PairBattleState",
+    "PairBattleView",
+    "Pass",
+    "Passed",
+    "Penalized",
+    "Phase",
+    "Play",
+    "Submitted",
+    "Timing",
+    "card_points",
+    "deal_from",
+    "new_game",
+    "parse_action",
+    "plays_of_rank",
+]
+
 HAND_SIZE = {2: 9, 3: 8, 4: 7}
 PENALTY = 10
 FINISH_BONUS = 10
@@ -620,7 +650,15 @@ def deal_from(
 ) -> PairBattleState:
     """A game from a chosen deal (reserves top card first): what ``new_game``
     does after shuffling, and how tests stack a deal. Cards left out of the
-    given places are simply not in the game."""
+    given places are simply not in the game.
+
+    >>> hands = [list(parse_cards("7h 7d 2c")), list(parse_cards("9s 9h 3d"))]
+    >>> state = deal_from(Options(timing=Timing.LOCKSTEP), hands, [list(parse_cards("Kc")), []])
+    >>> state.view(0).hands
+    ((Card(2c), Card(7d), Card(7h)), None)
+    >>> state.legal_actions(0)
+    [Play(cards=(Card(7d), Card(7h))), Pass()]
+    """
     n = options.players
     if len(hands) != n or len(reserves) != n:
         raise InvalidOptions(f"give {n} hands and {n} reserves, not {len(hands)} and {len(reserves)}")

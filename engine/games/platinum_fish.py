@@ -37,6 +37,47 @@ from croupier.engine.core import (
 )
 from croupier.engine.rng import Rng
 
+__all__ = [
+    "GAME",
+    "HISTORY",
+    "MIN_DEAL",
+    "SPEC",
+    "Ask",
+    "AskRule",
+    "Asked",
+    "Dealt",
+    "Discarded",
+    "Draw",
+    "Drew",
+    "FishAction",
+    "GameOver",
+    "Gave",
+    "Matched",
+    "NoneGiven",
+    "NotInStock",
+    "Pass",
+    "Passed",
+    "Phase",
+    "PlatinumFishOptions",
+    "PlatinumFishState",
+    "PlatinumFishView",
+    "Roll",
+    "Rolled",
+    "ShortRoll",
+    "StockShuffled",
+    "TakeDiscard",
+    "Targets",
+    "TookDiscard",
+    "TookFromStock",
+    "TurnPasses",
+    "TurnedUp",
+    "deal_from",
+    "new_game",
+    "parse_action",
+    "ranks_of_value",
+    "roll_targets",
+]
+
 GAME = "Platinum Fish"
 MIN_PLAYERS, MAX_PLAYERS = 2, 6
 MIN_DEAL = 3
@@ -714,6 +755,14 @@ def deal_from(
     For tests and puzzles: the deck may be any cards (a short deck gives a
     short stock); the dice still come from ``rng``. The deal's events are in
     ``state.opening``. Raises InvalidOptions if the deck runs out before the turn-up.
+
+    >>> from croupier.engine.cards import parse_cards
+    >>> deck = parse_cards("2c 3c 4c 5c 6c 7c 8c 9c 10c Jc Qc Kc Ac 2d 3d 4d 5d 6d")
+    >>> state = deal_from(PlatinumFishOptions(players=2), deck, Rng(1))
+    >>> state.opening[:3]  # each seat rolls for its hand's size, then the turn-up
+    (Dealt(seat=1, rolls=(2, 5), cards=5), Dealt(seat=0, rolls=(1, 3), cards=3), TurnedUp(card=Card(10c)))
+    >>> state.view(1).hands[1], state.legal_actions(1)
+    ((Card(2c), Card(3c), Card(4c), Card(5c), Card(6c)), [Draw(), Roll()])
     """
     if not 0 <= dealer < options.players:
         raise InvalidOptions(f"dealer must be a seat 0..{options.players - 1}, not {dealer}")

@@ -37,6 +37,56 @@ from croupier.engine.core import (
 )
 from croupier.engine.rng import Rng
 
+__all__ = [
+    "ACE_OF_HEARTS",
+    "GAME",
+    "HAND_SIZE",
+    "LOWEST_TRUMP",
+    "PACKETS",
+    "SPEC",
+    "TRICKS_TO_WIN",
+    "TRUMP",
+    "Announce",
+    "Announced",
+    "AntesPaid",
+    "Cut",
+    "DealResult",
+    "DealSpoiled",
+    "DealStarted",
+    "DealerChosen",
+    "Decline",
+    "Declined",
+    "Jinx",
+    "Jinxed",
+    "MatchOver",
+    "Options",
+    "Phase",
+    "Play",
+    "Played",
+    "PoolShared",
+    "PoolWon",
+    "Ranking",
+    "Result",
+    "Rob",
+    "Robbed",
+    "SpoilFiveAction",
+    "SpoilFiveState",
+    "SpoilFiveView",
+    "TakePool",
+    "Trick",
+    "TrickWon",
+    "cut_for_dealer",
+    "deal_from",
+    "may_renege",
+    "new_game",
+    "parse_action",
+    "power",
+    "stacked_deck",
+    "suit_of",
+    "trick_power",
+    "trick_strength",
+]
+
 GAME = "Spoil Five"
 MIN_PLAYERS, MAX_PLAYERS = 2, 10
 HAND_SIZE = 5
@@ -983,12 +1033,18 @@ def deal_from(
     pool: int | None = None,
     deal: int = 1,
 ) -> SpoilFiveState:
-    """A match at a chosen deal, for tests and worked examples:
-    ``deal_from(Options(players=2), ["2c 3c 4c 5c 6c", "Ah Kh 2d 3d 4s"], "7h", dealer=1)``.
+    """A match at a chosen deal, for tests and worked examples.
 
     Hands are by seat. By default it is the first deal with the antes paid;
     ``banks``, ``pool`` and ``deal`` set a match in progress (the chips must
     add up to ``players * bank``). Later deals come from ``rng``.
+
+    >>> state = deal_from(Options(players=2), ["2c 3c 4c 5c 6c", "Ah Kh 2d 3d 4s"], "7h", dealer=1)
+    >>> view = state.view(0)
+    >>> view.trumps, view.to_act, view.pool, view.hands[1]
+    (<Suit.HEARTS: 'h'>, 0, 2, None)
+    >>> [str(action) for action in state.legal_actions(0)]  # no trump to rob with: any card
+    ['2c', '3c', '4c', '5c', '6c']
     """
     n = options.players
     state = SpoilFiveState(options, rng or Rng(0), banks=[options.bank] * n, dealer=dealer, deal=deal - 1)
