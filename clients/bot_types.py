@@ -10,7 +10,6 @@ A test checks the section in docs/bots.md is what this prints, so no field goes 
 
 from __future__ import annotations
 
-import argparse
 import ast
 import dataclasses
 import enum
@@ -25,6 +24,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from types import ModuleType
 
+from croupier.clients import generated
 from croupier.engine import cards, core
 from croupier.engine.games import GAMES
 from croupier.server import native
@@ -105,7 +105,7 @@ def describe(cls: type) -> list[str]:
         rows = list(_fields(cls))
         if rows:
             lines.extend(["| field | type | meaning |", "| --- | --- | --- |"])
-            lines.extend(f"| `{name}` | `{_cell(kind)}` | {note} |" for name, kind, note in rows)
+            lines.extend(f"| `{name}` | `{generated.cell(kind)}` | {note} |" for name, kind, note in rows)
         else:
             lines.append("No fields.")
     text = _text_form(cls)
@@ -193,34 +193,16 @@ def attribute_docs(cls: type) -> dict[str, str]:
 
 def _one_paragraph(text: str) -> str:
     """Text for one table cell or paragraph: lines joined, pipes escaped."""
-    return _cell(" ".join(text.split()))
-
-
-def _cell(text: str) -> str:
-    """A table cell's text: a pipe (``Seat | None``) would end the cell."""
-    return text.replace("|", "\\|")
+    return generated.cell(" ".join(text.split()))
 
 
 def section(document: str) -> str:
     """The generated section of docs/bots.md as it stands."""
-    start, end = document.index(BEGIN), document.index(END) + len(END)
-    return document[start:end]
+    return generated.section(document, BEGIN, END)
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    parser.add_argument(
-        "--write", type=Path, nargs="?", const=Path("docs/bots.md"), help="rewrite this file's section"
-    )
-    args = parser.parse_args(argv)
-    if args.write is None:
-        print(markdown())
-        return 0
-    document = args.write.read_text(encoding="utf-8")
-    args.write.write_text(document.replace(section(document), markdown()), encoding="utf-8")
-    return 0
+    return generated.main(argv, __doc__ or "", Path("docs/bots.md"), markdown, BEGIN, END)
 
 
 if __name__ == "__main__":

@@ -19,12 +19,17 @@ from tests.server.botclient import WAIT, Admin
 REPO = Path(__file__).resolve().parents[2]
 
 
-def documented_bot() -> str:
+def python_block(heading: str) -> str:
+    """The first python block under ``heading`` in docs/bots.md, exactly as printed."""
     text = (REPO / "docs" / "bots.md").read_text(encoding="utf-8")
-    section = text.split("### A complete random bot", 1)[1]
+    section = text.split(heading, 1)[1]
     found = re.search(r"```python\n(.*?)```", section, re.DOTALL)
-    assert found, "docs/bots.md shows the random bot in a python block"
+    assert found, f"docs/bots.md shows a python block under {heading!r}"
     return found.group(1)
+
+
+def documented_bot() -> str:
+    return python_block("### A complete random bot")
 
 
 def test_the_documented_random_bot_fits_in_about_fifteen_lines() -> None:

@@ -3,7 +3,6 @@ and knows its views and actions (a slip in either is an error), and it plays; un
 
 from __future__ import annotations
 
-import re
 import subprocess
 import sys
 from pathlib import Path
@@ -12,16 +11,11 @@ from typing import Any
 from croupier.clients.bots import RandomBot
 from croupier.clients.sdk import Bot, play_offline
 from croupier.engine.games import get_game
-
-REPO = Path(__file__).resolve().parents[2]
+from tests.clients.test_docs_bot import REPO, python_block
 
 
 def documented_typed_bot() -> str:
-    text = (REPO / "docs" / "bots.md").read_text(encoding="utf-8")
-    section = text.split("### A typed bot for one game", 1)[1]
-    found = re.search(r"```python\n(.*?)```", section, re.DOTALL)
-    assert found, "docs/bots.md shows the typed bot in a python block"
-    return found.group(1)
+    return python_block("### A typed bot for one game")
 
 
 def test_mypy_strict_accepts_the_typed_bot_and_catches_slips_in_its_views_and_actions(tmp_path: Path) -> None:

@@ -11,7 +11,8 @@ from pathlib import Path
 import grpc
 import pytest
 
-from croupier.server import convert, reasons
+from croupier.clients import reason_docs
+from croupier.server import convert
 from croupier.server.app import Croupier, create_server
 from croupier.server.clocks import Clocks
 from croupier.server.reasons import CODES, Reason, Refusal
@@ -241,14 +242,14 @@ async def test_pair_battle_lockstep_tells_a_seat_that_already_answered_its_tick_
 
 
 def test_docs_protocol_md_lists_every_reason_as_bots_proto_describes_it() -> None:
-    assert reasons.section(DOCS.read_text(encoding="utf-8")) == reasons.markdown(), (
-        "docs/protocol.md is out of date: run .venv/bin/python -m croupier.server.reasons --write"
+    assert reason_docs.section(DOCS.read_text(encoding="utf-8")) == reason_docs.markdown(), (
+        "docs/protocol.md is out of date: run .venv/bin/python -m croupier.clients.reason_docs --write"
     )
 
 
 def test_every_reason_says_when_it_is_sent_what_to_do_and_the_code_the_referee_sends() -> None:
-    proto = reasons.PROTO.read_text(encoding="utf-8")
-    errors, refusals = reasons.documented("Reason", proto), reasons.documented("RefusalReason", proto)
+    proto = reason_docs.PROTO.read_text(encoding="utf-8")
+    errors, refusals = reason_docs.documented("Reason", proto), reason_docs.documented("RefusalReason", proto)
     assert list(errors) == list(Reason.keys()) and list(refusals) == list(Refusal.keys())
     assert all(value.when and value.do for value in [*errors.values(), *refusals.values()])
     said = {name: value.code for name, value in errors.items() if name != "REASON_UNSPECIFIED"}
@@ -256,7 +257,7 @@ def test_every_reason_says_when_it_is_sent_what_to_do_and_the_code_the_referee_s
 
 
 def test_the_generator_notices_a_reason_whose_comment_changed() -> None:
-    proto = reasons.PROTO.read_text(encoding="utf-8")
+    proto = reason_docs.PROTO.read_text(encoding="utf-8")
     changed = proto.replace("Do: set Move.seat.", "Do: set Move.seat, always.")
-    assert changed != proto and reasons.markdown(changed) != reasons.markdown(proto)
-    assert "| Set Move.seat, always. |" in reasons.markdown(changed)
+    assert changed != proto and reason_docs.markdown(changed) != reason_docs.markdown(proto)
+    assert "| Set Move.seat, always. |" in reason_docs.markdown(changed)
