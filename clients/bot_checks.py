@@ -40,7 +40,7 @@ async def hello(trial: Trial) -> str:
 
 async def _ending(trial: Trial, stream: Stream) -> str:
     with contextlib.suppress(Failed):
-        await trial.until("the end of the stream", lambda: stream.ended, 5)
+        await trial.until("end of the stream", lambda: stream.ended, 5)
     return f" (the referee ended the stream: {stream.ended})" if stream.ended else ""
 
 

@@ -178,7 +178,7 @@ class Trial:
         waiting = asyncio.ensure_future(self.admin.WaitMatch(admin_pb2.GetMatchRequest(match_id=match_id)))
         self.tasks.append(waiting)
         info: match_pb2.MatchInfo = await self.until(
-            f"the end of the {self.games[match_id]} match", lambda: waiting.done() and waiting.result()
+            f"end of the {self.games[match_id]} match", lambda: waiting.done() and waiting.result()
         )
         if info.status != match_pb2.MATCH_STATUS_FINISHED:
             raise Failed(f"the {info.game} match did not finish ({match_pb2.MatchStatus.Name(info.status)})")

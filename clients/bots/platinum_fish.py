@@ -60,6 +60,17 @@ def roll_odds(held: set[Rank], unseen: Counter[Rank], options: PlatinumFishOptio
     return total / 36
 
 
+def unrollable(options: PlatinumFishOptions) -> frozenset[Rank]:
+    """Ranks no throw looks for (the Ace, unless a die's face counts): no roll takes them from the stock."""
+    rolled = {r for a, b in product(range(1, 7), repeat=2) for r in roll_targets((a, b), options)[1]}
+    return frozenset(set(DECK_BY_RANK) - rolled)
+
+
+def may_stall(view: PlatinumFishView, unseen: Counter[Rank], options: PlatinumFishOptions) -> bool:
+    """The stock may hold only cards no roll takes: then, if every seat rolls, the game never ends."""
+    return view.stock_size <= sum(unseen[r] for r in unrollable(options))
+
+
 def ask_value(
     action: Ask, held: set[Rank], unseen: Counter[Rank], view: PlatinumFishView
 ) -> tuple[int, int, int]:
@@ -86,5 +97,8 @@ def choose(
     draw = next((i for i, a in enumerate(legal) if not isinstance(a, Roll)), None)
     if roll is None or draw is None:
         return 0
+    leading = view.seat is not None and view.scores[view.seat] == max(view.scores)
+    if leading and may_stall(view, unseen, options):
+        return draw  # ahead or level, with a stock that rolls may never empty: end the game
     better_roll = roll_odds(held, unseen, options) + ROLL_BONUS >= draw_odds(held, unseen)
     return roll if better_roll else draw

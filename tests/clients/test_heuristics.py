@@ -3,6 +3,7 @@ beating random bots well above its fair share over fixed seeds, played in-proces
 
 from __future__ import annotations
 
+import dataclasses
 import random
 from typing import Any
 
@@ -200,3 +201,26 @@ def test_pair_battle_lockstep_passes_only_while_leading() -> None:
     assert isinstance(chosen(pair_battle, state, 0), pb.Pass)
     assert str(chosen(pair_battle, state, 1)) == "4c 4d"
     assert pair_battle.follow_ups(state.view(0)) == []  # lockstep: one play per tick
+
+
+@pytest.mark.parametrize("players", [2, 3, 4, 6])
+def test_platinum_fish_heuristics_among_themselves_always_end_the_game(players: int) -> None:
+    # A stock left holding only Aces is never taken by a roll: if every seat rolled, the game
+    # would go round forever (seed 1 of three players did, before the leader drew).
+    options = pf.PlatinumFishOptions(players=players)
+    for seed in range(40):
+        state = get_game("platinum_fish").new_game(options, Rng(seed))
+        for _ in range(2000):
+            if state.is_over():
+                break
+            seat = sorted(state.to_act())[0]
+            legal = state.legal_actions(seat)
+            state.apply(seat, legal[platinum_fish.choose(state.view(seat), legal, options)], 0.0)
+        assert state.is_over(), f"{players} players, seed {seed}: heuristics still playing after 2000 actions"
+
+
+def test_platinum_fish_leader_draws_when_the_stock_may_hold_only_aces() -> None:
+    stalled = dataclasses.replace(fish_view("6c 7h 8d"), stock_size=1, scores=(3, 2))
+    assert fish_choice(stalled, [pf.DRAW, pf.ROLL]) == pf.DRAW  # ahead: the draw ends the game
+    behind = dataclasses.replace(stalled, scores=(2, 3))
+    assert fish_choice(behind, [pf.DRAW, pf.ROLL]) == pf.ROLL  # behind: hope for a match first
