@@ -239,7 +239,7 @@ def method_handlers(service: ServiceDescriptor, implementation: object) -> Handl
         serialize: Callable[[Any], bytes] = GetMessageClass(method.output_type).SerializeToString
         behaviour = getattr(implementation, method.name)
         if method.client_streaming and method.server_streaming:
-            handler = grpc.stream_stream_rpc_method_handler(behaviour, parse, serialize)
+            handler = grpc.stream_stream_rpc_method_handler(behaviour, parse, written_or(serialize))
         elif method.server_streaming:
             handler = grpc.unary_stream_rpc_method_handler(server_stream(behaviour), parse, serialize)
         elif not method.client_streaming:
@@ -248,6 +248,15 @@ def method_handlers(service: ServiceDescriptor, implementation: object) -> Handl
             raise TypeError(f"{method.full_name}: client streaming alone is not served")
         handlers[method.name] = handler
     return handlers
+
+
+def written_or(serialize: Callable[[Any], bytes]) -> Callable[[Any], bytes]:
+    """``serialize``, letting bytes already written (a bot stream's Batch) pass as they are."""
+
+    def serialized(message: Any) -> bytes:
+        return message if type(message) is bytes else serialize(message)
+
+    return serialized
 
 
 def listening_address(address: str, port: int) -> str:

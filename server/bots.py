@@ -9,16 +9,25 @@ from collections.abc import AsyncIterator
 import grpc
 import structlog
 
+from croupier.server import convert
 from croupier.server.errors import Context, Malformed, ServiceError, abort
 from croupier.server.reasons import Reason
 from croupier.server.referee import Referee, tokens_of
-from croupier.server.session import MAX_QUEUED, Session
+from croupier.server.session import MAX_QUEUED, Options, Session
 from croupier.v1 import bots_pb2
 
 PROTOCOL_VERSION = 1
 MAX_MATCHES_PER_STREAM = 1000
 HELLO_SECONDS = 30.0
 """How long a new stream may wait before its Hello: a silent connection holds nothing for long."""
+
+MAX_BATCH_BYTES = 1 << 20
+"""A Batch holds messages up to about this size (then the next begins): well under the 4 MiB that
+gRPC clients accept by default."""
+BATCH_FIELDS = (
+    bots_pb2.ServerMessage.DESCRIPTOR.fields_by_name["batch"],
+    bots_pb2.Batch.DESCRIPTOR.fields_by_name["messages"],
+)
 
 log = structlog.get_logger("croupier.bots")
 
@@ -29,7 +38,7 @@ class BotService:
 
     async def Play(
         self, requests: AsyncIterator[bots_pb2.BotMessage | Malformed], context: Context
-    ) -> AsyncIterator[bots_pb2.ServerMessage]:
+    ) -> AsyncIterator[bots_pb2.ServerMessage | bytes]:
         try:
             identity = self.referee.identify(tokens_of(context))
         except ServiceError as exc:
@@ -40,6 +49,7 @@ class BotService:
             name=hello.name[:100] or (identity.bot.name if identity.bot else "bot"),
             bot_id=identity.bot.bot_id if identity.bot else None,
             capacity=min(max(hello.max_matches, 1), MAX_MATCHES_PER_STREAM),
+            options=Options.asked(hello),
         )
         structlog.contextvars.bind_contextvars(stream=session.id, bot=session.name)
         session.send(
@@ -48,6 +58,7 @@ class BotService:
                     protocol_version=PROTOCOL_VERSION,
                     bot_id=identity.bot.bot_id if identity.bot else "",
                     bot_name=identity.bot.name if identity.bot else "",
+                    options=session.options.to_proto() if hello.HasField("options") else None,
                 )
             )
         )
@@ -55,7 +66,7 @@ class BotService:
         log.info("bot connected", seats=len(identity.seats), capacity=session.capacity)
         reader = asyncio.get_running_loop().create_task(self._read(requests, session))
         try:
-            while (message := await session.outbox.get()) is not None:
+            async for message in _outgoing(session):
                 yield message
             if session.overrun:
                 await abort(
@@ -80,16 +91,10 @@ class BotService:
                     continue
                 kind = message.WhichOneof("message")
                 if kind == "move":
-                    move = message.move
-                    match = self.referee.matches.get(move.match_id)
-                    if match is not None:
-                        match.move(session, move)
-                    elif move.match_id in self.referee.past:
-                        over = f"match {move.match_id} is over"
-                        session.send_error(Reason.REASON_MATCH_OVER, over, move.match_id)
-                    else:
-                        unknown = f"no match {move.match_id!r}"
-                        session.send_error(Reason.REASON_UNKNOWN_MATCH, unknown, move.match_id)
+                    self._route(message.move, session)
+                elif kind == "moves":
+                    for move in message.moves.moves:
+                        self._route(move, session)
                 elif kind == "hello":
                     session.send_error(Reason.REASON_HELLO_REPEATED, "hello again? say hello once")
                 else:
@@ -98,6 +103,40 @@ class BotService:
             pass  # the stream broke: the writer's end does the clean-up
         finally:
             session.close()
+
+    def _route(self, move: bots_pb2.Move, session: Session) -> None:
+        match = self.referee.matches.get(move.match_id)
+        if match is not None:
+            match.move(session, move)
+        elif move.match_id in self.referee.past:
+            over = f"match {move.match_id} is over"
+            session.send_error(Reason.REASON_MATCH_OVER, over, move.match_id)
+        else:
+            unknown = f"no match {move.match_id!r}"
+            session.send_error(Reason.REASON_UNKNOWN_MATCH, unknown, move.match_id)
+
+
+async def _outgoing(session: Session) -> AsyncIterator[bots_pb2.ServerMessage | bytes]:
+    """What the stream sends, in order, until the session closes: each message on its own, or,
+    with batches, those waiting together as one Batch (already serialized, bytes)."""
+    outbox = session.outbox
+    while (message := await outbox.get()) is not None:
+        if outbox.empty() or not session.options.batches:
+            yield message
+            continue
+        parts = [message.SerializeToString()]
+        size = len(parts[0])
+        closing = False
+        while not outbox.empty() and size < MAX_BATCH_BYTES:
+            waiting = outbox.get_nowait()
+            if waiting is None:
+                closing = True
+                break
+            parts.append(waiting.SerializeToString())
+            size += len(parts[-1])
+        yield convert.nested_repeated(BATCH_FIELDS, parts) if len(parts) > 1 else message
+        if closing:
+            return
 
 
 REFUSAL_LINGER = 0.1, 2.0

@@ -436,6 +436,16 @@ def _tag(field: FieldDescriptor, wire_type: int) -> bytes:
     return _varint(field.number << 3 | wire_type)
 
 
+def nested_repeated(fields: Sequence[FieldDescriptor], serialized: Iterable[bytes]) -> bytes:
+    """The bytes of a message whose field ``fields[0]`` holds a message whose repeated field
+    ``fields[1]`` holds ``serialized`` (messages already written): what protobuf writes for them,
+    without parsing and copying each message into the tree to write it once more (a Batch)."""
+    outer, inner = fields
+    inner_tag = _tag(inner, _LENGTH_DELIMITED)
+    body = b"".join([inner_tag + _delimited(data) for data in serialized])
+    return _tag(outer, _LENGTH_DELIMITED) + _varint(len(body)) + body
+
+
 def _fill(parts: list[Any], values: Sequence[Any], encode: Encode) -> list[bytes]:
     """``parts`` with each None (a value not memoized yet) replaced by the value's bytes."""
     at = -1

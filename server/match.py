@@ -171,6 +171,7 @@ class Match(Moves, Timekeeping, Journaling, MatchState):
         seat.holder = session
         seat.gone_since = None
         seat.unsent = []  # a new stream starts afresh: events are not repeated after a reconnect
+        seat.accepted = 0
         if self.status == Status.MATCH_STATUS_WAITING:
             if all(s.holder is not None for s in self.seats):
                 self._start()
@@ -244,7 +245,9 @@ class Match(Moves, Timekeeping, Journaling, MatchState):
 
         A seat just told of its own action by an ActionResult gets no ViewUpdate for it (it knows
         what it did): the events wait for its next message. In a two-player game that makes a
-        decision three messages (the Move, its ActionResult, the next seat's DecisionRequest).
+        decision three messages (the Move, its ActionResult, the next seat's DecisionRequest); two
+        with quiet acceptance. A seat whose stream defers updates gets none while it is not asked
+        to decide, except in a real-time game, where seats race on what they see.
 
         Every message is built before any is sent: a bug in building one tells nobody anything
         (and the match is rebuilt from its journal, its open decisions not asked yet kept)."""
@@ -253,6 +256,7 @@ class Match(Moves, Timekeeping, Journaling, MatchState):
         events = [self.codec.event(e) for e in self._events]
         outgoing: list[tuple[SeatState, bots_pb2.ServerMessage | None]] = []
         """Each connected seat's message, or None: its events are held back."""
+        streams = self.state.realtime
         for index, seat in enumerate(self.seats):
             legal = self.state.legal_actions(index) if index in to_act else []
             if not legal:
@@ -269,7 +273,9 @@ class Match(Moves, Timekeeping, Journaling, MatchState):
             carried = seat.unsent + events if seat.unsent else events
             if seat.decision is not None and seat.decision.id != seat.asked:
                 outgoing.append((seat, self._decision_message(index, now, carried)))
-            elif views_due and index in self._told:
+            elif views_due and (
+                index in self._told or (seat.holder.options.deferred_updates and not streams)
+            ):
                 outgoing.append((seat, None))
             elif views_due:
                 outgoing.append((seat, self._view_message(index, carried)))

@@ -180,6 +180,7 @@ class MatchState:
             time_bank_ms=ms(seat.bank),
             last_think_ms=ms(seat.last_think),
             events=events,
+            accepted=seat.accepted,
         )
 
     def _view_message(self, index: int, events: list[games_pb2.Event]) -> bots_pb2.ServerMessage:
@@ -189,6 +190,7 @@ class MatchState:
         update.seat = index
         update.view.MergeFromString(self.codec.view_bytes(self.state.view(index)))
         update.events.extend(events)
+        update.accepted = self.seats[index].accepted
         return message
 
     def _result(

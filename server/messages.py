@@ -93,6 +93,7 @@ def decision_request(
     time_bank_ms: int,
     last_think_ms: int,
     events: list[games_pb2.Event],
+    accepted: int = 0,
 ) -> bots_pb2.ServerMessage:
     """A DecisionRequest, ``view`` given as the View's bytes (``GameCodec.view_bytes``).
 
@@ -109,6 +110,7 @@ def decision_request(
     request.time_bank_ms = time_bank_ms
     request.last_think_ms = last_think_ms
     request.events.extend(events)
+    request.accepted = accepted
     return message
 
 

@@ -114,7 +114,10 @@ class Moves(MatchState):
         seat.decision = None
         seat.acting_since = None
         self._tell(act, events)
-        session.send(self._result(index, move.decision_id, Result.ACCEPTED, action, think=think))
+        if session.options.quiet_acceptance:
+            seat.accepted += 1  # the seat's next message says so, its events first
+        else:
+            session.send(self._result(index, move.decision_id, Result.ACCEPTED, action, think=think))
         self._told.add(index)
         self.metrics.decisions.inc()
         self.metrics.decision_seconds.observe(think)

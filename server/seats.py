@@ -51,8 +51,11 @@ class SeatState:
     resolved: tuple[int, Settled, Action] | None = None
     """The last decision settled: (its id, how, the action applied)."""
     unsent: list[games_pb2.Event] = field(default_factory=list)
-    """Events its bot has not been sent yet: those of its own move, told by an ActionResult,
+    """Events its bot has not been sent yet: those of its own move (told by an ActionResult, or
+    accepted quietly), and with deferred updates every event while it is not asked to decide,
     wait for its next message instead of a ViewUpdate of their own."""
+    accepted: int = 0
+    """Moves accepted without an ActionResult since its stream took it (quiet acceptance)."""
 
 
 def decision_id(epoch: int, seat: int, count: int) -> int:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 from collections import Counter
+from dataclasses import dataclass
 
 from croupier.server.errors import clip
 from croupier.server.reasons import CODES, Reason
@@ -17,6 +18,42 @@ goes on sending) must not grow the referee's memory without end. A bot that read
 messages waiting per match at most."""
 
 
+@dataclass(frozen=True)
+class Options:
+    """What a stream's bot asked for in Hello and was granted (``bots_pb2.StreamOptions``)."""
+
+    quiet_acceptance: bool = False
+    """No ActionResult for an accepted move: the seat's next message counts it (``accepted``)."""
+    deferred_updates: bool = False
+    """No ViewUpdate for a seat not asked to decide: its events wait for its next message
+    (real-time games stream regardless)."""
+    batches: bool = False
+    """Messages waiting together go out as one Batch."""
+
+    @classmethod
+    def asked(cls, hello: bots_pb2.Hello) -> Options:
+        """What the referee grants of what a Hello asks (all it knows)."""
+        asked = hello.options
+        return cls(
+            quiet_acceptance=asked.quiet_acceptance,
+            deferred_updates=asked.updates == bots_pb2.StreamOptions.UPDATES_WITH_NEXT,
+            batches=asked.batches,
+        )
+
+    def to_proto(self) -> bots_pb2.StreamOptions:
+        return bots_pb2.StreamOptions(
+            quiet_acceptance=self.quiet_acceptance,
+            updates=bots_pb2.StreamOptions.UPDATES_WITH_NEXT
+            if self.deferred_updates
+            else bots_pb2.StreamOptions.UPDATES_EVERY,
+            batches=self.batches,
+        )
+
+
+PLAIN = Options()
+"""Protocol 1: every message on its own."""
+
+
 class Session:
     """A bot's stream. Matches and the referee post messages; the stream's writer sends them in order.
 
@@ -25,11 +62,12 @@ class Session:
     seats. Matches are known here by id only: the match module imports this one.
     """
 
-    def __init__(self, name: str, bot_id: str | None, capacity: int) -> None:
+    def __init__(self, name: str, bot_id: str | None, capacity: int, options: Options = PLAIN) -> None:
         self.id = next(_ids)
         self.name = name
         self.bot_id = bot_id
         self.capacity = capacity
+        self.options = options
         self.seats: set[tuple[str, int]] = set()
         self._invited: Counter[str] = Counter()
         """Seats held per match the stream plays for its bot token (kept as seats come and go: the

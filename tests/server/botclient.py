@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import random
+from collections import deque
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -82,23 +83,31 @@ def random_legal(seed: int) -> Policy:
 
 
 class Bot:
-    """One bot stream. Everything the referee sends is kept in ``received``, in order."""
+    """One bot stream. Everything the referee sends is kept in ``received``, in order, a Batch's
+    messages one by one (``batches`` counts the Batches)."""
 
     def __init__(
-        self, channel: grpc.aio.Channel, *tokens: str, name: str = "bot", max_matches: int = 1
+        self,
+        channel: grpc.aio.Channel,
+        *tokens: str,
+        name: str = "bot",
+        max_matches: int = 1,
+        options: bots_pb2.StreamOptions | None = None,
     ) -> None:
         self.stub = bots_pb2_grpc.BotServiceStub(channel)
         self.call = self.stub.Play(metadata=[("croupier-token", t) for t in tokens])
         self.name = name
         self.max_matches = max_matches
+        self.options = options
         self.received: list[bots_pb2.ServerMessage] = []
+        self.batches = 0
+        self._unread: deque[bots_pb2.ServerMessage] = deque()
 
     async def hello(self) -> bots_pb2.Welcome:
-        await self.write(
-            bots_pb2.BotMessage(
-                hello=bots_pb2.Hello(protocol_version=1, name=self.name, max_matches=self.max_matches)
-            )
+        hello = bots_pb2.Hello(
+            protocol_version=1, name=self.name, max_matches=self.max_matches, options=self.options
         )
+        await self.write(bots_pb2.BotMessage(hello=hello))
         return (await self.expect("welcome")).welcome
 
     async def write(self, message: bots_pb2.BotMessage) -> None:
@@ -108,10 +117,19 @@ class Bot:
         await self.write(bots_pb2.BotMessage(move=bots_pb2.Move(**fields)))
 
     async def read(self) -> bots_pb2.ServerMessage:
-        message = await asyncio.wait_for(self.call.read(), WAIT)
-        if message is grpc.aio.EOF:
-            raise EOFError("the referee ended the stream")
-        assert isinstance(message, bots_pb2.ServerMessage)
+        if not self._unread:
+            message = await asyncio.wait_for(self.call.read(), WAIT)
+            if message is grpc.aio.EOF:
+                raise EOFError("the referee ended the stream")
+            assert isinstance(message, bots_pb2.ServerMessage)
+            if message.HasField("batch"):
+                self.batches += 1
+                assert len(message.batch.messages) > 1, "a batch of one is a message on its own"
+                assert not any(m.HasField("batch") for m in message.batch.messages), "a batch in a batch"
+                self._unread.extend(message.batch.messages)
+            else:
+                self._unread.append(message)
+        message = self._unread.popleft()
         self.received.append(message)
         return message
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 from collections import Counter
-from typing import Any
+from typing import Any, Literal, overload
 
 import grpc
 
@@ -18,10 +18,9 @@ GAMES: dict[str, dict[str, Any]] = {
     "chinese_ten": {"players": 3, "target": 100},
     "spoil_five": {"players": 3, "deals": 2},
     "platinum_fish": {"players": 3},
-    "pair_battle": {"players": 3, "timing": "lockstep"},
 }
-"""Turn-based games (and lockstep Pair Battle): what each stream receives depends on the moves
-alone, never on timing."""
+"""The turn-based games: what each stream receives depends on the moves alone, never on timing
+(in Pair Battle, even in lockstep, the order the seats' answers arrive in shows in the events)."""
 
 
 def normalized(message: bots_pb2.ServerMessage) -> bytes:
@@ -66,12 +65,37 @@ async def first_legal_refusing_once(bot: Bot, refuse: bool) -> None:
             return
 
 
+@overload
 async def play_recorded(
-    channel: grpc.aio.Channel, admin: Admin, game: str, options: dict[str, Any], **hello: Any
-) -> list[list[bots_pb2.ServerMessage]]:
-    """One match of ``game`` (seed 11), one scripted stream a seat, each answering every request
-    with the first legal action (seat 0's first answer refused); every message each stream received."""
-    created = await admin.create(game, options["players"], options, seed=11)
+    channel: grpc.aio.Channel, admin: Admin, game: str, rules: dict[str, Any], **hello: Any
+) -> list[list[bots_pb2.ServerMessage]]: ...
+
+
+@overload
+async def play_recorded(
+    channel: grpc.aio.Channel,
+    admin: Admin,
+    game: str,
+    rules: dict[str, Any],
+    *,
+    keep_bots: Literal[True],
+    **hello: Any,
+) -> list[Bot]: ...
+
+
+async def play_recorded(
+    channel: grpc.aio.Channel,
+    admin: Admin,
+    game: str,
+    rules: dict[str, Any],
+    *,
+    keep_bots: bool = False,
+    **hello: Any,
+) -> list[list[bots_pb2.ServerMessage]] | list[Bot]:
+    """One match of ``game`` (seed 11), one scripted stream a seat (``hello``: Bot's options), each
+    answering every request with the first legal action (seat 0's first answer refused); every
+    message each stream received (or, ``keep_bots``, the streams)."""
+    created = await admin.create(game, rules["players"], rules, seed=11)
     bots = [Bot(channel, token, **hello) for token in created.seat_tokens]
     for bot in bots:
         await bot.hello()
@@ -79,4 +103,4 @@ async def play_recorded(
     await asyncio.wait_for(asyncio.gather(*plays), WAIT)
     for bot in bots:
         await bot.close()
-    return [bot.received for bot in bots]
+    return bots if keep_bots else [bot.received for bot in bots]

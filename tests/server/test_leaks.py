@@ -1,6 +1,7 @@
 """What the referee must not tell: a refusal's reason to anyone but the mover, another seat's
 decisions through the ids of one's own, the data files to anyone but the referee's user, the
-server's paths to anyone."""
+server's paths to anyone. The tests of what a bot is told run with every stream option
+(Hello.options), whichever messages carry it."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import stat
 from pathlib import Path
 
 import grpc
+import pytest
 
 from croupier.server import convert
 from croupier.server.app import Croupier, create_server
@@ -18,16 +20,28 @@ from croupier.v1 import admin_pb2, admin_pb2_grpc, bots_pb2, spectator_pb2, spec
 from tests.server.botclient import ADMIN, WAIT, Admin, Bot, first_legal
 
 codec = convert.codec("pair_battle")
+Updates = bots_pb2.StreamOptions.Updates
+MODES = {
+    "protocol 1": None,
+    "quiet acceptance": bots_pb2.StreamOptions(quiet_acceptance=True),
+    "deferred updates": bots_pb2.StreamOptions(updates=Updates.UPDATES_WITH_NEXT),
+    "batches": bots_pb2.StreamOptions(batches=True),
+    "all options": bots_pb2.StreamOptions(
+        quiet_acceptance=True, updates=Updates.UPDATES_WITH_NEXT, batches=True
+    ),
+}
+every_mode = pytest.mark.parametrize("mode", list(MODES))
 
 
+@every_mode
 async def test_a_penalty_shows_others_no_card_the_mover_holds(
-    channel: grpc.aio.Channel, admin: Admin
+    channel: grpc.aio.Channel, admin: Admin, mode: str
 ) -> None:
     created = await admin.create("pair_battle", 2, {"countdown_tick": 0.0})
     match_id = created.match.match_id
     anonymous = spectator_pb2_grpc.SpectatorServiceStub(channel)
     watch = anonymous.WatchMatch(spectator_pb2.WatchMatchRequest(match_id=match_id))
-    mover, other = Bot(channel, created.seat_tokens[0]), Bot(channel, created.seat_tokens[1])
+    mover, other = (Bot(channel, token, options=MODES[mode]) for token in created.seat_tokens)
     await mover.hello()
     await other.hello()
     hand = codec.view_from_proto((await mover.expect("decision")).decision.view).hands[0]
@@ -53,13 +67,17 @@ async def test_a_penalty_shows_others_no_card_the_mover_holds(
     for text in (told, seen):
         assert text == "seat 0 loses 10 points for a refused play"
         assert str(low) not in text and str(high) not in text
+    for message in other.received:  # neither the reason nor the cards, in any message
+        assert str(low) + " " + str(high) not in str(message) and "is not a set" not in str(message)
 
 
+@every_mode
 async def test_a_seats_decision_ids_count_its_own_decisions_only(
-    channel: grpc.aio.Channel, admin: Admin
+    channel: grpc.aio.Channel, admin: Admin, mode: str
 ) -> None:
     created = await admin.create("chinese_ten", 2, {"target": 100})
-    bots = [Bot(channel, token) for token in created.seat_tokens]
+    options = MODES[mode]
+    bots = [Bot(channel, token, options=options) for token in created.seat_tokens]
     for bot in bots:
         await bot.hello()
     ids: list[list[int]] = [[], []]
@@ -68,7 +86,8 @@ async def test_a_seats_decision_ids_count_its_own_decisions_only(
             decision = (await bots[seat].expect("decision")).decision
             ids[seat].append(decision.decision_id)
             await bots[seat].write(bots_pb2.BotMessage(move=first_legal(decision)))
-            await bots[seat].expect("action_result")
+            if not (options and options.quiet_acceptance):
+                await bots[seat].expect("action_result")
     for mine in ids:  # one apart: the other seat's decisions in between leave no gap
         assert [b - a for a, b in itertools.pairwise(mine)] == [1, 1, 1]
     assert not set(ids[0]) & set(ids[1])
