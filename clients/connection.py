@@ -38,4 +38,9 @@ def add_connection_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--matches", type=int, help="stop after this many matches have ended")
     parser.add_argument("--tls-ca", type=Path, help="PEM root certificate: connect with TLS")
+    parser.add_argument(
+        "--no-stream-options",
+        action="store_true",
+        help="ask the referee for no stream option (every message on its own, as protocol 1 began)",
+    )
     parser.add_argument("-v", "--verbose", action="store_true", help="log every match and stale answer")

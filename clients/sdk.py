@@ -23,10 +23,8 @@ A bot for one game may say so, and a type checker then knows its views and actio
 The SDK keeps one stream to the referee, plays any number of matches on it at
 once, reconnects with a growing delay when the stream breaks (the referee
 gives a reconnected bot its seats back), skips decisions already replaced by
-newer ones, and stops cleanly on SIGINT/SIGTERM.
-
-Over 600 lines, kept whole: it is the one module a bot author imports (``Bot``, ``main``,
-``play_offline``), and most of it is the one stream client those share.
+newer ones, and stops cleanly on SIGINT/SIGTERM. What it says on the stream is
+decided in ``bot_protocol`` (no I/O there); this module runs the stream.
 """
 
 from __future__ import annotations
@@ -34,23 +32,35 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import inspect
 import logging
 import os
 import random
 import signal
 import sys
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
 from typing import Any, Generic
 
 import grpc
-from typing_extensions import TypeVar
 
+from croupier.clients.bot_protocol import (
+    MAX_RETRIES,
+    PROTOCOL_VERSION,
+    RESEND_SECONDS,
+    ActionT,
+    Match,
+    Resend,
+    Result,
+    Step,
+    StreamProtocol,
+    Thinking,
+    Unsolicited,
+    Updates,
+    ViewT,
+    describe,
+)
 from croupier.clients.connection import add_connection_arguments
 from croupier.engine.core import Action, Event, GameSpec, IllegalAction, Outcome
 from croupier.engine.rng import Rng
-from croupier.server import convert
 from croupier.server.errors import no_referee
 from croupier.v1 import bots_pb2, bots_pb2_grpc
 
@@ -66,12 +76,12 @@ __all__ = [
     "Match",
     "Result",
     "ViewT",
+    "default_options",
     "main",
     "play_offline",
     "run_client",
 ]
 
-PROTOCOL_VERSION = 1
 FIRST_DELAY, MAX_DELAY = 0.5, 30.0
 """Reconnection delays in seconds: doubling from the first to the longest, with jitter."""
 FATAL = frozenset(
@@ -84,60 +94,10 @@ FATAL = frozenset(
     }
 )
 """Stream endings that another try would only repeat (bad token, wrong protocol version)."""
-MAX_RETRIES = 3
-"""Refused answers to one decision that ``choose`` is asked again for; then the referee's clock plays."""
-RESEND_SECONDS = 1.0
-"""How long after REASON_JOURNAL_FULL (the referee's disk is full: nothing was played) an answer is
-sent again."""
-Reason = bots_pb2.Error.Reason
-Refusal = bots_pb2.ActionResult.RefusalReason
-ROUTINE = frozenset({Reason.REASON_DECISION_NOT_OPEN, Reason.REASON_MATCH_OVER})
-"""Errors of normal play, logged at DEBUG: an answer crossing a newer request (real-time games) or
-the match's end."""
-
 log = logging.getLogger("croupier.bot")
 
 Choice = int | Action | str
 """What ``choose`` returns: an index into ``legal``, one of its actions, or an action's text form."""
-Unsolicited = Action | str
-ViewT = TypeVar("ViewT", default=Any)
-"""A bot's view type: its game's view dataclass (``ChineseTenView``), or Any for a bot of every game."""
-ActionT = TypeVar("ActionT", bound=Action, default=Any)
-"""A bot's action type: its game's actions (``ChineseTenAction``), or Any for a bot of every game."""
-
-
-@dataclass(frozen=True)
-class Match:
-    """The match a ``Bot`` object plays: what the referee said when it started."""
-
-    id: str
-    game: str
-    options: Any
-    """The game's options dataclass (``croupier.engine.games.<game>``), every default filled in."""
-    seat: int
-    players: tuple[str, ...]
-    """Display names by seat."""
-    decision_ms: int
-    """Time for one decision before the bank is drawn on."""
-    bank_ms: int
-    """This seat's time bank for the whole match, when the match started."""
-    resumed: bool = False
-    """True when the bot joined a running match (a reconnect)."""
-
-
-@dataclass(frozen=True)
-class Result(Generic[ViewT]):
-    """How a match ended, for ``Bot.ended``."""
-
-    place: int
-    """This seat's place, 1 best (shared places repeat: 1, 1, 3)."""
-    scores: tuple[int, ...]
-    places: tuple[int, ...]
-    winners: tuple[int, ...]
-    view: ViewT
-    """The final view with every hand shown."""
-    forfeited: str = ""
-    """Why this seat was forfeited, if it was."""
 
 
 class Bot(Generic[ViewT, ActionT]):
@@ -192,30 +152,22 @@ BotFactory = Callable[[Match], Bot[Any, Any]]
 # --- one stream ------------------------------------------------------------------------
 
 
-class _Seat:
-    """The SDK's side of one seat: the bot object and the game's codec."""
-
-    def __init__(self, match: Match, bot: Bot[Any, Any]) -> None:
-        self.match = match
-        self.bot = bot
-        self.codec = convert.codec(match.game)
-        self.latest_decision = 0
-        """The newest decision id received: older ones are skipped."""
-        self.outstanding = 0
-        """Moves sent and not yet answered (with an ActionResult or an Error)."""
-        self.held: bots_pb2.DecisionRequest | None = None
-        """The newest request that came while moves were outstanding: its view may not show them."""
-        self.deferred: list[Unsolicited] | None = None
-        """Plays made during ``choose``: sent after its answer."""
-        self.answered: bots_pb2.DecisionRequest | None = None
-        """The request answered last: a refusal leaves it open, and ``choose`` is asked again."""
-        self.answer: bots_pb2.BotMessage | None = None
-        """The Move that answered it last: sent again if the referee could not journal it."""
-        self.retries = 0
+def default_options(factory: BotFactory) -> bots_pb2.StreamOptions:
+    """What the SDK asks of a referee unless told otherwise: quiet acceptance and batches, which no
+    bot can tell from protocol 1 (the SDK reads both and calls the bot exactly as before), and
+    deferred updates only for a ``Bot`` class that keeps ``Bot.update`` as it is, since a
+    ViewUpdate reaches nothing but ``update`` (a factory of another kind might override it)."""
+    keeps_update = isinstance(factory, type) and issubclass(factory, Bot) and factory.update is Bot.update
+    return bots_pb2.StreamOptions(
+        quiet_acceptance=True,
+        updates=Updates.UPDATES_WITH_NEXT if keeps_update else Updates.UPDATES_EVERY,
+        batches=True,
+    )
 
 
 class Client:
-    """Plays on one referee until stopped, reconnecting when the stream breaks."""
+    """Plays on one referee until stopped, reconnecting when the stream breaks: the stream's I/O
+    around a ``StreamProtocol``, which decides what to send."""
 
     def __init__(
         self,
@@ -227,22 +179,35 @@ class Client:
         max_matches: int = 1,
         stop_after: int | None = None,
         credentials: grpc.ChannelCredentials | None = None,
+        options: bots_pb2.StreamOptions | None = None,
     ) -> None:
+        """``options``: what to ask of the referee (default: ``default_options(factory)``;
+        ``bots_pb2.StreamOptions()`` asks for nothing, protocol 1 as it began)."""
         if not tokens:
             raise ValueError("a bot needs a token (--token or $CROUPIER_TOKEN)")
-        self.factory = factory
+        self.protocol = StreamProtocol(
+            factory,
+            name=name,
+            max_matches=max_matches,
+            options=default_options(factory) if options is None else options,
+        )
         self.server = server
         self.tokens = list(tokens)
         self.name = name
-        self.max_matches = max_matches
         self.stop_after = stop_after
         self.credentials = credentials
-        self.finished = 0
-        """Matches seen to their end, or to this bot's forfeit in them."""
-        self.seats: dict[tuple[str, int], _Seat] = {}
         self._stop = asyncio.Event()
-        self._outbox: asyncio.Queue[bots_pb2.BotMessage] | None = None
         self._inbox: asyncio.Queue[bots_pb2.ServerMessage | None] | None = None
+
+    @property
+    def finished(self) -> int:
+        """Matches seen to their end, or to this bot's forfeit in them."""
+        return self.protocol.finished
+
+    @property
+    def seats(self) -> dict[tuple[str, int], Any]:
+        """The seats being played, by (match id, seat)."""
+        return self.protocol.seats
 
     def stop(self) -> None:
         """End the stream and return from ``run`` (safe from a signal handler)."""
@@ -281,26 +246,18 @@ class Client:
 
     async def _stream(self) -> bool:
         """One stream, until it ends or the client stops; True if the referee welcomed it."""
-        welcomed = False
+        protocol = self.protocol
         outbox: asyncio.Queue[bots_pb2.BotMessage] = asyncio.Queue()
-        outbox.put_nowait(
-            bots_pb2.BotMessage(
-                hello=bots_pb2.Hello(
-                    protocol_version=PROTOCOL_VERSION, name=self.name, max_matches=self.max_matches
-                )
-            )
-        )
-        self._outbox = outbox
+        outbox.put_nowait(protocol.hello())
         inbox: asyncio.Queue[bots_pb2.ServerMessage | None] = asyncio.Queue()
         self._inbox = inbox
-        for seat in self.seats.values():  # a new stream: what the old one sent and received is void
-            seat.outstanding, seat.held, seat.latest_decision = 0, None, 0
         metadata = tuple(("croupier-token", token) for token in self.tokens)
         async with self._channel() as channel:
             # no request iterator: we write ourselves (grpc-stubs miss this form)
             call = bots_pb2_grpc.BotServiceStub(channel).Play(metadata=metadata)  # type: ignore[call-arg]
             reader = asyncio.create_task(self._read(call, inbox))
             writer = asyncio.create_task(self._write(call, outbox))
+            moves: list[bots_pb2.Move] = []
             try:
                 while not self._stop.is_set():
                     message = await inbox.get()
@@ -308,20 +265,61 @@ class Client:
                         if reader.done():
                             reader.result()  # raises the stream's error, if it ended with one
                         break
-                    if message.WhichOneof("message") == "welcome":
-                        welcomed = True
-                        log.info("connected to %s as %s", self.server, message.welcome.bot_name or self.name)
-                    await self._handle(message)
+                    moves += await self._steps(protocol.receive(message), inbox, outbox)
+                    if message.HasField("welcome"):
+                        name = message.welcome.bot_name or self.name
+                        granted = describe(protocol.granted)
+                        log.info("connected to %s as %s, stream options: %s", self.server, name, granted)
+                    if protocol.granted.batches and not inbox.empty():
+                        continue  # more was read meanwhile: answer it all in one message
+                    for out in protocol.outgoing(moves):
+                        outbox.put_nowait(out)
+                    moves = []
                     if self.stop_after is not None and self.finished >= self.stop_after:
                         self.stop()
             finally:
-                self._outbox = self._inbox = None
+                self._inbox = None
                 call.cancel()
                 for task in (reader, writer):
                     task.cancel()
                     with contextlib.suppress(asyncio.CancelledError, grpc.aio.AioRpcError):
                         await task
-        return welcomed
+        return protocol.welcome is not None
+
+    async def _steps(
+        self,
+        steps: list[Step],
+        inbox: asyncio.Queue[bots_pb2.ServerMessage | None],
+        outbox: asyncio.Queue[bots_pb2.BotMessage],
+    ) -> list[bots_pb2.Move]:
+        """The moves of ``steps``, each async ``choose`` awaited in its turn, each ``Resend`` timed."""
+        moves: list[bots_pb2.Move] = []
+        for step in steps:
+            if isinstance(step, Thinking):
+                try:
+                    choice = await step.choice
+                except Exception as exc:
+                    moves += await self._steps(self.protocol.chose(step, error=exc), inbox, outbox)
+                else:
+                    moves += await self._steps(self.protocol.chose(step, choice), inbox, outbox)
+            elif isinstance(step, Resend):
+                asyncio.get_running_loop().call_later(step.seconds, self._resend, step, inbox, outbox)
+            else:
+                moves.append(step)
+        return moves
+
+    def _resend(
+        self,
+        resend: Resend,
+        inbox: asyncio.Queue[bots_pb2.ServerMessage | None],
+        outbox: asyncio.Queue[bots_pb2.BotMessage],
+    ) -> None:
+        """A ``Resend`` whose time came: sent on the stream that asked for it, if that still runs."""
+        if self._inbox is inbox:
+            for out in self.protocol.outgoing(
+                [m for m in self.protocol.resend(resend) if isinstance(m, bots_pb2.Move)]
+            ):
+                outbox.put_nowait(out)
 
     def _channel(self) -> grpc.aio.Channel:
         options = [("grpc.keepalive_time_ms", 20_000), ("grpc.keepalive_timeout_ms", 10_000)]
@@ -333,11 +331,8 @@ class Client:
         """Read ahead of the handler, noting each seat's newest decision so stale ones are skipped."""
         try:
             async for message in call:
-                if message.WhichOneof("message") == "decision":
-                    seat = self.seats.get((message.decision.match_id, message.decision.seat))
-                    if seat is not None:
-                        seat.latest_decision = max(seat.latest_decision, message.decision.decision_id)
-                inbox.put_nowait(message)
+                for each in self.protocol.arrived(message):
+                    inbox.put_nowait(each)
         finally:
             inbox.put_nowait(None)
 
@@ -348,251 +343,6 @@ class Client:
                 await call.write(message)
             except (grpc.aio.AioRpcError, asyncio.InvalidStateError):
                 return  # the stream is gone: the reader reports why
-
-    def _send(self, message: bots_pb2.BotMessage) -> None:
-        if self._outbox is not None:
-            self._outbox.put_nowait(message)
-
-    # --- what the referee says --------------------------------------------------------------
-
-    async def _handle(self, message: bots_pb2.ServerMessage) -> None:
-        kind = message.WhichOneof("message")
-        if kind == "match_started":
-            self._started(message.match_started)
-        elif kind == "decision":
-            await self._decide(message.decision)
-        elif kind == "view_update":
-            self._update(message.view_update)
-        elif kind == "action_result":
-            result = message.action_result
-            _log_result(result)
-            if result.status != bots_pb2.ActionResult.TIMED_OUT:  # the others answer a move of ours
-                await self._answered(
-                    result.match_id, result.seat, result.status == bots_pb2.ActionResult.ACCEPTED
-                )
-            if result.status == bots_pb2.ActionResult.REFUSED:
-                await self._retry(result)
-        elif kind == "match_ended":
-            self._ended(message.match_ended)
-        elif kind == "seat_forfeited":
-            forfeited = message.seat_forfeited
-            log.warning(
-                "match %s: seat %d was forfeited (%s)", forfeited.match_id, forfeited.seat, forfeited.reason
-            )
-            if self.seats.pop((forfeited.match_id, forfeited.seat), None) is not None:
-                self.finished += 1  # the referee plays the seat on; no MatchEnded comes to us
-        elif kind == "error":
-            await self._error(message.error)
-
-    async def _error(self, error: bots_pb2.Error) -> None:
-        """Act on an Error by its reason (docs/protocol.md lists them), never by its words."""
-        reason = error.reason
-        level = logging.DEBUG if reason in ROUTINE else logging.WARNING
-        log.log(level, "referee: %s: %s", Reason.Name(reason), error.message)
-        if reason == Reason.REASON_SEAT_TAKEN_OVER:  # about no move of ours: the seat is gone
-            if self.seats.pop((error.match_id, error.seat), None) is not None:
-                self.finished += 1  # another stream plays it on; nothing more comes to us
-            return
-        if not error.match_id:
-            return
-        seat = self._seat_answering(error.match_id, error.decision_id)
-        await self._answered(error.match_id, seat.match.seat if seat else None, accepted=False)
-        if reason == Reason.REASON_JOURNAL_FULL and seat is not None and seat.answer is not None:
-            asyncio.get_running_loop().call_later(
-                RESEND_SECONDS, self._resend, seat, seat.answer, self._outbox
-            )
-
-    def _seat_answering(self, match_id: str, decision_id: int) -> _Seat | None:
-        """The seat whose answer to ``decision_id`` (not 0: a play without a request) an Error is about."""
-        for (mid, _), seat in self.seats.items():
-            if mid == match_id and decision_id and seat.answered and seat.answered.decision_id == decision_id:
-                return seat
-        return None
-
-    def _resend(
-        self, seat: _Seat, answer: bots_pb2.BotMessage, outbox: asyncio.Queue[bots_pb2.BotMessage] | None
-    ) -> None:
-        """Send an answer the referee could not journal again, unless something newer overtook it."""
-        current = self.seats.get((seat.match.id, seat.match.seat)) is seat and seat.answer is answer
-        if current and outbox is self._outbox and answer.move.decision_id >= seat.latest_decision:
-            seat.outstanding += 1
-            self._send(answer)
-
-    def _started(self, started: bots_pb2.MatchStarted) -> None:
-        key = (started.match_id, started.seat)
-        if key in self.seats:
-            return  # a reconnect: the same bot object goes on
-        codec = convert.codec(started.game)
-        match = Match(
-            id=started.match_id,
-            game=started.game,
-            options=codec.options_from_proto(started.options),
-            seat=started.seat,
-            players=tuple(p.name for p in started.players),
-            decision_ms=started.clocks.decision_ms,
-            bank_ms=started.time_bank_ms,
-            resumed=started.resumed,
-        )
-        try:
-            seat = _Seat(match, self.factory(match))
-        except Exception:
-            log.exception(
-                "match %s: cannot make a bot for %s; the referee's clock will play", match.id, match.game
-            )
-            return
-        seat.bot._send = lambda action: self._play(seat, action)
-        self.seats[key] = seat
-        log.info(
-            "match %s (%s) %s in seat %d",
-            match.id,
-            match.game,
-            "resumed" if match.resumed else "started",
-            match.seat,
-        )
-
-    async def _decide(self, decision: bots_pb2.DecisionRequest) -> None:
-        seat = self.seats.get((decision.match_id, decision.seat))
-        if seat is None:
-            log.warning("a decision for an unknown match %s", decision.match_id)
-            return
-        if decision.decision_id < seat.latest_decision:
-            return  # already replaced by a newer request, which is waiting
-        if seat.outstanding:
-            seat.held = decision  # its view may not show our moves in flight yet
-            return
-        codec = seat.codec
-        view = codec.view_from_proto(decision.view)
-        legal = [codec.action_from_proto(a) for a in decision.legal_actions]
-        seat.deferred = []
-        move = None
-        try:
-            choice = seat.bot.choose(view, legal)
-            if inspect.isawaitable(choice):
-                choice = await choice
-            if choice is not None:
-                move = _move(seat, decision.decision_id, choice, legal)
-        except Exception:
-            log.exception(
-                "match %s seat %d: choose failed; the referee's clock will play for you",
-                decision.match_id,
-                decision.seat,
-            )
-            return
-        finally:
-            plays, seat.deferred = seat.deferred, None
-        if (
-            decision.match_id,
-            decision.seat,
-        ) not in self.seats or decision.decision_id < seat.latest_decision:
-            return  # the match ended, or a newer decision came, while an async choose thought
-        if move is not None:
-            if seat.answered is None or seat.answered.decision_id != decision.decision_id:
-                seat.answered, seat.retries = decision, 0
-            seat.answer = move
-            seat.outstanding += 1
-            self._send(move)
-        for action in plays:
-            self._play(seat, action)
-
-    async def _retry(self, refused: bots_pb2.ActionResult) -> None:
-        """A refused answer leaves its decision open: ask ``choose`` again, unless a newer request
-        replaced it, or it was refused ``MAX_RETRIES`` times already (the clock will play)."""
-        seat = self.seats.get((refused.match_id, refused.seat))
-        decision = seat.answered if seat is not None else None
-        if seat is None or decision is None or decision.decision_id != refused.decision_id:
-            return
-        if decision.decision_id < seat.latest_decision:
-            return
-        if seat.retries >= MAX_RETRIES:
-            log.warning(
-                "match %s seat %d: decision %d refused %d times; the referee's clock will play",
-                refused.match_id, refused.seat, decision.decision_id, seat.retries + 1,
-            )  # fmt: skip
-            return
-        seat.retries += 1
-        await self._decide(decision)
-
-    def _play(self, seat: _Seat, action: Unsolicited) -> None:
-        """An action without a request (``Bot.play``): held back while ``choose`` runs."""
-        if seat.deferred is not None:
-            seat.deferred.append(action)
-            return
-        seat.outstanding += 1
-        self._send(_move(seat, 0, action, None))
-
-    async def _answered(self, match_id: str, seat_number: int | None, accepted: bool) -> None:
-        """One of our moves was answered. Requests that came before an accepted move are stale
-        (a fresh one follows it); once every move is answered, a held request is handled."""
-        for (mid, number), seat in self.seats.items():
-            if mid == match_id and seat.outstanding and seat_number in (None, number):
-                seat.outstanding -= 1
-                if accepted:
-                    seat.held = None
-                if not seat.outstanding and seat.held is not None:
-                    held, seat.held = seat.held, None
-                    if held.decision_id >= seat.latest_decision:
-                        await self._decide(held)
-                return
-
-    def _update(self, update: bots_pb2.ViewUpdate) -> None:
-        seat = self.seats.get((update.match_id, update.seat))
-        if seat is None:
-            return
-        codec = seat.codec
-        seat.bot.update(
-            codec.view_from_proto(update.view), [codec.event_from_proto(e) for e in update.events]
-        )
-
-    def _ended(self, ended: bots_pb2.MatchEnded) -> None:
-        seat = self.seats.pop((ended.match_id, ended.seat), None)
-        self.finished += 1
-        mine = next((s for s in ended.result.seats if s.seat == ended.seat), None)
-        log.info(
-            "match %s over: place %s of %d, scores %s",
-            ended.match_id,
-            mine.place if mine else "?",
-            len(ended.result.seats),
-            [s.score for s in ended.result.seats],
-        )
-        if seat is None or mine is None:
-            return
-        result = Result(
-            place=mine.place,
-            scores=tuple(s.score for s in ended.result.seats),
-            places=tuple(s.place for s in ended.result.seats),
-            winners=tuple(ended.result.winners),
-            view=seat.codec.view_from_proto(ended.view),
-            forfeited=mine.forfeited,
-        )
-        seat.bot.ended(result)
-
-
-def _move(seat: _Seat, decision_id: int, choice: object, legal: list[Any] | None) -> bots_pb2.BotMessage:
-    """A Move answering ``decision_id`` (0: unsolicited) with an index, an action or a text form."""
-    move = bots_pb2.Move(match_id=seat.match.id, decision_id=decision_id, seat=seat.match.seat)
-    if isinstance(choice, bool) or not isinstance(choice, int | str | Action):
-        raise TypeError(f"choose returned {choice!r}: return an index, an action or an action's text")
-    if isinstance(choice, int):
-        if legal is None:
-            raise TypeError("an index answers a decision: play() takes an action")
-        if not 0 <= choice < len(legal):
-            raise IndexError(f"choose returned index {choice}, but there are {len(legal)} legal actions")
-        move.index = choice
-    elif isinstance(choice, str):
-        move.text = choice
-    elif legal is not None and choice in legal:
-        move.index = legal.index(choice)
-    else:
-        move.action.CopyFrom(seat.codec.action(choice))
-    return bots_pb2.BotMessage(move=move)
-
-
-def _log_result(result: bots_pb2.ActionResult) -> None:
-    if result.status == bots_pb2.ActionResult.REFUSED:
-        why = Refusal.Name(result.refusal_reason)
-        log.warning("match %s seat %d: refused (%s): %s", result.match_id, result.seat, why, result.reason)
-    elif result.status == bots_pb2.ActionResult.TIMED_OUT:
-        log.warning("match %s seat %d: timed out (%d so far)", result.match_id, result.seat, result.timeouts)
 
 
 # --- offline play: the engine, no referee ---------------------------------------------------
@@ -681,6 +431,7 @@ def run_client(factory: BotFactory, args: argparse.Namespace, default_name: str)
         max_matches=args.max_matches,
         stop_after=args.matches,
         credentials=credentials,
+        options=bots_pb2.StreamOptions() if args.no_stream_options else None,
     )
     return asyncio.run(_run_until_signal(client))
 

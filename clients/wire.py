@@ -3,7 +3,9 @@ passes every stream on to the referee, records what goes each way (parsed, with 
 a check tamper: rewrite a bot's message, hold back the referee's, or drop the stream.
 
 Bytes pass through as they came: a bot's malformed message reaches the referee, which answers it as
-it would any bot; the tap parses a copy for the record.
+it would any bot; the tap parses a copy for the record. One exception: a Hello's stream options
+are taken out (the record keeps them), so every bot is checked on protocol 1, the flow every check
+reads; the options themselves are the referee's tests' to check.
 """
 
 from __future__ import annotations
@@ -135,7 +137,7 @@ class Tap:
                 message = _parse(bots_pb2.BotMessage, data)
                 stream.sent.append((time.monotonic(), message))
                 if message is not None:
-                    changed = self.tamper.to_referee(stream, message)
+                    changed = self.tamper.to_referee(stream, _without_options(message))
                     if changed is not message:
                         data = changed.SerializeToString()
                 await call.write(data)
@@ -158,6 +160,16 @@ class Tap:
             return error
         finally:
             replies.put_nowait(None)
+
+
+def _without_options(message: bots_pb2.BotMessage) -> bots_pb2.BotMessage:
+    """``message``, or a copy of a Hello without its stream options."""
+    if not (message.HasField("hello") and message.hello.HasField("options")):
+        return message
+    plain = bots_pb2.BotMessage()
+    plain.CopyFrom(message)
+    plain.hello.ClearField("options")
+    return plain
 
 
 def _parse(kind: Any, data: bytes) -> Any:

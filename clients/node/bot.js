@@ -5,9 +5,12 @@
 //   2. open BotService.Play with the token as `croupier-token` metadata,
 //   3. send a Hello, then answer every DecisionRequest with a Move naming an
 //      index into its legal_actions, tagged with the request's decision_id.
+// It asks for every stream option (Hello.options: no ACCEPTED results, no view updates
+// between its decisions, batches both ways), since it looks at nothing they leave out;
+// --no-stream-options asks for none (protocol 1, every message on its own).
 //
 // Usage: node bot.js [--server HOST:PORT] [--token TOKEN]... [--name NAME]
-//                    [--max-matches N] [--matches N]
+//                    [--max-matches N] [--matches N] [--no-stream-options]
 // Server, token and name default to $CROUPIER_SERVER, $CROUPIER_TOKEN and
 // $CROUPIER_BOT_NAME (what the tournament runner sets).
 "use strict";
@@ -40,6 +43,7 @@ function parseArgs(argv) {
     name: process.env.CROUPIER_BOT_NAME || "node-random",
     maxMatches: 8,
     matches: null,
+    streamOptions: true,
   };
   let tokensGiven = false;
   for (let i = 0; i < argv.length; i++) {
@@ -47,8 +51,12 @@ function parseArgs(argv) {
     const value = argv[i + 1];
     if (flag === "--help" || flag === "-h") {
       console.log("usage: node bot.js [--server HOST:PORT] [--token TOKEN]... [--name NAME] " +
-        "[--max-matches N] [--matches N]");
+        "[--max-matches N] [--matches N] [--no-stream-options]");
       process.exit(0);
+    }
+    if (flag === "--no-stream-options") {
+      args.streamOptions = false;
+      continue;
     }
     if (value === undefined) fail(`${flag} needs a value`);
     i++;
@@ -93,6 +101,15 @@ function loadBotService() {
   return grpc.loadPackageDefinition(definition).croupier.v1.BotService;
 }
 
+// The stream options granted, in words: "none" for protocol 1.
+function describeOptions(granted) {
+  const words = [];
+  if (granted.quiet_acceptance) words.push("quiet acceptance");
+  if (granted.updates === "UPDATES_WITH_NEXT") words.push("deferred updates");
+  if (granted.batches) words.push("batches");
+  return words.length ? words.join(", ") : "none";
+}
+
 // One stream: resolves with "stopped" or "done", rejects with the gRPC error that ended it.
 function playOnce(BotService, args, state) {
   return new Promise((resolve, reject) => {
@@ -104,10 +121,19 @@ function playOnce(BotService, args, state) {
     // that a refusal, which leaves the decision open, can be answered with another move.
     const open = new Map();
     const seats = new Set(); // "match/seat" of every seat this stream plays
+    // What the referee granted of Hello.options (Welcome.options; unset by a referee that knows none).
+    let granted = {};
+    // Moves made while handling one message from the referee (a Batch may ask several): sent together.
+    let moves = [];
     const send = (matchId, seat, decisionId, index) => {
       const pending = open.get(`${matchId}/${seat}`);
       if (pending !== undefined && pending.decisionId === decisionId) pending.index = index;
-      call.write({ move: { match_id: matchId, decision_id: decisionId, seat, index } });
+      moves.push({ match_id: matchId, decision_id: decisionId, seat, index });
+    };
+    const flush = () => {
+      if (moves.length > 1 && granted.batches) call.write({ moves: { moves } });
+      else for (const move of moves) call.write({ move });
+      moves = [];
     };
     const finished = () => {
       state.finished += 1;
@@ -122,11 +148,16 @@ function playOnce(BotService, args, state) {
       if (error) reject(error);
       else resolve(outcome);
     };
-    call.on("data", (message) => {
+    const handle = (message) => {
       switch (message.message) {
+        case "batch":
+          for (const each of message.batch.messages) handle(each);
+          break;
         case "welcome":
+          granted = message.welcome.options || {};
           state.welcomed = true;
-          log(`connected to ${args.server} as ${message.welcome.bot_name || args.name}`);
+          log(`connected to ${args.server} as ${message.welcome.bot_name || args.name}` +
+            `, stream options: ${describeOptions(granted)}`);
           break;
         case "match_started": {
           const m = message.match_started;
@@ -142,6 +173,7 @@ function playOnce(BotService, args, state) {
           break;
         }
         case "action_result": {
+          // ACCEPTED comes only without quiet acceptance; the decisions that follow are answered anyway.
           const r = message.action_result;
           const key = `${r.match_id}/${r.seat}`;
           const pending = open.get(key);
@@ -174,6 +206,7 @@ function playOnce(BotService, args, state) {
               setTimeout(() => {
                 if (!settled && open.get(key) === pending && pending.index === index) {
                   send(e.match_id, Number(key.split("/")[1]), pending.decisionId, index);
+                  flush();
                 }
               }, RESEND_MS);
             }
@@ -201,11 +234,19 @@ function playOnce(BotService, args, state) {
         default:
           break;
       }
+    };
+    call.on("data", (message) => {
+      handle(message);
+      if (!settled) flush();
     });
     call.on("error", (error) => finish(null, error));
     call.on("end", () => finish("stopped"));
     state.stop = () => finish("stopped");
-    call.write({ hello: { protocol_version: PROTOCOL_VERSION, name: args.name, max_matches: args.maxMatches } });
+    const hello = { protocol_version: PROTOCOL_VERSION, name: args.name, max_matches: args.maxMatches };
+    if (args.streamOptions) {
+      hello.options = { quiet_acceptance: true, updates: "UPDATES_WITH_NEXT", batches: true };
+    }
+    call.write({ hello });
   });
 }
 

@@ -62,7 +62,9 @@ async def run(command: Sequence[str], cwd: Path = REPO) -> tuple[int, str]:
 
 async def plays_every_game(command: Sequence[str], referee: Croupier, admin: Admin, cwd: Path = REPO) -> str:
     """The bot (seat 0, seat tokens, ``--matches``) plays one match of every game against the bundled
-    bots; every match must finish with the bot's seat neither forfeited, timed out nor refused. Its log."""
+    bots, at tables where the Python streams speak both protocols (seat 1 the SDK's default stream
+    options, seat 2 none: protocol 1); every match must finish with the bot's seat neither
+    forfeited, timed out nor refused. Its log."""
     address = f"127.0.0.1:{referee.port}"
     matches: list[admin_pb2.CreateMatchResponse] = []
     for game, options in SHORT.items():
@@ -72,7 +74,13 @@ async def plays_every_game(command: Sequence[str], referee: Croupier, admin: Adm
         matches.append(await admin.create(game, seats, options, seed=21))
     tokens = [arg for m in matches for arg in ("--token", m.seat_tokens[0])]
     pythons = [
-        Client(HeuristicBot if seat % 2 else RandomBot, address, [token], stop_after=1)
+        Client(
+            HeuristicBot if seat % 2 else RandomBot,
+            address,
+            [token],
+            stop_after=1,
+            options=None if seat % 2 else bots_pb2.StreamOptions(),
+        )
         for m in matches
         for seat, token in enumerate(m.seat_tokens[1:], start=1)
     ]

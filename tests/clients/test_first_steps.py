@@ -117,7 +117,10 @@ def test_the_readme_path_a_referee_a_token_and_the_readme_bot(
         cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
     try:
-        assert read_until(bot, "stderr", "connected to").endswith(f"connected to {address} as mybot")
+        connected = read_until(bot, "stderr", "connected to")
+        assert connected.endswith(
+            f"connected to {address} as mybot, stream options: quiet acceptance, deferred updates, batches"
+        )
     finally:
         stop(bot)
 

@@ -1,5 +1,6 @@
 """The Node.js bot (clients/node/bot.js, built only from the .proto files) plays a whole match of every
-game against Python bots on a real referee. Skipped, saying so, only where Node.js or npm is missing."""
+game against Python bots on a real referee, with its stream options and without. Skipped, saying
+so, only where Node.js or npm is missing."""
 
 from __future__ import annotations
 
@@ -31,10 +32,13 @@ def node() -> str:
     return node
 
 
+@pytest.mark.parametrize("flags", [[], ["--no-stream-options"]], ids=["stream options", "protocol 1"])
 async def test_the_node_bot_plays_a_full_match_of_every_game_against_python_bots(
-    node: str, referee: Croupier, admin: Admin
+    node: str, referee: Croupier, admin: Admin, flags: list[str]
 ) -> None:
-    await plays_every_game([node, "bot.js"], referee, admin, cwd=NODE_DIR)
+    log = await plays_every_game([node, "bot.js", *flags], referee, admin, cwd=NODE_DIR)
+    granted = "none" if flags else "quiet acceptance, deferred updates, batches"
+    assert f"stream options: {granted}" in log
 
 
 def test_the_node_bot_passes_every_check_of_croupier_check_bot(node: str) -> None:

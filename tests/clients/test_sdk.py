@@ -8,17 +8,19 @@ import os
 import signal
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, ClassVar
 
 import grpc
+import pytest
 
 from croupier.clients.bots import HeuristicBot, RandomBot
 from croupier.clients.sdk import Bot, Client, Match, Result
 from croupier.server.app import Croupier, create_server
 from croupier.server.clocks import Clocks
 from croupier.server.journal import Act, read_records
-from croupier.v1 import admin_pb2, match_pb2
+from croupier.v1 import admin_pb2, bots_pb2, match_pb2
 from tests.server.botclient import ADMIN, ADMIN_TOKEN, WAIT, Admin
 
 REPO = Path(__file__).resolve().parents[2]
@@ -49,15 +51,33 @@ async def play(clients: list[Client]) -> list[int]:
     return await asyncio.wait_for(asyncio.gather(*(c.run() for c in clients)), WAIT)
 
 
+PROTOCOL_1 = bots_pb2.StreamOptions()
+STREAMS: dict[str, Callable[[int], bots_pb2.StreamOptions | None]] = {
+    "the SDK's default options": lambda seat: None,
+    "protocol 1": lambda seat: PROTOCOL_1,
+    "both, seat by seat": lambda seat: None if seat % 2 else PROTOCOL_1,
+}
+"""What each seat's Client asks of the referee (None: the SDK's default)."""
+
+
+@pytest.mark.parametrize("streams", list(STREAMS))
 async def test_every_game_is_played_to_the_end_with_engine_objects_for_the_bot(
-    referee: Croupier, admin: Admin
+    referee: Croupier, admin: Admin, streams: str
 ) -> None:
     address = f"127.0.0.1:{referee.port}"
+    options_of = STREAMS[streams]
     for game, options in SHORT.items():
         Recorder.seen, Recorder.results = [], []
         created = await admin.create(game, options["players"], options, seed=5)
         clients = [
-            Client(Recorder if seat == 0 else HeuristicBot, address, [token], name=f"p{seat}", stop_after=1)
+            Client(
+                Recorder if seat == 0 else HeuristicBot,
+                address,
+                [token],
+                name=f"p{seat}",
+                stop_after=1,
+                options=options_of(seat),
+            )
             for seat, token in enumerate(created.seat_tokens)
         ]
         assert await play(clients) == [0] * len(clients)
@@ -142,8 +162,9 @@ async def test_a_bot_reconnects_after_the_referee_restarts_and_finishes_its_matc
         await second.stop(grace=None)
 
 
+@pytest.mark.parametrize("streams", list(STREAMS))
 async def test_real_time_plays_go_out_without_requests_and_are_never_refused(
-    referee: Croupier, admin: Admin
+    referee: Croupier, admin: Admin, streams: str
 ) -> None:
     plays: list[Any] = []
 
@@ -155,7 +176,13 @@ async def test_real_time_plays_go_out_without_requests_and_are_never_refused(
     created = await admin.create("pair_battle", 3, {"countdown_tick": 0.0}, seed=8)
     address = f"127.0.0.1:{referee.port}"
     clients = [
-        Client(Counting if seat == 0 else RandomBot, address, [token], stop_after=1)
+        Client(
+            Counting if seat == 0 else RandomBot,
+            address,
+            [token],
+            stop_after=1,
+            options=STREAMS[streams](seat),
+        )
         for seat, token in enumerate(created.seat_tokens)
     ]
     await play(clients)
