@@ -226,6 +226,9 @@ class MatchState:
     def post(self, job: Callable[[], None]) -> None:  # match.py
         raise NotImplementedError
 
+    def run_now(self, job: Callable[[], None]) -> None:  # match.py
+        raise NotImplementedError
+
     def now(self) -> float:  # match.py
         raise NotImplementedError
 

@@ -23,7 +23,7 @@ class Moves(MatchState):
     """The match's room for bots' moves."""
 
     def move(self, session: Session, move: bots_pb2.Move) -> None:
-        self.post(lambda: self._move(session, move))
+        self.run_now(lambda: self._move(session, move))
 
     def _move(self, session: Session, move: bots_pb2.Move) -> None:
         try:
