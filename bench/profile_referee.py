@@ -1,6 +1,7 @@
 """Where the referee's time goes per decision: cProfile of a referee under trivial bots.
 
 Usage: python -m bench.profile_referee [--matches 64] [--seconds 5] [--game chinese_ten] [--top 30]
+                                       [--layout seats|bots] [--stream "protocol 1"|batching]
 
 Runs ``croupier serve`` under cProfile in its own process, keeps N matches of
 trivial bots going (as bench/referee_throughput.py does), stops the referee
@@ -19,7 +20,7 @@ import tempfile
 from pathlib import Path
 
 from bench.harness import Server, machine
-from bench.referee_throughput import TrivialBots, Window, referee_argv
+from bench.referee_throughput import OPTIONS, TrivialBots, Window, referee_argv
 
 STAGES: dict[str, tuple[str, str]] = {
     # stage: (file suffix, function name) whose cumulative time is the stage's
@@ -61,14 +62,14 @@ def stage_costs(stats: pstats.Stats, decisions: int) -> list[tuple[str, float]]:
     return out
 
 
-async def drive(port: int, pid: int, game: str, matches: int, seconds: float) -> int:
+async def drive(port: int, game: str, matches: int, seconds: float, layout: str, stream: str) -> int:
     import grpc
 
     async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
         loop = asyncio.get_running_loop()
         far = loop.time() + 3600
         window = Window(start=far, stop=far + seconds)
-        bots = TrivialBots(channel, game, 2, matches, "seats", window)
+        bots = TrivialBots(channel, game, 2, matches, layout, window, OPTIONS[stream])
         runner = asyncio.create_task(bots.run())
         await asyncio.wait_for(bots.all_started.wait(), 120)
         bots.measure_from_now(seconds)
@@ -82,6 +83,8 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=5.0)
     parser.add_argument("--game", default="chinese_ten")
     parser.add_argument("--top", type=int, default=30)
+    parser.add_argument("--layout", choices=("seats", "bots"), default="seats")
+    parser.add_argument("--stream", choices=list(OPTIONS), default="protocol 1", help="stream options")
     args = parser.parse_args()
     print(machine())
     with tempfile.TemporaryDirectory(prefix="croupier-profile-") as tmp:
@@ -89,11 +92,14 @@ def main() -> None:
         argv = referee_argv(Path(tmp) / "data")
         argv[1:3] = ["-m", "cProfile", "-o", str(out), "-m", "croupier.server.cli"]
         with Server(argv) as referee:
-            asyncio.run(drive(referee.port, referee.pid, args.game, args.matches, args.seconds))
+            asyncio.run(drive(referee.port, args.game, args.matches, args.seconds, args.layout, args.stream))
         # the referee stops on SIGTERM and cProfile writes the file as it exits
         stats = pstats.Stats(str(out))
         total = asyncio.run(count_from_journals(Path(tmp) / "data"))
-    print(f"{args.game}, {args.matches} matches, {total} decisions profiled (whole run, warm-up included)")
+    print(
+        f"{args.game}, {args.matches} matches, {args.layout} layout, {args.stream}: {total} decisions "
+        "profiled (whole run, warm-up included)"
+    )
     stats.sort_stats("tottime").print_stats(args.top)
     print(f"{'stage (cumulative, overlapping)':<46} {'µs/decision':>11}")
     for stage, us in stage_costs(stats, total):
