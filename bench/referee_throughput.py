@@ -285,52 +285,49 @@ class Figures:
         return self.server_cpu / max(1, self.window.decisions) * 1e6
 
 
-async def measure(
-    port: int,
-    pid: int,
-    game: str,
-    players: int,
-    matches: int,
-    layout: str,
-    seconds: float,
-    options: bots_pb2.StreamOptions | None,
-    **rules: object,
-) -> Figures:
+@dataclass(frozen=True)
+class Load:
+    """What a referee is measured under: N matches of a game, by layout and stream options."""
+
+    game: str
+    players: int
+    matches: int
+    layout: str
+    seconds: float
+    options: bots_pb2.StreamOptions | None = None
+    rules: dict[str, object] = field(default_factory=dict)
+    """Game options over the defaults."""
+
+
+async def measure(port: int, pid: int, load: Load) -> Figures:
     async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
         loop = asyncio.get_running_loop()
         far = loop.time() + 3600
-        window = Window(start=far, stop=far + seconds)
-        bots = TrivialBots(channel, game, players, matches, layout, window, options, **rules)
+        window = Window(start=far, stop=far + load.seconds)
+        bots = TrivialBots(
+            channel, load.game, load.players, load.matches, load.layout, window, load.options, **load.rules
+        )
         runner = asyncio.create_task(bots.run())
         await asyncio.wait_for(bots.all_started.wait(), 120)
         await asyncio.sleep(0.5)  # every match under way before measuring
-        bots.measure_from_now(seconds)
+        bots.measure_from_now(load.seconds)
         cpu, client = cpu_seconds(pid), time.process_time()
-        await asyncio.sleep(seconds)
+        await asyncio.sleep(load.seconds)
         server_cpu, client_cpu = cpu_seconds(pid) - cpu, time.process_time() - client
         rss = rss_bytes(pid)
         await runner
         if bots.errors:
             raise RuntimeError(f"{len(bots.errors)} errors, the first: {bots.errors[0]}")
-        return Figures(matches, window, server_cpu, client_cpu / seconds, rss)
+        return Figures(load.matches, window, server_cpu, client_cpu / load.seconds, rss)
 
 
-async def run_referee(
-    game: str,
-    players: int,
-    matches: int,
-    layout: str,
-    seconds: float,
-    options: bots_pb2.StreamOptions | None,
-    serve_flags: list[str],
-    **rules: object,
-) -> Figures:
-    """A fresh referee (empty data directory) measured under N matches."""
+async def run_referee(load: Load, serve_flags: list[str]) -> Figures:
+    """A fresh referee (empty data directory) measured under ``load``."""
     with (
         tempfile.TemporaryDirectory(prefix="croupier-bench-") as data,
         Server(referee_argv(Path(data), *serve_flags)) as ref,
     ):
-        return await measure(ref.port, ref.pid, game, players, matches, layout, seconds, options, **rules)
+        return await measure(ref.port, ref.pid, load)
 
 
 def main() -> None:
@@ -388,9 +385,8 @@ async def run(args: argparse.Namespace) -> None:
                 )
                 for layout in layouts:
                     for mode in modes:
-                        referee = await run_referee(
-                            args.game, args.players, matches, layout, args.seconds, OPTIONS[mode], flags
-                        )
+                        load = Load(args.game, args.players, matches, layout, args.seconds, OPTIONS[mode])
+                        referee = await run_referee(load, flags)
                         ratio = referee.per_second / ceiling.per_second
                         ratios[(layout, mode)].append(ratio)
                         sizes = referee.window.decision_bytes
@@ -430,9 +426,9 @@ async def latency(
     for _ in range(args.runs):
         ceiling = await grpc_ceiling.load(ceiling_server.port, matches, args.seconds, ceiling_server.pid)
         for mode in modes:
-            referee = await run_referee(
-                "pair_battle", 2, matches, "seats", args.seconds, OPTIONS[mode], flags, countdown_tick=0.0
-            )
+            rules: dict[str, object] = {"countdown_tick": 0.0}
+            load = Load("pair_battle", 2, matches, "seats", args.seconds, OPTIONS[mode], rules)
+            referee = await run_referee(load, flags)
             seen = referee.window.latencies
             ceiling_p99 = ceiling.latencies.percentile(99)
             print(
