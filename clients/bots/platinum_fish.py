@@ -9,6 +9,7 @@ discard pile are known; the top of the stock is any unseen card alike.
 from __future__ import annotations
 
 from collections import Counter
+from functools import cache
 from itertools import product
 
 from croupier.engine.cards import DOUBLE_DECK, Rank
@@ -60,6 +61,7 @@ def roll_odds(held: set[Rank], unseen: Counter[Rank], options: PlatinumFishOptio
     return total / 36
 
 
+@cache  # the same for a whole match: not recounted over 36 throws at every draw-or-roll
 def unrollable(options: PlatinumFishOptions) -> frozenset[Rank]:
     """Ranks no throw looks for (the Ace, unless a die's face counts): no roll takes them from the stock."""
     rolled = {r for a, b in product(range(1, 7), repeat=2) for r in roll_targets((a, b), options)[1]}
