@@ -2,6 +2,7 @@
 
 Usage: python -m bench.workers_throughput [--workers 1,2] [--matches 64] [--seconds S] [--runs N]
                                           [--game chinese_ten] [--layout bots|seats]
+                                          [--stream batching|"protocol 1"] [--no-ceiling]
 
 For each N, a fresh ``croupier serve --workers N`` (journals on disk, metrics off),
 and one load process per worker keeping ``--matches`` matches running on it with
@@ -11,18 +12,23 @@ are summed. The bots run on the same machine, as a tournament's do, so the figur
 is what the machine does with its bots on it; the per-worker figure beside it is
 the per-core one when N is the core count. Levels alternate within each run, and
 the load average is printed with every line: the machine may be shared.
+
+Each run also measures bench/grpc_ceiling.py's bare ping-pong with as many
+streams as the workers' matches together (its server and client one process
+each, so it too has the machine's cores), and prints the machine's decisions/s
+as a fraction of it: issue 21's "per machine" figure beside the per-core one.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
 import re
 import statistics
 import subprocess
-import sys
 import tempfile
 import time
 from dataclasses import dataclass
@@ -30,8 +36,9 @@ from pathlib import Path
 
 import grpc
 
-from bench.harness import cpu_seconds, machine, python
-from bench.referee_throughput import ADMIN_TOKEN, TrivialBots, Window
+from bench import grpc_ceiling
+from bench.harness import Server, cpu_seconds, machine, python
+from bench.referee_throughput import ADMIN_TOKEN, OPTIONS, TrivialBots, Window
 
 SERVING = re.compile(r"worker (\d+) \(pid (\d+)\) serving on (\S+?)(?:,|$)", re.MULTILINE)
 RAMP_SECONDS = 4.0
@@ -104,6 +111,7 @@ def _load_argv(address: str, start: float, args: argparse.Namespace) -> list[str
         "-m", "bench.workers_throughput", "--load", address, "--at", repr(start),
         "--matches", str(args.matches), "--seconds", str(args.seconds),
         "--game", args.game, "--players", str(args.players), "--layout", args.layout,
+        "--stream", args.stream,
     )  # fmt: skip
 
 
@@ -113,7 +121,9 @@ async def load(args: argparse.Namespace) -> None:
         loop = asyncio.get_running_loop()
         far = loop.time() + 3600
         window = Window(start=far, stop=far + args.seconds)
-        bots = TrivialBots(channel, args.game, args.players, args.matches, args.layout, window)
+        bots = TrivialBots(
+            channel, args.game, args.players, args.matches, args.layout, window, OPTIONS[args.stream]
+        )
         runner = asyncio.create_task(bots.run())
         await asyncio.wait_for(bots.all_started.wait(), 120)
         late = time.time() > args.at
@@ -141,6 +151,15 @@ def arguments() -> argparse.Namespace:
     parser.add_argument("--game", default="chinese_ten")
     parser.add_argument("--players", type=int, default=2)
     parser.add_argument("--layout", choices=("bots", "seats"), default="bots")
+    parser.add_argument(
+        "--stream",
+        choices=list(OPTIONS),
+        default="batching",
+        help="the bots' stream options (default batching)",
+    )
+    parser.add_argument(
+        "--no-ceiling", dest="ceiling", action="store_false", help="skip the bare ping-pong ceiling"
+    )
     parser.add_argument("--load", help=argparse.SUPPRESS)  # a load process: the worker's address
     parser.add_argument("--at", type=float, help=argparse.SUPPRESS)  # its window's start (time.time())
     return parser.parse_args()
@@ -151,37 +170,64 @@ def main() -> None:
     if args.load:
         asyncio.run(load(args))
         return
+    asyncio.run(compare(args))
+
+
+async def compare(args: argparse.Namespace) -> None:
+    """Every level in turn, each beside the ceiling; one event loop (grpc.aio keeps its poller on the
+    first loop it meets), the referee's own measuring in a thread."""
     levels = [int(n) for n in args.workers.split(",")]
     print(machine())
     print(
-        f"{args.game}, {args.players} players, layout {args.layout}, {args.matches} matches per worker, "
-        f"one load process per worker; {args.seconds:g} s per run, {args.runs} runs, levels alternating"
+        f"{args.game}, {args.players} players, layout {args.layout}, stream {args.stream}, "
+        f"{args.matches} matches per worker, one load process per worker; {args.seconds:g} s per run, "
+        f"{args.runs} runs, levels alternating"
     )
     print(
         f"{'workers':>7} {'decisions/s':>11} {'per worker':>10} {'srv µs/dec':>10} {'bots µs/dec':>11}"
-        f" {'load average':>18}"
+        f" {'ceiling/s':>10} {'ratio':>6} {'load average':>18}"
     )
     results: dict[int, list[Result]] = {n: [] for n in levels}
-    for _ in range(args.runs):
-        for count in levels:
-            result = measure(count, args)
-            results[count].append(result)
-            load_average = ", ".join(f"{x:.2f}" for x in os.getloadavg())
-            print(
-                f"{count:>7} {result.per_second:>11,.0f} {result.per_second / count:>10,.0f}"
-                f" {result.server_cpu / max(1, result.decisions) * 1e6:>10,.1f}"
-                f" {result.bots_cpu / max(1, result.decisions) * 1e6:>11,.1f} {load_average:>18}",
-                flush=True,
+    ratios: dict[int, list[float]] = {n: [] for n in levels}
+    with contextlib.ExitStack() as stack:
+        ceiling = None
+        if args.ceiling:
+            ceiling = stack.enter_context(
+                Server(python("-m", "bench.grpc_ceiling", "--serve", "127.0.0.1:0"))
             )
+        for _ in range(args.runs):
+            for count in levels:
+                result = await asyncio.to_thread(measure, count, args)
+                results[count].append(result)
+                bare = f"{'':>10} {'':>6}"
+                if ceiling is not None:
+                    bare_load = grpc_ceiling.load(
+                        ceiling.port, count * args.matches, args.seconds, ceiling.pid
+                    )
+                    rate = (await bare_load).per_second
+                    ratios[count].append(result.per_second / rate)
+                    bare = f"{rate:>10,.0f} {result.per_second / rate:>6.2f}"
+                load_average = ", ".join(f"{x:.2f}" for x in os.getloadavg())
+                print(
+                    f"{count:>7} {result.per_second:>11,.0f} {result.per_second / count:>10,.0f}"
+                    f" {result.server_cpu / max(1, result.decisions) * 1e6:>10,.1f}"
+                    f" {result.bots_cpu / max(1, result.decisions) * 1e6:>11,.1f} {bare} {load_average:>18}",
+                    flush=True,
+                )
     base = statistics.median(r.per_second for r in results[levels[0]])
     for count in levels:
         median = statistics.median(r.per_second for r in results[count])
+        against = ""
+        if values := ratios[count]:
+            against = (
+                f"; {statistics.median(values):.2f} ({min(values):.2f}-{max(values):.2f}) of the bare "
+                f"ceiling at {count * args.matches} streams"
+            )
         print(
             f"{count} workers: median {median:,.0f} decisions/s for the machine, {median / count:,.0f} per "
-            f"worker; {median / base:.2f}x {levels[0]} worker{'s' if levels[0] > 1 else ''}",
+            f"worker; {median / base:.2f}x {levels[0]} worker{'s' if levels[0] > 1 else ''}{against}",
             flush=True,
         )
-    sys.stdout.flush()
 
 
 if __name__ == "__main__":
