@@ -42,6 +42,10 @@ class Suit(Enum):
     def __str__(self) -> str:
         return self.value
 
+    # Enum's own hash is Python code (the name's hash) run at every dict or set lookup; members are
+    # singletons compared by identity, so identity's hash serves.
+    __hash__ = object.__hash__
+
     def __lt__(self, other: Suit) -> bool:
         """Clubs < diamonds < hearts < spades, so cards sort (by rank, then suit)."""
         return _SUIT_ORDER[self] < _SUIT_ORDER[other]
@@ -84,7 +88,7 @@ _RANK_BY_TEXT = {text: r for r, text in _RANK_TEXT.items()}
 _SUIT_BY_TEXT = {s.value: s for s in Suit}
 
 
-@dataclass(frozen=True, slots=True, order=True)
+@dataclass(frozen=True, slots=True, eq=False)
 class Card:
     """A playing card; its one text form is rank then suit letter (``10h``, ``Qs``)."""
 
@@ -124,9 +128,38 @@ class Card:
     def __repr__(self) -> str:
         return f"Card({self})"
 
-    # Cards are hashed and printed by the thousand per match: these skip Enum's Python-level hash.
+    # Cards are compared and hashed by the thousand per match: by their members' identities (enum
+    # members are singletons), not dataclass's generated Python (a tuple of each side per compare).
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Card):
+            return NotImplemented
+        return self.rank is other.rank and self.suit is other.suit
+
     def __hash__(self) -> int:
-        return hash((self.rank._value_, self.suit._value_))
+        return hash((self.rank, self.suit))
+
+    # Rank, then suit (clubs < diamonds < hearts < spades: their letters' order).
+    def __lt__(self, other: Card) -> bool:
+        if not isinstance(other, Card):
+            return NotImplemented
+        if self.rank is not other.rank:
+            return self.rank < other.rank
+        return self.suit._value_ < other.suit._value_
+
+    def __le__(self, other: Card) -> bool:
+        if not isinstance(other, Card):
+            return NotImplemented
+        return self == other or self < other
+
+    def __gt__(self, other: Card) -> bool:
+        if not isinstance(other, Card):
+            return NotImplemented
+        return other < self
+
+    def __ge__(self, other: Card) -> bool:
+        if not isinstance(other, Card):
+            return NotImplemented
+        return self == other or other < self
 
     # Immutable: copies of a state share their cards (deepcopy would rebuild each one).
     def __copy__(self) -> Card:

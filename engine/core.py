@@ -278,17 +278,29 @@ def options_from_dict(cls: type[O], values: Mapping[str, Any]) -> O:
     missing names take the defaults. The options class validates itself in
     ``__post_init__``.
     """
-    assert dataclasses.is_dataclass(cls)
-    fields = {f.name: f for f in dataclasses.fields(cls)}
+    fields, hints = _fields_and_hints(cls)
     unknown = sorted(set(values) - set(fields))
     if unknown:
         raise InvalidOptions(f"unknown option(s) {', '.join(unknown)}; known: {', '.join(fields)}")
-    hints = typing.get_type_hints(cls)
     kwargs = {name: _coerce(name, hints[name], value) for name, value in values.items()}
     try:
         return cls(**kwargs)
     except TypeError as exc:
         raise InvalidOptions(str(exc)) from None
+
+
+_FIELDS_AND_HINTS: dict[type, tuple[tuple[str, ...], dict[str, Any]]] = {}
+
+
+def _fields_and_hints(cls: type) -> tuple[tuple[str, ...], dict[str, Any]]:
+    """An options class's field names and type hints, read once per class: ``get_type_hints``
+    evaluates every annotation's text at each call, which cost more than a Pair Battle deal."""
+    known = _FIELDS_AND_HINTS.get(cls)
+    if known is None:
+        assert dataclasses.is_dataclass(cls)
+        known = tuple(f.name for f in dataclasses.fields(cls)), typing.get_type_hints(cls)
+        _FIELDS_AND_HINTS[cls] = known
+    return known
 
 
 def _coerce(name: str, hint: Any, value: Any) -> Any:
@@ -348,15 +360,19 @@ def bounded(default: N | None, low: N, high: N, unit: str) -> Any:
 def check_bounds(options: object) -> None:
     """Every ``bounded`` field of an options dataclass within its range (None, where allowed, is
     the option's own "not set"), else ``InvalidOptions`` stating the range."""
-    assert dataclasses.is_dataclass(options)
-    for f in dataclasses.fields(options):
-        bounds = f.metadata.get("bounds")
-        value = getattr(options, f.name)
-        if bounds is None or value is None:
-            continue
-        low, high, unit = bounds
-        if not low <= value <= high:  # NaN fails too
-            raise InvalidOptions(f"{f.name} must be {low} to {high} {unit}, not {value}")
+    cls = type(options)
+    bounded_fields = _BOUNDS.get(cls)
+    if bounded_fields is None:  # read once per class: every options object checks itself
+        assert dataclasses.is_dataclass(options)
+        bounded_fields = [(f.name, f.metadata["bounds"]) for f in dataclasses.fields(options) if "bounds" in f.metadata]
+        _BOUNDS[cls] = bounded_fields
+    for name, (low, high, unit) in bounded_fields:
+        value = getattr(options, name)
+        if value is not None and not low <= value <= high:  # NaN fails too
+            raise InvalidOptions(f"{name} must be {low} to {high} {unit}, not {value}")
+
+
+_BOUNDS: dict[type, list[tuple[str, tuple[Any, Any, str]]]] = {}
 
 
 def check_players(players: int, low: int, high: int, game: str) -> None:

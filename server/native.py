@@ -33,6 +33,7 @@ from typing import Any
 COMPILED = (
     "croupier.engine.cards",
     "croupier.engine.core",
+    "croupier.engine.draws",
     "croupier.engine.games.chinese_ten",
     "croupier.engine.games.pair_battle",
     "croupier.engine.games.platinum_fish",
