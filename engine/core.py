@@ -41,6 +41,7 @@ __all__ = [
     "options_from_dict",
     "options_to_dict",
     "redeal",
+    "shared",
 ]
 
 Seat = int
@@ -113,10 +114,23 @@ class Outcome:
         return cls(tuple(scores), places, winners)
 
 
+T = TypeVar("T")
+
+
+def shared(cache: dict[tuple[Any, ...], T], kind: Callable[..., T], *fields: Any) -> T:
+    """``kind(*fields)``, built once per value and then shared through ``cache`` (one per kind):
+    actions and events are frozen values, and a frozen dataclass runs its Python ``__init__``
+    even compiled (mypyc compiles no dataclass's generated methods). For small domains only
+    (seats, cards): ``cache`` keeps every value made."""
+    value = cache.get(fields)
+    if value is None:
+        value = cache[fields] = kind(*fields)
+    return value
+
+
 # --- the protocol ---------------------------------------------------------------
 
 O = TypeVar("O")
-T = TypeVar("T")
 V = TypeVar("V")
 A = TypeVar("A", bound=Action)
 

@@ -29,6 +29,7 @@ from croupier.engine.core import (
     check_players,
     deal_round,
     redeal,
+    shared,
 )
 from croupier.engine.rng import Rng
 
@@ -306,6 +307,14 @@ class ChineseTenView:
 # --- state ---------------------------------------------------------------------------
 
 
+# What a turn makes, each value built once (``shared``): cards, seats and captures are few.
+_PLAYS: dict[tuple[Card, tuple[Card, ...]], Play] = {}
+_PLAYED: dict[tuple[Seat, Card], Played] = {}
+_CAPTURED: dict[tuple[Seat, Card, tuple[Card, ...]], Captured] = {}
+_TABLED: dict[tuple[Card], Tabled] = {}
+_TURNED: dict[tuple[Seat, Card], Turned] = {}
+
+
 @dataclass(eq=True)
 class ChineseTenState(StateBase):
     options: Options
@@ -376,7 +385,8 @@ class ChineseTenState(StateBase):
         actions: list[ChineseTenAction] = []
         by_rank = self._table_by_rank()  # once for the whole hand, not a table scan per card
         for card in self.hands[seat]:
-            actions.extend([Play(card, taken) for taken in self._capture_options(card, by_rank) or [()]])
+            for taken in self._capture_options(card, by_rank) or [()]:
+                actions.append(shared(_PLAYS, Play, card, taken))
         return actions
 
     def _table_by_rank(self) -> dict[Rank, list[Card]]:
@@ -406,7 +416,7 @@ class ChineseTenState(StateBase):
             events: list[Event] = [self._capture(seat, card, (action.target,))]
         else:
             self.hands[seat].remove(action.card)
-            events = [Played(seat, action.card)]
+            events = [shared(_PLAYED, Played, seat, action.card)]
             taken = action.taken
             events.append(self._capture(seat, action.card, taken) if taken else self._lay(action.card))
             events.extend(self._turn_up(seat))
@@ -447,15 +457,15 @@ class ChineseTenState(StateBase):
         self.piles[seat].append(card)
         self.piles[seat].extend(taken)
         self.points[seat] += pile_points((card, *taken), self.options.scoring)
-        return Captured(seat, card, taken)
+        return shared(_CAPTURED, Captured, seat, card, taken)
 
     def _lay(self, card: Card) -> Event:
         self.table.append(card)
-        return Tabled(card)
+        return shared(_TABLED, Tabled, card)
 
     def _turn_up(self, seat: Seat) -> list[Event]:
         card = self.stock.pop(0)
-        events: list[Event] = [Turned(seat, card)]
+        events: list[Event] = [shared(_TURNED, Turned, seat, card)]
         options = self._capture_options(card)
         if len(options) > 1:
             self.turned = card  # the player picks the target

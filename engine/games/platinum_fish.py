@@ -34,6 +34,7 @@ from croupier.engine.core import (
     check_players,
     clockwise_from,
     redeal,
+    shared,
 )
 from croupier.engine.rng import Rng
 
@@ -156,6 +157,19 @@ def roll_targets(
 ) -> tuple[tuple[int, ...], tuple[Rank, ...]]:
     """What a roll looks for: the numbers, ascending (the sum; with ``FACES_AND_SUM`` each die's
     face too), and the ranks they stand for, each once, in the numbers' order."""
+    key = (dice, options.targets, options.twelve_includes_jack)
+    known = _ROLL_TARGETS.get(key)
+    if known is None:  # 36 rolls a variant: each worked out once
+        known = _ROLL_TARGETS[key] = _work_out_targets(dice, options)
+    return known
+
+
+_ROLL_TARGETS: dict[tuple[tuple[int, int], Targets, bool], tuple[tuple[int, ...], tuple[Rank, ...]]] = {}
+
+
+def _work_out_targets(
+    dice: tuple[int, int], options: PlatinumFishOptions
+) -> tuple[tuple[int, ...], tuple[Rank, ...]]:
     numbers = {dice[0] + dice[1]}
     if options.targets is Targets.FACES_AND_SUM:
         numbers.update(dice)
@@ -404,6 +418,15 @@ class GameOver(Event):
         return f"the stock is empty: matches {', '.join(map(str, self.matches))}; winner(s): {won}"
 
 
+# The events a turn makes most, each value built once (``shared``).
+_TURN_PASSES = tuple(TurnPasses(seat) for seat in range(MAX_PLAYERS))
+_PASSED = tuple(Passed(seat) for seat in range(MAX_PLAYERS))
+_TOOK_FROM_STOCK = tuple(TookFromStock(seat) for seat in range(MAX_PLAYERS))
+_DREW: dict[tuple[Seat, Card], Drew] = {}
+_DISCARDED: dict[tuple[Seat, Card], Discarded] = {}
+_ROLLED: dict[tuple[Seat, tuple[int, int], tuple[int, ...]], Rolled] = {}
+
+
 # --- view ------------------------------------------------------------------------------
 
 
@@ -522,7 +545,7 @@ class PlatinumFishState(StateBase):
         if not self.stock:
             self._finish(events)
         else:
-            events.append(TurnPasses(self.current))
+            events.append(_TURN_PASSES[self.current])
         self.history.extend(events)
         return events
 
@@ -563,10 +586,10 @@ class PlatinumFishState(StateBase):
             self._lay(seat, card, events)
         elif isinstance(action, Draw):
             card = self.stock.pop()
-            events.append(Drew(seat, card))
+            events.append(shared(_DREW, Drew, seat, card))
             if self._partner(seat, card) is None:
                 self.discard.append(card)
-                events.append(Discarded(seat, card))
+                events.append(shared(_DISCARDED, Discarded, seat, card))
                 self._end_turn(events)
             else:
                 self._lay(seat, card, events)
@@ -575,7 +598,7 @@ class PlatinumFishState(StateBase):
         elif isinstance(action, Ask):
             self._ask(seat, action, events)
         else:
-            events.append(Passed(seat))
+            events.append(_PASSED[seat])
             self._end_turn(events)
         self.history.extend(events)
         return events
@@ -619,12 +642,12 @@ class PlatinumFishState(StateBase):
     def _roll(self, seat: Seat, events: list[Event]) -> None:
         dice = (self.rng.die(), self.rng.die())
         targets, ranks = roll_targets(dice, self.options)
-        events.append(Rolled(seat, dice, targets))
+        events.append(shared(_ROLLED, Rolled, seat, dice, targets))
         stock = self.stock
         for i in range(len(stock) - 1, -1, -1):  # from the top down
             if stock[i].rank in ranks:
                 card = stock.pop(i)  # the rest keep their order
-                events.append(TookFromStock(seat))
+                events.append(_TOOK_FROM_STOCK[seat])
                 if self.options.reshuffle_after_search and stock:
                     self.rng.shuffle(stock)
                     events.append(StockShuffled())
@@ -682,7 +705,7 @@ class PlatinumFishState(StateBase):
             return
         self.phase, self.dice, self.targets, self.asks = Phase.TURN, None, (), ()
         self.current = (self.current + 1) % self.players
-        events.append(TurnPasses(self.current))
+        events.append(_TURN_PASSES[self.current])
 
     def _finish(self, events: list[Event]) -> None:
         self.phase, self.dice, self.targets, self.asks = Phase.OVER, None, (), ()
