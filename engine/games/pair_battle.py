@@ -40,6 +40,7 @@ from croupier.engine.core import (
     check_players,
     deal_round,
     redeal,
+    shared,
 )
 from croupier.engine.rng import Rng
 
@@ -151,8 +152,12 @@ def plays_of_rank(cards: Sequence[Card], laid: int) -> list[Play]:
     """The plays a hand's ``cards`` of one rank allow with ``laid`` of that rank on the table:
     the single once three are laid (the hand holds the rank's last card), else every doublet and triplet."""
     if laid >= 3:
-        return [Play((cards[0],))]
-    return [Play(same) for size in (2, 3) for same in combinations(cards, size)]
+        return [shared(_PLAYS, Play, (cards[0],))]
+    return [shared(_PLAYS, Play, same) for size in (2, 3) for same in combinations(cards, size)]
+
+
+_PLAYS: dict[tuple[tuple[Card, ...]], Play] = {}
+"""Each play built once (``shared``), its cards sorted once: a hand's plays are listed at every look."""
 
 
 def parse_action(text: str) -> PairBattleAction:
@@ -249,6 +254,9 @@ class Ended(Event):
             EndReason.STANDOFF: "every player passed",
         }[self.reason]
         return f"game over ({why}): scores {list(self.scores)}"
+
+
+_LAID: dict[tuple[Seat, tuple[Card, ...], int], Laid] = {}
 
 
 # --- view --------------------------------------------------------------------------
@@ -464,7 +472,7 @@ class PairBattleState(StateBase):
         if drawn:
             hand.extend(drawn)
             hand.sort(key=card_order)
-        events: list[Event] = [Laid(seat, play.cards, len(drawn))]
+        events: list[Event] = [shared(_LAID, Laid, seat, play.cards, len(drawn))]
         if not hand:  # the refill would have filled it: the reserve is empty too
             self.finishers.append(seat)
             self.scores[seat] += FINISH_BONUS

@@ -34,6 +34,7 @@ from croupier.engine.core import (
     clockwise_from,
     deal_round,
     redeal,
+    shared,
 )
 from croupier.engine.rng import Rng
 
@@ -558,6 +559,12 @@ class SpoilFiveView:
 # --- state ---------------------------------------------------------------------------
 
 
+# What a trick makes, each value built once (``shared``): cards and seats are few.
+_PLAYS: dict[tuple[Card], Play] = {}
+_PLAYED: dict[tuple[Seat, Card, bool], Played] = {}
+_TRICKS_WON: dict[tuple[Seat, int, int], TrickWon] = {}
+
+
 @dataclass(eq=True)
 class SpoilFiveState(StateBase):
     options: Options
@@ -722,8 +729,13 @@ class SpoilFiveState(StateBase):
         return any(self._is_trump_ace(c) for c in self.hands[seat])
 
     def _trick_winner(self) -> Seat:
-        ranking, trump, led = self.options.ranking, self.turn_up.suit, self.trick[0][1]
-        return max(self.trick, key=lambda play: trick_strength(play[1], led, trump, ranking, self.ace_low))[0]
+        ranking, trump, led, ace_low = self.options.ranking, self.turn_up.suit, self.trick[0][1], self.ace_low
+        winner, best = self.trick[0][0], -1
+        for seat, card in self.trick:  # the first of the strongest, as max() picks
+            strength = trick_strength(card, led, trump, ranking, ace_low)
+            if strength > best:
+                winner, best = seat, strength
+        return winner
 
     def _holders_first_turn(self, seat: Seat) -> bool:
         """The trump Ace's holder, at their first turn, before playing: may rob and announce."""
@@ -742,7 +754,7 @@ class SpoilFiveState(StateBase):
             return [Decline(), *(Rob(c) for c in hand)]
         if self.phase is Phase.JINX_CHOICE:
             return [TakePool(), Jinx()]
-        actions: list[SpoilFiveAction] = [Play(c) for c in self.playable(seat)]
+        actions: list[SpoilFiveAction] = [shared(_PLAYS, Play, c) for c in self.playable(seat)]
         if self._holders_first_turn(seat):
             if self.announcer is None:
                 actions.append(Announce())
@@ -844,7 +856,7 @@ class SpoilFiveState(StateBase):
         self.ace_low_shown |= lowest
         hand.remove(card)
         self.trick.append((seat, card))
-        events: list[Event] = [Played(seat, card, lowest)]
+        events: list[Event] = [shared(_PLAYED, Played, seat, card, lowest)]
         if len(self.trick) < self.players:
             self.turn = (seat + 1) % self.players
             return events
@@ -853,7 +865,7 @@ class SpoilFiveState(StateBase):
         self.trick = []
         self.won[winner] += 1
         number = len(self.tricks)
-        events.append(TrickWon(winner, number, self.won[winner]))
+        events.append(shared(_TRICKS_WON, TrickWon, winner, number, self.won[winner]))
         if self.jinxer is not None:
             if winner != self.jinxer:
                 return events + self._end_deal(Result.JINX_LOST, self.jinxer)
