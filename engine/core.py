@@ -378,7 +378,8 @@ def check_bounds(options: object) -> None:
     bounded_fields = _BOUNDS.get(cls)
     if bounded_fields is None:  # read once per class: every options object checks itself
         assert dataclasses.is_dataclass(options)
-        bounded_fields = [(f.name, f.metadata["bounds"]) for f in dataclasses.fields(options) if "bounds" in f.metadata]
+        fields = dataclasses.fields(options)
+        bounded_fields = [(f.name, f.metadata["bounds"]) for f in fields if "bounds" in f.metadata]
         _BOUNDS[cls] = bounded_fields
     for name, (low, high, unit) in bounded_fields:
         value = getattr(options, name)
