@@ -89,6 +89,10 @@ class Options(Immutable):
 
 
 def card_points(card: Card, scoring: Scoring) -> int:
+    return (_CHINESE_TEN_POINTS if scoring is Scoring.CHINESE_TEN else _RED_FROG_POINTS)[card]
+
+
+def _work_out_points(card: Card, scoring: Scoring) -> int:
     is_ace_of_spades = card.rank is Rank.ACE and card.suit is Suit.SPADES
     if scoring is Scoring.CHINESE_TEN:
         if is_ace_of_spades:
@@ -105,8 +109,17 @@ def card_points(card: Card, scoring: Scoring) -> int:
     return int(card.rank) if card.rank <= Rank.NINE else 10
 
 
+_CHINESE_TEN_POINTS = {card: _work_out_points(card, Scoring.CHINESE_TEN) for card in STANDARD_DECK}
+_RED_FROG_POINTS = {card: _work_out_points(card, Scoring.RED_FROG) for card in STANDARD_DECK}
+"""Every card's points, worked out once per scoring."""
+
+
 def pile_points(cards: list[Card] | tuple[Card, ...], scoring: Scoring) -> int:
-    return sum(card_points(card, scoring) for card in cards)
+    points = _CHINESE_TEN_POINTS if scoring is Scoring.CHINESE_TEN else _RED_FROG_POINTS
+    total = 0
+    for card in cards:
+        total += points[card]
+    return total
 
 
 def captures(card: Card, table: list[Card] | tuple[Card, ...]) -> list[Card]:
@@ -400,8 +413,13 @@ class ChineseTenState(StateBase):
     ) -> list[tuple[Card, ...]]:
         """Every way ``card`` may capture: one target each (what ``captures`` finds), or the
         layout's three at once. ``by_rank``: the table grouped by ``_table_by_rank``, if at hand."""
-        if by_rank is None:
-            by_rank = self._table_by_rank()
+        if by_rank is None:  # one card: a scan of the table, not the table grouped
+            if card.rank is self.layout_set_rank:
+                three = [t for t in self.table if t.rank is card.rank]
+                if len(three) == 3:
+                    return [tuple(three)]
+            partner = CAPTURE_PARTNER[card.rank]
+            return [(t,) for t in self.table if t.rank is partner]
         if card.rank is self.layout_set_rank:
             three = by_rank.get(card.rank, [])
             if len(three) == 3:

@@ -716,7 +716,7 @@ class PlatinumFishState(StateBase):
         """Index of the hand card that makes a match with ``card``, if any."""
         rank = card.rank
         for i, held in enumerate(self.hands[seat]):
-            if held.rank == rank:
+            if held.rank is rank:  # ranks are Rank members: identity, not IntEnum's compare
                 return i
         return None
 
