@@ -6,13 +6,28 @@ from __future__ import annotations
 
 import asyncio
 import json
+import random
 from pathlib import Path
 from typing import Any, get_args
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
+from croupier.engine.games import GAMES
+from croupier.engine.rng import Rng
 from croupier.server import journal
-from croupier.server.journal import KINDS, Act, Record, RecordError, from_json, read_line, scan, to_json
+from croupier.server.journal import (
+    KINDS,
+    Act,
+    Record,
+    RecordError,
+    encode,
+    from_json,
+    read_line,
+    scan,
+    to_json,
+)
 from croupier.server.replay import replay_journal
 from croupier.v1 import match_pb2
 from tests.server.botclient import Bot
@@ -30,6 +45,78 @@ def test_a_record_reads_into_its_class_and_writes_back_the_same_json() -> None:
     record = from_json(ACT)
     assert record == Act(at=1.5, seat=0, action="7h", decision_id=4294967297, think=0.25, bank=30)
     assert to_json(record) == ACT and list(to_json(record)) == list(ACT)  # the keys in their order too
+
+
+def json_line(record: Record) -> bytes:
+    """A record's line as json itself writes it (what ``encode`` must write, whatever its shortcuts)."""
+    return json.dumps(to_json(record), separators=(",", ":"), ensure_ascii=False).encode() + b"\n"
+
+
+def same_line(record: Record) -> None:
+    try:
+        expected = json_line(record)
+    except (UnicodeError, ValueError) as exc:  # a lone surrogate; an int of more than 4300 digits
+        with pytest.raises(type(exc)):
+            encode(record)
+        return
+    assert encode(record) == expected
+
+
+NUMBERS = st.floats() | st.integers() | st.integers(min_value=-(10**5000), max_value=10**5000)
+"""Any float (NaN and the infinities too), ints of any size (past what str() may write)."""
+
+
+@given(
+    at=NUMBERS,
+    seat=st.integers() | st.booleans(),
+    action=st.text()
+    | st.text(st.characters(max_codepoint=0x7F))
+    | st.text(st.characters(min_codepoint=0xD800, max_codepoint=0xDFFF)),
+    decision_id=st.integers(min_value=0, max_value=1 << 64) | st.booleans(),
+    think=NUMBERS,
+    bank=NUMBERS,
+)
+def test_an_act_line_is_byte_for_byte_what_json_writes(
+    at: Any, seat: Any, action: str, decision_id: Any, think: Any, bank: Any
+) -> None:
+    same_line(Act(at, seat, action, decision_id, think, bank))
+    same_line(Act(abs(at), 1, action, decision_id, abs(think), bank))
+
+
+@pytest.mark.parametrize(
+    "text", ["", '"7h"', "back\\slash", "tab\tline\n", "\x00\x1f\x7f", "é ♠ 🂡", "\u2028\u2029", "\ud800"]
+)
+@pytest.mark.parametrize("number", [0, 0.1, 1e-7, 1e300, 10**400, -0.0, float("nan"), float("inf")])
+def test_an_act_of_strings_to_escape_and_unusual_numbers_is_written_as_json_writes_it(
+    text: str, number: float
+) -> None:
+    same_line(Act(number, 1, text, 1 << 40, number, number))
+    same_line(Act(1.5, 0, text, 4294967297, 0.25, number))
+
+
+def test_every_game_s_actions_in_acts_at_a_referee_s_times_are_written_as_json_writes_them() -> None:
+    chooser = random.Random(21)
+    acts = 0
+    for name, spec in GAMES.items():
+        for options in spec.test_variants:
+            state = spec.new_game(options, Rng(chooser.randrange(1 << 32)))
+            now = 0.0
+            while not state.is_over():
+                now += chooser.expovariate(1000)
+                wake = state.wake_at()
+                seats = sorted(s for s in state.to_act() if state.legal_actions(s))
+                if not seats:
+                    assert wake is not None, name
+                    now = max(now, wake)
+                    state.advance(now)
+                    continue
+                seat = chooser.choice(seats)
+                action = chooser.choice(state.legal_actions(seat))
+                think, bank = chooser.expovariate(50), chooser.choice([0.0, 30, chooser.uniform(0, 30)])
+                same_line(Act(now, seat, str(action), (2 << 32) | (seat << 24) | acts, think, bank))
+                state.apply(seat, action, now)
+                acts += 1
+    assert acts > 1000
 
 
 @pytest.mark.parametrize(
