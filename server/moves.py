@@ -119,8 +119,7 @@ class Moves(MatchState):
         else:
             session.send(self._result(index, move.decision_id, Result.ACCEPTED, action, think=think))
         self._told.add(index)
-        self.metrics.decisions.inc()
-        self.metrics.decision_seconds.observe(think)
+        self.metrics.decisions.add(think)
 
     def _read_action(self, move: bots_pb2.Move, decision: Decision | None) -> Action:
         choice = move.WhichOneof("choice")
