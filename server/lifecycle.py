@@ -2,12 +2,13 @@
 is a bug, raised with both states named): where its actor is in a job's cycle (``Phase``), what
 the match is (``MatchStatus``), and how a seat's last decision was settled (``Settled``).
 
-A job's cycle: the actor is IDLE until a job is posted (DUE: a drain is scheduled on the loop);
-the drain runs each JOB; a job that told anything leaves the match CHANGED, so it is SETTLING
-before the next job (forfeited seats played, decisions opened or closed, views pushed, the timer
-armed). A job or settling that raises leaves the match FAILED: it is rebuilt from its journal and
-the job runs once more, or the match ends. OVER (finished or cancelled) and STOPPED (the referee
-shuts down, the journal left resumable) are final.
+A job's cycle: the actor is IDLE until a job is posted (DUE: a drain is scheduled on the loop) or
+run at once (a move, by the stream that read it: straight to JOB); the drain runs each JOB; a job
+that told anything leaves the match CHANGED, so it is SETTLING before the next job (forfeited
+seats played, decisions opened or closed, views pushed, the timer armed). A job or settling that
+raises leaves the match FAILED: it is rebuilt from its journal and the job runs once more, or the
+match ends. OVER (finished or cancelled) and STOPPED (the referee shuts down, the journal left
+resumable) are final.
 """
 
 from __future__ import annotations
@@ -18,6 +19,8 @@ from croupier.server.messages import Status
 
 
 class Phase(enum.Enum):
+    __hash__ = object.__hash__  # identity, in C (Enum's hashes its name in Python): 5 moves a decision
+
     NEW = "new"
     """Built (or rebuilt from its journal); its actor not started yet."""
     IDLE = "idle"
@@ -36,7 +39,7 @@ class Phase(enum.Enum):
 
 PHASE_MOVES: dict[Phase, frozenset[Phase]] = {
     Phase.NEW: frozenset({Phase.DUE, Phase.STOPPED}),
-    Phase.IDLE: frozenset({Phase.DUE, Phase.STOPPED}),
+    Phase.IDLE: frozenset({Phase.DUE, Phase.JOB, Phase.STOPPED}),
     Phase.DUE: frozenset({Phase.JOB, Phase.IDLE, Phase.STOPPED}),
     Phase.JOB: frozenset({Phase.JOB, Phase.CHANGED, Phase.IDLE, Phase.FAILED, Phase.OVER}),
     Phase.CHANGED: frozenset({Phase.SETTLING, Phase.FAILED, Phase.OVER}),
@@ -49,11 +52,18 @@ PHASE_MOVES: dict[Phase, frozenset[Phase]] = {
 or FAILED, stays put (no move). The referee stops a match between jobs only (NEW, IDLE, DUE)."""
 
 
+WAITING = Status.MATCH_STATUS_WAITING
+RUNNING = Status.MATCH_STATUS_RUNNING
+FINISHED = Status.MATCH_STATUS_FINISHED
+CANCELLED = Status.MATCH_STATUS_CANCELLED
+"""The statuses a match lives through, looked up once (a protobuf enum's attribute is a Python
+lookup in its descriptor, about a microsecond: a match reads its status on every decision)."""
+
 STATUS_MOVES: dict[Status.ValueType, frozenset[Status.ValueType]] = {
-    Status.MATCH_STATUS_WAITING: frozenset({Status.MATCH_STATUS_RUNNING, Status.MATCH_STATUS_CANCELLED}),
-    Status.MATCH_STATUS_RUNNING: frozenset({Status.MATCH_STATUS_FINISHED, Status.MATCH_STATUS_CANCELLED}),
-    Status.MATCH_STATUS_FINISHED: frozenset(),
-    Status.MATCH_STATUS_CANCELLED: frozenset(),
+    WAITING: frozenset({RUNNING, CANCELLED}),
+    RUNNING: frozenset({FINISHED, CANCELLED}),
+    FINISHED: frozenset(),
+    CANCELLED: frozenset(),
 }
 """A match's status as the referee lives it (DAMAGED is only ever read from files)."""
 

@@ -24,7 +24,6 @@ match is cancelled with ``FAULT_REASON``. Play never goes on over a half-changed
 from __future__ import annotations
 
 import asyncio
-import contextlib
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -32,7 +31,7 @@ import croupier.server.session as sessions
 from croupier.engine.core import Event
 from croupier.server.errors import ServiceError
 from croupier.server.journal import CLOSING, Auto, Cancel, End, Header, Record, Recount, Start
-from croupier.server.lifecycle import Phase
+from croupier.server.lifecycle import CANCELLED, FINISHED, RUNNING, WAITING, Phase
 from croupier.server.match_journal import JournalFull, Journaling
 from croupier.server.match_state import MatchState
 from croupier.server.messages import (
@@ -54,6 +53,10 @@ from croupier.v1 import bots_pb2, games_pb2, spectator_pb2
 
 FAULT_REASON = "the referee hit an internal error it could not recover from (its log says which)"
 """Why a match a bug stopped was cancelled: what its bots and spectators are told."""
+
+
+_BETWEEN_JOBS = (Phase.IDLE, Phase.DUE, Phase.JOB)
+"""Where the actor may take the next job from its inbox (IDLE: run at once, by ``run_now``)."""
 
 
 class Match(Moves, Timekeeping, Journaling, MatchState):
@@ -89,18 +92,17 @@ class Match(Moves, Timekeeping, Journaling, MatchState):
         (a loop callback later, real-time plays reached the other seats about a fifth slower at
         the median: docs/benchmarks.md). From inside a job (never nested), or an actor not
         running, it is posted as usual."""
-        if self.phase not in (Phase.IDLE, Phase.DUE):
+        if self.phase is not Phase.IDLE and self.phase is not Phase.DUE:
             self.post(job)
             return
         self.inbox.append(job)
-        if self.phase is Phase.IDLE:
-            self._to(Phase.DUE)
         self._context.run(self._drain)  # a drain already due finds the inbox empty
 
     def _drain(self) -> None:
-        while self.inbox and self.phase in (Phase.DUE, Phase.JOB):
-            self._run(self.inbox.popleft())
-        if self.phase in (Phase.DUE, Phase.JOB):
+        inbox = self.inbox
+        while inbox and self.phase in _BETWEEN_JOBS:
+            self._run(inbox.popleft())
+        if self.phase is Phase.DUE or self.phase is Phase.JOB:
             self._to(Phase.IDLE)
 
     def _run(self, job: Callable[[], None]) -> None:
@@ -123,8 +125,10 @@ class Match(Moves, Timekeeping, Journaling, MatchState):
                     return
 
     def _job_then_settle(self, job: Callable[[], None], settle: bool) -> None:
-        with contextlib.suppress(JournalFull):  # changed nothing, said so, and tries again later
+        try:  # noqa: SIM105 (contextlib.suppress costs three calls a job)
             job()
+        except JournalFull:
+            pass  # changed nothing, said so, and tries again later
         if settle and self.phase is Phase.JOB:
             self._to(Phase.CHANGED)  # a rebuilt match settles, whatever the job did
         if self.phase is Phase.CHANGED:
@@ -132,8 +136,10 @@ class Match(Moves, Timekeeping, Journaling, MatchState):
 
     def _settle_changes(self) -> None:
         self._to(Phase.SETTLING)
-        with contextlib.suppress(JournalFull):  # the match stays as it is, and tries again
+        try:  # noqa: SIM105 (as above)
             self._settle()
+        except JournalFull:
+            pass  # the match stays as it is, and tries again
         if self.phase is Phase.SETTLING:  # not over
             self._to(Phase.JOB)
 
@@ -186,10 +192,10 @@ class Match(Moves, Timekeeping, Journaling, MatchState):
         seat.gone_since = None
         seat.unsent = []  # a new stream starts afresh: events are not repeated after a reconnect
         seat.accepted = 0
-        if self.status == Status.MATCH_STATUS_WAITING:
+        if self.status == WAITING:
             if all(s.holder is not None for s in self.seats):
                 self._start()
-        elif self.status == Status.MATCH_STATUS_RUNNING:
+        elif self.status == RUNNING:
             session.send(self._started_message(index, resumed=True))
             self._send_current(index)
             self._changed()  # re-arm the timer: this seat's grace no longer runs
@@ -199,7 +205,7 @@ class Match(Moves, Timekeeping, Journaling, MatchState):
         if seat.holder is not session:
             return
         seat.holder = None
-        if self.status == Status.MATCH_STATUS_RUNNING and not seat.forfeited:
+        if self.status == RUNNING and not seat.forfeited:
             seat.gone_since = self.now()
             self._changed()
 
@@ -207,7 +213,7 @@ class Match(Moves, Timekeeping, Journaling, MatchState):
         start = Start(0.0)
         self._origin = self.clock.time()
         self._journal_first(start)
-        self._become(Status.MATCH_STATUS_RUNNING)
+        self._become(RUNNING)
         # The opening events (cuts, antes, the first deal) reach spectators in the start frame and
         # the bots in their first ViewUpdate or DecisionRequest, once: a resume does not repeat them.
         self._tell(start, list(self.state.opening))
@@ -224,7 +230,7 @@ class Match(Moves, Timekeeping, Journaling, MatchState):
     # --- settling: after every job that changed the match -----------------------------------------
 
     def _settle(self) -> None:
-        if self.status != Status.MATCH_STATUS_RUNNING:
+        if self.status != RUNNING:
             return
         if self._regathering:
             if any(s.holder is None and not s.forfeited for s in self.seats):
@@ -337,7 +343,7 @@ class Match(Moves, Timekeeping, Journaling, MatchState):
             forfeited=tuple(s.forfeited for s in self.seats),
         )
         self._journal_first(end)
-        self._become(Status.MATCH_STATUS_FINISHED)
+        self._become(FINISHED)
         self.result = match_result(self._header(), end)
         self._cancel_timer()
         self._tell(end)
@@ -393,10 +399,10 @@ class Match(Moves, Timekeeping, Journaling, MatchState):
         tournament may deal the same seed again (the seed file stays, for the admin)."""
         if self.done.is_set():
             return
-        at = self.now() if self.status == Status.MATCH_STATUS_RUNNING else 0.0
+        at = self.now() if self.status == RUNNING else 0.0
         cancel = Cancel(at, reason, tuple(s.forfeited for s in self.seats))
         self._journal_first(cancel)
-        self._become(Status.MATCH_STATUS_CANCELLED)
+        self._become(CANCELLED)
         self.cancel_reason = reason
         self._cancel_timer()
         self._tell(cancel)
@@ -429,7 +435,7 @@ class Match(Moves, Timekeeping, Journaling, MatchState):
             except Exception:
                 self.log.exception("match cannot be cancelled after a fault: ending it as it stands")
         if closing is None:
-            at = self.now() if self.status == Status.MATCH_STATUS_RUNNING else 0.0
+            at = self.now() if self.status == RUNNING else 0.0
             closing = Cancel(at, reason, tuple(s.forfeited for s in self.seats))
             try:
                 self._journal_first(closing)
@@ -438,11 +444,11 @@ class Match(Moves, Timekeeping, Journaling, MatchState):
         try:
             self._cancel_timer()
             if isinstance(closing, End):
-                status = Status.MATCH_STATUS_FINISHED
+                status = FINISHED
                 self.result = match_result(self._header(), closing)
                 ending: dict[str, Any] = {"result": self.result}
             else:
-                status = Status.MATCH_STATUS_CANCELLED
+                status = CANCELLED
                 self.cancel_reason = closing.reason
                 ending = {"reason": self.cancel_reason}
             if self.status != status:
@@ -521,7 +527,7 @@ class Match(Moves, Timekeeping, Journaling, MatchState):
         subscription = Subscription(admin)
         backlog = list(self.records) if from_start else []
         if not from_start:
-            reveal = admin or self.status == Status.MATCH_STATUS_FINISHED
+            reveal = admin or self.status == FINISHED
             view = self.state.full_view() if reveal else self.state.public_view()
             subscription.frames.put_nowait(
                 spectator_pb2.MatchFrame(
@@ -545,5 +551,5 @@ class Match(Moves, Timekeeping, Journaling, MatchState):
 
     def replay_frames(self, records: list[Record], admin: bool) -> Iterator[spectator_pb2.MatchFrame]:
         """Frames of past records, re-run from the seed (in the spectator's coroutine, not the actor)."""
-        reveal = admin or self.status == Status.MATCH_STATUS_FINISHED
+        reveal = admin or self.status == FINISHED
         return replay_frames(self.spec, self.options, self._seed, records, reveal, self.info)

@@ -31,9 +31,8 @@ from croupier.server.journal import (
     replayed,
     write_private,
 )
-from croupier.server.lifecycle import Settled
+from croupier.server.lifecycle import RUNNING, WAITING, Settled
 from croupier.server.match_state import MatchState
-from croupier.server.messages import Status
 from croupier.server.metrics import Metrics
 from croupier.server.reasons import BotError, Reason
 from croupier.server.seats import Player, SeatState
@@ -128,7 +127,7 @@ class Journaling(MatchState):
         self._epoch = 2 + sum(1 for r in self.records if isinstance(r, Resume))
         self._journal = JournalWriter(self.journal_path)
         self._write_now(Resume(self._last_at))
-        if self.status == Status.MATCH_STATUS_RUNNING:
+        if self.status == RUNNING:
             self._origin = self.clock.time() - self._last_at
             for seat in self.seats:
                 if not seat.forfeited:
@@ -140,8 +139,8 @@ class Journaling(MatchState):
         """Seat bookkeeping of one replayed record (the engine's part is ``apply_record``)."""
         match record:
             case Start():
-                if self.status == Status.MATCH_STATUS_WAITING:  # not yet, in a rebuild in place
-                    self._become(Status.MATCH_STATUS_RUNNING)
+                if self.status == WAITING:  # not yet, in a rebuild in place
+                    self._become(RUNNING)
             case Act():
                 seat = self.seats[record.seat]
                 seat.bank = record.bank
@@ -171,7 +170,7 @@ class Journaling(MatchState):
         whether its bot was sent it, the decisions counted). Records journaled but not told yet
         are told now, as the job would have. Returns whether the journal started the match memory
         had waiting, and the seats it forfeited that are still held."""
-        was_waiting = self.status == Status.MATCH_STATUS_WAITING
+        was_waiting = self.status == WAITING
         live, self.seats = self.seats, [SeatState(bank=self.clocks.bank) for _ in self.seats]
         for record in self.records[1:]:
             if not isinstance(record, CLOSING):  # the job failed in telling the end: _undo ends it
@@ -191,7 +190,7 @@ class Journaling(MatchState):
         self.state = replayed(self.spec, self.options, self._seed, self.records[:told])
         for record in self.records[told:]:
             self._tell(record, apply_record(self.spec, self.state, record))
-        started = was_waiting and self.status == Status.MATCH_STATUS_RUNNING
+        started = was_waiting and self.status == RUNNING
         return started, [i for i, s in enumerate(self.seats) if s.forfeited and s.holder is not None]
 
     def _journal_first(self, record: Record) -> None:
@@ -235,7 +234,7 @@ class Journaling(MatchState):
 
     def _try_again(self) -> None:
         """After the journal could not be written: do what was due then."""
-        if self.status == Status.MATCH_STATUS_WAITING and all(s.holder is not None for s in self.seats):
+        if self.status == WAITING and all(s.holder is not None for s in self.seats):
             self._start()
         self._tick()
 

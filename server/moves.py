@@ -7,9 +7,9 @@ from __future__ import annotations
 from croupier.engine.core import Action, IllegalAction, MalformedInput
 from croupier.server.errors import clip
 from croupier.server.journal import Act, Refuse
-from croupier.server.lifecycle import Settled
+from croupier.server.lifecycle import WAITING, Settled
 from croupier.server.match_state import MatchState
-from croupier.server.messages import Result, Status
+from croupier.server.messages import Result
 from croupier.server.reasons import BotError, Reason, refusal_reason
 from croupier.server.seats import Decision
 from croupier.server.session import Session
@@ -28,7 +28,7 @@ class Moves(MatchState):
     def _move(self, session: Session, move: bots_pb2.Move) -> None:
         try:
             index = self._seat_of(session, move)
-            if self.status == Status.MATCH_STATUS_WAITING:
+            if self.status == WAITING:
                 raise BotError(
                     Reason.REASON_MATCH_NOT_STARTED,
                     f"match {self.id} has not started: it waits for every seat to be held",

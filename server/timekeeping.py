@@ -13,9 +13,9 @@ so it never races live bots) and ranks it last.
 from __future__ import annotations
 
 from croupier.server.journal import Auto, Clock, Forfeit, Timeout
-from croupier.server.lifecycle import Settled
+from croupier.server.lifecycle import RUNNING, Settled
 from croupier.server.match_state import MatchState
-from croupier.server.messages import Result, Status
+from croupier.server.messages import Result
 
 EARLY = 1e-3
 """Timers may fire this much early: a deadline this close counts as reached."""
@@ -30,7 +30,7 @@ class Timekeeping(MatchState):
         self.post(self._tick)
 
     def _tick(self) -> None:
-        if self.status != Status.MATCH_STATUS_RUNNING:
+        if self.status != RUNNING:
             return
         now = self.now()
         wake = None if self._regathering else self.state.wake_at()
