@@ -115,12 +115,13 @@ class Timekeeping(MatchState):
         self._timer_at = None
 
     def _arm_timer(self) -> None:
-        due = [s.decision.deadline for s in self.seats if s.decision is not None]
-        due += [s.gone_since + self.clocks.grace for s in self.seats if s.gone_since is not None]
-        wake = None if self._regathering else self.state.wake_at()
-        if wake is not None:
-            due.append(wake)
-        when = min(due) if due else None
+        """One timer for the earliest of the game's own clock, the seats' deadlines and graces."""
+        when = None if self._regathering else self.state.wake_at()
+        for seat in self.seats:  # one pass, no lists: this runs after every decision
+            if seat.decision is not None and (when is None or seat.decision.deadline < when):
+                when = seat.decision.deadline
+            if seat.gone_since is not None and (when is None or seat.gone_since + self.clocks.grace < when):
+                when = seat.gone_since + self.clocks.grace
         if when is None or (self._timer_at is not None and self._timer_at <= when):
             # A timer already due no later stays: firing early costs one idle tick, which arms the
             # next; cancelling and re-arming on every decision (a deadline moves on each) costs more.
