@@ -24,7 +24,7 @@ from bench.harness import Latencies, Server, cpu_seconds, machine, python, sprea
 from croupier.engine.games import get_game
 from croupier.engine.rng import Rng
 from croupier.server import convert
-from croupier.server.messages import action_result, decision_request
+from croupier.server.framing import action_result, decision_request
 from croupier.v1 import bots_pb2
 
 METHOD = "/croupier.bench.Ceiling/PingPong"
@@ -46,16 +46,18 @@ def decision_sample(game: str = SAMPLE_GAME, players: int = 2, seed: int = 1) ->
         legal = state.legal_actions(seat)
         decision_id += 1
         requests.append(
-            decision_request(
-                "20250101-000000-abcdef",
-                seat,
-                decision_id,
-                codec.view_bytes(state.view(seat)),
-                map(codec.action, legal),
-                deadline_ms=5000,
-                time_bank_ms=30000,
-                last_think_ms=0,
-                events=[],
+            bots_pb2.ServerMessage.FromString(
+                decision_request(
+                    "20250101-000000-abcdef",
+                    seat,
+                    decision_id,
+                    codec.view_bytes(state.view(seat)),
+                    codec.actions_bytes(legal),
+                    deadline_ms=5000,
+                    time_bank_ms=30000,
+                    last_think_ms=0,
+                    events=[],
+                )
             )
         )
         state.apply(seat, legal[0])
@@ -77,7 +79,10 @@ def shaped_replies() -> list[bots_pb2.ServerMessage]:
     decision = decision_sample()
     asked = decision.decision
     accepted = bots_pb2.ActionResult.ACCEPTED
-    result = action_result(asked.match_id, 1, asked.decision_id, accepted, asked.legal_actions[0], think_ms=1)
+    action = asked.legal_actions[0].SerializeToString()
+    result = bots_pb2.ServerMessage.FromString(
+        action_result(asked.match_id, 1, asked.decision_id, accepted, action, think_ms=1)
+    )
     return [result, decision]
 
 

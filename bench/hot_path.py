@@ -10,7 +10,8 @@ messages of server.messages):
   journal the record (JSON line, written and flushed), build the ActionResult,
   list the next seat's legal actions, build its view (engine), convert it and
   the events (server.convert), build the DecisionRequest, and serialize the
-  two messages (the mover hears of its move from the ActionResult alone).
+  two messages (the mover hears of its move from the ActionResult alone;
+  server.framing writes both as bytes, so the last stage is nearly nothing).
 bench/referee_throughput.py measures the whole referee's CPU per decision
 under load; what it adds to this sum is gRPC, asyncio and the glue between.
 """
@@ -27,9 +28,8 @@ from bench.harness import machine
 from croupier.engine.core import Action
 from croupier.engine.games import GAMES, get_game
 from croupier.engine.rng import Rng
-from croupier.server import convert, native
+from croupier.server import convert, framing, native
 from croupier.server.journal import Act, JournalWriter
-from croupier.server.messages import action_result, decision_request
 from croupier.v1 import bots_pb2
 
 STAGES = (
@@ -80,8 +80,9 @@ def measure(game: str, matches: int, journal: JournalWriter) -> tuple[dict[str, 
             t2 = clock()
             journal.write(Act(now, seat, str(action), decision_id, 0.0012, 30.0))
             t3 = clock()
-            result = action_result(
-                match_id, seat, decision_id, bots_pb2.ActionResult.ACCEPTED, codec.action(action), think_ms=1
+            accepted = bots_pb2.ActionResult.ACCEPTED
+            result = framing.action_result(
+                match_id, seat, decision_id, accepted, codec.action_bytes(action), think_ms=1
             )
             t4 = clock()
             if state.is_over():
@@ -93,25 +94,25 @@ def measure(game: str, matches: int, journal: JournalWriter) -> tuple[dict[str, 
             t6 = clock()
             decision_view = codec.view_bytes(view)
             t7 = clock()
-            event_pbs = [codec.event(e) for e in events]
+            event_bytes = codec.events_bytes(events)
             t8 = clock()
-            action_pbs = [codec.action(a) for a in legal]
+            action_bytes = codec.actions_bytes(legal)
             t9 = clock()
             decision_id += 1
-            request = decision_request(
+            request = framing.decision_request(
                 match_id,
                 following,
                 decision_id,
                 decision_view,
-                action_pbs,
+                action_bytes,
                 deadline_ms=5000,
                 time_bank_ms=30000,
                 last_think_ms=1,
-                events=event_pbs,
+                events=event_bytes,
             )
             t10 = clock()
             for message in (result, request):
-                message.SerializeToString()
+                framing.serialized(message)
             t11 = clock()
 
             marks = (t0, t1, t2, t3, t4, t5, t6, t7, t8, t9, t10, t11)

@@ -251,7 +251,8 @@ def method_handlers(service: ServiceDescriptor, implementation: object) -> Handl
 
 
 def written_or(serialize: Callable[[Any], bytes]) -> Callable[[Any], bytes]:
-    """``serialize``, letting bytes already written (a bot stream's Batch) pass as they are."""
+    """``serialize``, letting bytes already written (a bot stream's commonest messages and
+    Batches: framing.py) pass as they are."""
 
     def serialized(message: Any) -> bytes:
         return message if type(message) is bytes else serialize(message)

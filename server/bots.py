@@ -9,8 +9,8 @@ from collections.abc import AsyncIterator
 import grpc
 import structlog
 
-from croupier.server import convert
 from croupier.server.errors import Context, Malformed, ServiceError, abort
+from croupier.server.framing import Outgoing, batch, serialized
 from croupier.server.reasons import Reason
 from croupier.server.referee import Referee, tokens_of
 from croupier.server.session import MAX_QUEUED, Options, Session
@@ -24,10 +24,6 @@ HELLO_SECONDS = 30.0
 MAX_BATCH_BYTES = 1 << 20
 """A Batch holds messages up to about this size (then the next begins): well under the 4 MiB that
 gRPC clients accept by default."""
-BATCH_FIELDS = (
-    bots_pb2.ServerMessage.DESCRIPTOR.fields_by_name["batch"],
-    bots_pb2.Batch.DESCRIPTOR.fields_by_name["messages"],
-)
 
 log = structlog.get_logger("croupier.bots")
 
@@ -38,7 +34,7 @@ class BotService:
 
     async def Play(
         self, requests: AsyncIterator[bots_pb2.BotMessage | Malformed], context: Context
-    ) -> AsyncIterator[bots_pb2.ServerMessage | bytes]:
+    ) -> AsyncIterator[Outgoing]:
         try:
             identity = self.referee.identify(tokens_of(context))
         except ServiceError as exc:
@@ -116,15 +112,15 @@ class BotService:
             session.send_error(Reason.REASON_UNKNOWN_MATCH, unknown, move.match_id)
 
 
-async def _outgoing(session: Session) -> AsyncIterator[bots_pb2.ServerMessage | bytes]:
+async def _outgoing(session: Session) -> AsyncIterator[Outgoing]:
     """What the stream sends, in order, until the session closes: each message on its own, or,
-    with batches, those waiting together as one Batch (already serialized, bytes)."""
+    with batches, those waiting together as one Batch (written as bytes)."""
     outbox = session.outbox
     while (message := await outbox.get()) is not None:
         if outbox.empty() or not session.options.batches:
             yield message
             continue
-        parts = [message.SerializeToString()]
+        parts = [serialized(message)]
         size = len(parts[0])
         closing = False
         while not outbox.empty() and size < MAX_BATCH_BYTES:
@@ -132,9 +128,9 @@ async def _outgoing(session: Session) -> AsyncIterator[bots_pb2.ServerMessage | 
             if waiting is None:
                 closing = True
                 break
-            parts.append(waiting.SerializeToString())
+            parts.append(serialized(waiting))
             size += len(parts[-1])
-        yield convert.nested_repeated(BATCH_FIELDS, parts) if len(parts) > 1 else message
+        yield batch(parts) if len(parts) > 1 else message
         if closing:
             return
 

@@ -30,8 +30,8 @@ Wire rules (why and how the encoders write bytes themselves):
   (``_Memo``, at most ``IDENTITY_LIMIT`` entries).
 - The result is exactly protobuf's own serialization of the same message, byte for byte:
   ``test_convert_writes_every_view_byte_for_byte_as_protobuf_serializes_it`` checks it on random
-  playouts of every game and variant. Replacing this with protobuf's construction waits for a
-  compiled hot path to measure against (issue 21), and was not measured.
+  playouts of every game and variant. Views, actions and events are given as bytes, and the bots'
+  commonest messages are framed around them by the same rules (framing.py), never parsed.
 
 Over 600 lines for one job: the compiler, the wire writer and the codec are three parts of one
 conversion, each meaningful only with the others; split, they would only import each other.
@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+import operator
 import re
 import struct
 import sys
@@ -414,9 +415,9 @@ class _Varints(dict[int, bytes]):
         return _varint(number)
 
 
-_VARINTS = _Varints((n, _varint(n)) for n in range(1 << 12))
+VARINTS = _Varints((n, _varint(n)) for n in range(1 << 12))
 
-_VARINT_BY_CARD_ID = {id(card): _VARINTS[number] for number, card in _CARD_BY_NUMBER.items()}
+_VARINT_BY_CARD_ID = {id(card): VARINTS[number] for number, card in _CARD_BY_NUMBER.items()}
 """STANDARD_DECK's own cards (alive for good), which every game deals: by identity, in C."""
 
 
@@ -424,26 +425,24 @@ def _card_varints(cards: Collection[Card]) -> bytes:
     try:
         return b"".join(map(_VARINT_BY_CARD_ID.__getitem__, map(id, cards)))
     except KeyError:  # a card made elsewhere (parsed from text, a constant): by its value
-        return b"".join([_VARINTS[card_to_proto(card)] for card in cards])
+        return b"".join([VARINTS[card_to_proto(card)] for card in cards])
 
 
 def _delimited(body: bytes) -> bytes:
     """A length-delimited value: the length as a varint, then ``body``."""
-    return _VARINTS[len(body)] + body
+    return VARINTS[len(body)] + body
 
 
 def _tag(field: FieldDescriptor, wire_type: int) -> bytes:
     return _varint(field.number << 3 | wire_type)
 
 
-def nested_repeated(fields: Sequence[FieldDescriptor], serialized: Iterable[bytes]) -> bytes:
-    """The bytes of a message whose field ``fields[0]`` holds a message whose repeated field
-    ``fields[1]`` holds ``serialized`` (messages already written): what protobuf writes for them,
-    without parsing and copying each message into the tree to write it once more (a Batch)."""
-    outer, inner = fields
-    inner_tag = _tag(inner, _LENGTH_DELIMITED)
-    body = b"".join([inner_tag + _delimited(data) for data in serialized])
-    return _tag(outer, _LENGTH_DELIMITED) + _varint(len(body)) + body
+def field_tag(field: FieldDescriptor) -> bytes:
+    """A field's tag with its wire type: length-delimited for a message, a string or a repeated
+    field, else its scalar's."""
+    if field.message_type is not None or field.is_repeated:
+        return _tag(field, _LENGTH_DELIMITED)
+    return _tag(field, _scalar_form(field)[0])
 
 
 def _fill(parts: list[Any], values: Sequence[Any], encode: Encode) -> list[bytes]:
@@ -525,8 +524,8 @@ def _generated_encoder(parts: list[_Part]) -> Encode:
     """
     namespace: dict[str, Any] = {
         "D": _delimited,
-        "V": _VARINTS,
-        "VG": _VARINTS.__getitem__,
+        "V": VARINTS,
+        "VG": VARINTS.__getitem__,
         "CV": _card_varints,
         "F64": _DOUBLES,
         "F32": _FLOATS,
@@ -660,6 +659,19 @@ def _oneof_message(container: type[Message], game: str) -> Any:
 CACHE_LIMIT = 100_000
 """Encoded actions or events kept per game before a cache starts afresh."""
 
+
+def _fields_of(cls: type) -> Callable[[Any], Any]:
+    """A dataclass value's fields, read in C (``attrgetter``): with the class, a cache key whose
+    hash and comparison run none of the dataclass's Python ``__hash__`` and ``__eq__`` (every legal
+    action of every decision is looked up; equal fields are equal bytes)."""
+    names = [f.name for f in dataclasses.fields(cls)]
+    return operator.attrgetter(*names) if names else _no_fields
+
+
+def _no_fields(_value: Any) -> tuple[()]:
+    return ()
+
+
 IDENTITY_LIMIT = 50_000
 """Values whose bytes a game's codec memoizes by identity before it starts afresh: the recent
 events, tricks and melds of a few hundred live matches (each entry keeps its value alive:
@@ -672,8 +684,8 @@ class GameCodec:
     def __init__(self, spec: GameSpec[Any]) -> None:
         self.spec = spec
         game = spec.name
-        self._action_cache: dict[Action, games_pb2.Action] = {}
-        self._event_cache: dict[Event, games_pb2.Event] = {}
+        self._action_cache: dict[tuple[type, Any], bytes] = {}
+        self._event_cache: dict[tuple[type, Any], bytes] = {}
         state = spec.new_game(spec.options(), Rng(0))
         self.view_type: type = type(state.public_view())
         compiler = Compiler({})
@@ -687,6 +699,7 @@ class GameCodec:
                     if issubclass(parent, base):
                         compiler.polymorphic.setdefault(parent, table.compiled)
         self._encode_action, self._decode_action = actions.compiled()
+        self._fields = {cls: _fields_of(cls) for cls in (*actions.classes, *events.classes)}
         # memoized by identity: an event converted for a view's history is not encoded again
         encode_event, self._decode_event = compiler.element(
             Event, games_pb2.Event.DESCRIPTOR.fields_by_name[game], "event"
@@ -701,7 +714,9 @@ class GameCodec:
             container: _tag(container.DESCRIPTOR.fields_by_name[game], _LENGTH_DELIMITED)
             for container in (games_pb2.View, games_pb2.Action, games_pb2.Event, games_pb2.GameOptions)
         }
-        self._text_tag = _tag(games_pb2.Event.DESCRIPTOR.fields_by_name["text"], _LENGTH_DELIMITED)
+        event_fields = games_pb2.Event.DESCRIPTOR.fields_by_name
+        self._text_tag = _tag(event_fields["text"], _LENGTH_DELIMITED)
+        self._text_first = event_fields["text"].number < event_fields[game].number  # written by number
         self._option_fields = [
             (name, compiler.field(hint, options_desc.fields_by_name[name], f"options.{name}")[1])
             for name, hint in typing.get_type_hints(spec.options_type).items()
@@ -714,39 +729,52 @@ class GameCodec:
         return games_pb2.View.FromString(self.view_bytes(view))
 
     def view_bytes(self, view: Any) -> bytes:
-        """The serialized ``games_pb2.View``: ``message.view.MergeFromString(...)`` fills a message's
-        view field without building a View first and copying it in."""
+        """The serialized ``games_pb2.View``: framing.py writes it into a bot's message as it is."""
         data: bytes = self._tags[games_pb2.View] + self._encode_view(view)
         return data
 
     def view_from_proto(self, pb: games_pb2.View) -> Any:
         return self._decode_view(self._game_part(pb, "view"))
 
-    def action(self, action: Action) -> games_pb2.Action:
-        """Cached (a game has few distinct actions and legal lists repeat them): shared, never mutate it."""
-        pb = self._action_cache.get(action)
-        if pb is None:
+    def action_bytes(self, action: Action) -> bytes:
+        """The serialized ``games_pb2.Action``, cached (a game has few distinct actions, and legal
+        lists repeat them)."""
+        key = (type(action), self._fields[type(action)](action))
+        data = self._action_cache.get(key)
+        if data is None:
             if len(self._action_cache) >= CACHE_LIMIT:
                 self._action_cache.clear()
-            pb = games_pb2.Action.FromString(self._tags[games_pb2.Action] + self._encode_action(action))
-            self._action_cache[action] = pb
-        return pb
+            data = self._action_cache[key] = self._tags[games_pb2.Action] + self._encode_action(action)
+        return data
+
+    def actions_bytes(self, actions: Iterable[Action]) -> list[bytes]:
+        return list(map(self.action_bytes, actions))
+
+    def action(self, action: Action) -> games_pb2.Action:
+        return games_pb2.Action.FromString(self.action_bytes(action))
 
     def action_from_proto(self, pb: games_pb2.Action) -> Action:
         action: Action = self._decode_action(self._game_part(pb, "action"))
         return action
 
-    def event(self, event: Event) -> games_pb2.Event:
-        """Cached like actions (a match's events repeat across its seats, its spectators and the
-        matches of a tournament): shared, never mutate it (a message built with it copies it)."""
-        pb = self._event_cache.get(event)
-        if pb is None:
+    def event_bytes(self, event: Event) -> bytes:
+        """The serialized ``games_pb2.Event`` (its text too), cached like actions (a match's
+        events repeat across its seats, its spectators and the matches of a tournament)."""
+        key = (type(event), self._fields[type(event)](event))
+        data = self._event_cache.get(key)
+        if data is None:
             if len(self._event_cache) >= CACHE_LIMIT:
                 self._event_cache.clear()
             text = self._text_tag + _delimited(str(event).encode())
-            pb = games_pb2.Event.FromString(text + self._tags[games_pb2.Event] + self._encode_event(event))
-            self._event_cache[event] = pb
-        return pb
+            game = self._tags[games_pb2.Event] + self._encode_event(event)
+            data = self._event_cache[key] = text + game if self._text_first else game + text
+        return data
+
+    def events_bytes(self, events: Iterable[Event]) -> list[bytes]:
+        return list(map(self.event_bytes, events))
+
+    def event(self, event: Event) -> games_pb2.Event:
+        return games_pb2.Event.FromString(self.event_bytes(event))
 
     def event_from_proto(self, pb: games_pb2.Event) -> Event:
         event: Event = self._decode_event(self._game_part(pb, "event"))

@@ -273,8 +273,8 @@ class Match(Moves, Timekeeping, Journaling, MatchState):
         (and the match is rebuilt from its journal, its open decisions not asked yet kept)."""
         now = self.now()
         views_due = self._views_due or bool(self._events)
-        events = [self.codec.event(e) for e in self._events]
-        outgoing: list[tuple[SeatState, bots_pb2.ServerMessage | None]] = []
+        events = self.codec.events_bytes(self._events)
+        outgoing: list[tuple[SeatState, bytes | None]] = []
         """Each connected seat's message, or None: its events are held back."""
         streams = self.state.realtime
         for index, seat in enumerate(self.seats):
@@ -307,12 +307,12 @@ class Match(Moves, Timekeeping, Journaling, MatchState):
                 seat.unsent.extend(events)
             elif seat.holder is not None:
                 seat.unsent = []
-                if seat.decision is not None and message.HasField("decision"):
+                if seat.decision is not None:  # asked now, or already (a ViewUpdate)
                     seat.asked = seat.decision.id
                 seat.holder.send(message)
 
     @staticmethod
-    def _unsent(seat: SeatState, events: list[games_pb2.Event]) -> list[games_pb2.Event]:
+    def _unsent(seat: SeatState, events: list[bytes]) -> list[bytes]:
         """The events a message to ``seat`` carries: those held back for it, then ``events``."""
         if not seat.unsent:
             return events
@@ -465,7 +465,7 @@ class Match(Moves, Timekeeping, Journaling, MatchState):
 
     def _send_ended(self, view_of: Callable[[int], games_pb2.View], **ending: Any) -> None:
         """Tell every seated bot the match is over, with the events since its last message."""
-        events = [self.codec.event(e) for e in self._events]
+        events = self.codec.events_bytes(self._events)
         self._events = []
         for index, seat in enumerate(self.seats):
             if seat.holder is not None:
@@ -473,7 +473,7 @@ class Match(Moves, Timekeeping, Journaling, MatchState):
                     match_id=self.id,
                     seat=index,
                     view=view_of(index),
-                    events=self._unsent(seat, events),
+                    events=[games_pb2.Event.FromString(e) for e in self._unsent(seat, events)],
                     status=self.status,
                     **ending,
                 )

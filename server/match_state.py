@@ -16,15 +16,15 @@ import structlog
 
 from croupier.engine.core import Action, Event, GameSpec, GameState
 from croupier.engine.rng import Rng
-from croupier.server import convert
+from croupier.server import convert, framing
 from croupier.server.clock import ActorClock, Handle, LoopClock
 from croupier.server.clocks import Clocks
 from croupier.server.journal import JournalWriter, Record, seed_sha256
 from croupier.server.lifecycle import BadTransition, Phase, check_phase, check_status
-from croupier.server.messages import Status, Subscription, action_result, decision_request, ms
+from croupier.server.messages import Result, Status, Subscription, ms
 from croupier.server.metrics import Metrics
 from croupier.server.seats import Player, SeatState
-from croupier.v1 import bots_pb2, games_pb2, match_pb2
+from croupier.v1 import bots_pb2, match_pb2
 
 
 class MatchState:
@@ -164,18 +164,17 @@ class MatchState:
             )
         )
 
-    def _decision_message(
-        self, index: int, now: float, events: list[games_pb2.Event]
-    ) -> bots_pb2.ServerMessage:
+    def _decision_message(self, index: int, now: float, events: list[bytes]) -> bytes:
+        """The seat's open decision, ``events`` (serialized) first: written as bytes (framing.py)."""
         seat = self.seats[index]
         open_decision = seat.decision
         assert open_decision is not None
-        return decision_request(
+        return framing.decision_request(
             self.id,
             index,
             open_decision.id,
             self.codec.view_bytes(self.state.view(index)),
-            map(self.codec.action, open_decision.legal),
+            self.codec.actions_bytes(open_decision.legal),
             deadline_ms=ms(open_decision.deadline - now),
             time_bank_ms=ms(seat.bank),
             last_think_ms=ms(seat.last_think),
@@ -183,36 +182,32 @@ class MatchState:
             accepted=seat.accepted,
         )
 
-    def _view_message(self, index: int, events: list[games_pb2.Event]) -> bots_pb2.ServerMessage:
-        message = bots_pb2.ServerMessage()
-        update = message.view_update
-        update.match_id = self.id
-        update.seat = index
-        update.view.MergeFromString(self.codec.view_bytes(self.state.view(index)))
-        update.events.extend(events)
-        update.accepted = self.seats[index].accepted
-        return message
+    def _view_message(self, index: int, events: list[bytes]) -> bytes:
+        view = self.codec.view_bytes(self.state.view(index))
+        return framing.view_update(self.id, index, view, events, self.seats[index].accepted)
 
     def _result(
         self,
         index: int,
         decision_id: int,
-        status: bots_pb2.ActionResult.Status.ValueType,
+        status: Result.Status.ValueType,
         action: Action | None,
         reason: str = "",
         think: float = 0.0,
-    ) -> bots_pb2.ServerMessage:
+        refusal_reason: Result.RefusalReason.ValueType = Result.REFUSAL_UNSPECIFIED,
+    ) -> bytes:
         seat = self.seats[index]
-        return action_result(
+        return framing.action_result(
             self.id,
             index,
             decision_id,
             status,
-            self.codec.action(action) if action is not None else None,
+            self.codec.action_bytes(action) if action is not None else None,
             reason=reason,
             think_ms=ms(think),
             refusals=seat.refusals,
             timeouts=seat.timeouts,
+            refusal_reason=refusal_reason,
         )
 
     def _forfeited_message(self, index: int) -> bots_pb2.ServerMessage:

@@ -1,12 +1,13 @@
-"""The messages, results and frames a match sends, built from its fields or its journal's records
-(replays build the same frames): DecisionRequest, ActionResult, MatchResult, MatchFrame.
+"""The results and frames a match sends, built from its fields or its journal's records (replays
+build the same frames): MatchResult, MatchFrame. Its commonest messages to bots are written as
+bytes: framing.py.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, assert_never
 
@@ -30,7 +31,7 @@ from croupier.server.journal import (
     Timeout,
     apply_record,
 )
-from croupier.v1 import bots_pb2, games_pb2, match_pb2, spectator_pb2
+from croupier.v1 import bots_pb2, match_pb2, spectator_pb2
 
 Status = match_pb2.MatchStatus
 Result = bots_pb2.ActionResult
@@ -82,66 +83,6 @@ class Subscription:
     """Ended because it left MAX_QUEUED frames unread (the match does not wait for a spectator)."""
 
 
-def decision_request(
-    match_id: str,
-    seat: int,
-    decision_id: int,
-    view: bytes,
-    legal_actions: Iterable[games_pb2.Action],
-    *,
-    deadline_ms: int,
-    time_bank_ms: int,
-    last_think_ms: int,
-    events: list[games_pb2.Event],
-    accepted: int = 0,
-) -> bots_pb2.ServerMessage:
-    """A DecisionRequest, ``view`` given as the View's bytes (``GameCodec.view_bytes``).
-
-    Filled in place: building the parts as messages and passing them in would copy each once more.
-    """
-    message = bots_pb2.ServerMessage()
-    request = message.decision
-    request.match_id = match_id
-    request.seat = seat
-    request.decision_id = decision_id
-    request.view.MergeFromString(view)
-    request.legal_actions.extend(legal_actions)
-    request.deadline_ms = deadline_ms
-    request.time_bank_ms = time_bank_ms
-    request.last_think_ms = last_think_ms
-    request.events.extend(events)
-    request.accepted = accepted
-    return message
-
-
-def action_result(
-    match_id: str,
-    seat: int,
-    decision_id: int,
-    status: bots_pb2.ActionResult.Status.ValueType,
-    action: games_pb2.Action | None,
-    *,
-    reason: str = "",
-    think_ms: int = 0,
-    refusals: int = 0,
-    timeouts: int = 0,
-) -> bots_pb2.ServerMessage:
-    """An ActionResult, filled in place (see ``decision_request``)."""
-    message = bots_pb2.ServerMessage()
-    result = message.action_result
-    result.match_id = match_id
-    result.seat = seat
-    result.decision_id = decision_id
-    result.status = status
-    if action is not None:
-        result.action.CopyFrom(action)
-    result.reason = reason
-    result.think_ms = think_ms
-    result.refusals = refusals
-    result.timeouts = timeouts
-    return message
-
-
 def match_result(header: Header, end: End) -> match_pb2.MatchResult:
     """A finished match's result, from its journal's header and ``end`` records."""
     places = end.places
@@ -187,11 +128,11 @@ def build_frame(
         step.reason = record.reason
     elif reveal:
         if isinstance(record, Played):
-            step.action.CopyFrom(codec.action(codec.spec.parse_action(record.action)))
+            step.action.MergeFromString(codec.action_bytes(codec.spec.parse_action(record.action)))
         elif isinstance(record, Refuse):
             step.reason = record.reason
             with contextlib.suppress(MalformedInput):  # an attempt that was no action: the reason says so
-                step.action.CopyFrom(codec.action(codec.spec.parse_action(record.action)))
+                step.action.MergeFromString(codec.action_bytes(codec.spec.parse_action(record.action)))
     view = state.full_view() if reveal else state.public_view()
     return spectator_pb2.MatchFrame(
         match_id=match_id,

@@ -159,8 +159,8 @@ class Moves(MatchState):
         self._journal_first(refusal)
         seat.refusals += 1
         self._tell(refusal, self.state.penalize(index, reason, now))
-        refused = self._result(index, move.decision_id, Result.REFUSED, action, reason=reason)
-        refused.action_result.refusal_reason = refusal_reason(why)
+        code = refusal_reason(why)
+        refused = self._result(index, move.decision_id, Result.REFUSED, action, reason, refusal_reason=code)
         session.send(refused)
         self._told.add(index)
         self.metrics.refused.inc()

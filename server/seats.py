@@ -9,7 +9,6 @@ from dataclasses import dataclass, field
 from croupier.engine.core import Action
 from croupier.server.lifecycle import Settled
 from croupier.server.session import Session
-from croupier.v1 import games_pb2
 
 
 @dataclass(frozen=True)
@@ -50,10 +49,10 @@ class SeatState:
     """Decisions opened for the seat in this run of the referee: its ids count them."""
     resolved: tuple[int, Settled, Action] | None = None
     """The last decision settled: (its id, how, the action applied)."""
-    unsent: list[games_pb2.Event] = field(default_factory=list)
-    """Events its bot has not been sent yet: those of its own move (told by an ActionResult, or
-    accepted quietly), and with deferred updates every event while it is not asked to decide,
-    wait for its next message instead of a ViewUpdate of their own."""
+    unsent: list[bytes] = field(default_factory=list)
+    """Events its bot has not been sent yet (serialized): those of its own move (told by an
+    ActionResult, or accepted quietly), and with deferred updates every event while it is not asked
+    to decide, wait for its next message instead of a ViewUpdate of their own."""
     accepted: int = 0
     """Moves accepted without an ActionResult since its stream took it (quiet acceptance)."""
 

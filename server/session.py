@@ -8,6 +8,7 @@ from collections import Counter
 from dataclasses import dataclass
 
 from croupier.server.errors import clip
+from croupier.server.framing import Outgoing
 from croupier.server.reasons import CODES, Reason
 from croupier.v1 import bots_pb2
 
@@ -72,12 +73,13 @@ class Session:
         self._invited: Counter[str] = Counter()
         """Seats held per match the stream plays for its bot token (kept as seats come and go: the
         referee asks for the count on every seating, with thousands of matches)."""
-        self.outbox: asyncio.Queue[bots_pb2.ServerMessage | None] = asyncio.Queue()
+        self.outbox: asyncio.Queue[Outgoing | None] = asyncio.Queue()
+        """What the writer sends, in order (None: the end): messages, or their bytes (framing.py)."""
         self.closed = False
         self.overrun = False
         """Closed because MAX_QUEUED messages were waiting for the bot to read them."""
 
-    def send(self, message: bots_pb2.ServerMessage) -> None:
+    def send(self, message: Outgoing) -> None:
         if self.closed:
             return
         if self.outbox.qsize() >= MAX_QUEUED:

@@ -13,7 +13,7 @@ from croupier.clients.sdk import Bot, Match, default_options
 from croupier.engine.games import get_game
 from croupier.engine.rng import Rng
 from croupier.server import convert
-from croupier.server.messages import action_result, decision_request
+from croupier.server.framing import action_result, decision_request, parsed
 from croupier.v1 import bots_pb2, match_pb2
 
 Updates = bots_pb2.StreamOptions.Updates
@@ -51,22 +51,23 @@ class Script:
 
     def decision(self, accepted: int = 0) -> bots_pb2.ServerMessage:
         self.next_id += 1
-        return decision_request(
+        request = decision_request(
             self.match_id,
             self.seat,
             self.next_id,
             self.codec.view_bytes(self.state.view(self.seat)),
-            map(self.codec.action, self.state.legal_actions(self.seat)),
+            self.codec.actions_bytes(self.state.legal_actions(self.seat)),
             deadline_ms=5000,
             time_bank_ms=0,
             last_think_ms=0,
             events=[],
             accepted=accepted,
         )
+        return parsed(request)
 
     def result(self, asked: bots_pb2.ServerMessage, status: int, reason: str = "") -> bots_pb2.ServerMessage:
         d = asked.decision
-        return action_result(d.match_id, d.seat, d.decision_id, status, None, reason=reason)  # type: ignore[arg-type]
+        return parsed(action_result(d.match_id, d.seat, d.decision_id, status, None, reason=reason))  # type: ignore[arg-type]
 
 
 class Asked(Bot):

@@ -13,6 +13,7 @@ from typing import Any
 
 from croupier.engine.games import get_game
 from croupier.server.clocks import Clocks
+from croupier.server.framing import Outgoing, parsed
 from croupier.server.journal import Record, read_records
 from croupier.server.lifecycle import Phase
 from croupier.server.match import Match
@@ -88,9 +89,9 @@ class FakeSession(Session):
         super().__init__(name, None, capacity=100)
         self.sent: list[bots_pb2.ServerMessage] = []
 
-    def send(self, message: bots_pb2.ServerMessage) -> None:
+    def send(self, message: Outgoing) -> None:
         if not self.closed:
-            self.sent.append(message)
+            self.sent.append(parsed(message))
 
     def kinds(self) -> list[str]:
         return [str(m.WhichOneof("message")) for m in self.sent]

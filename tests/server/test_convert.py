@@ -12,7 +12,7 @@ import pytest
 
 from croupier.engine.cards import STANDARD_DECK, Card
 from croupier.engine.core import MalformedInput
-from croupier.engine.games import GAMES
+from croupier.engine.games import GAMES, chinese_ten
 from croupier.engine.rng import Rng
 from croupier.server import convert
 from croupier.v1 import cards_pb2, chinese_ten_pb2, games_pb2, spoil_five_pb2
@@ -164,11 +164,20 @@ def test_a_memo_that_starts_afresh_mid_match_changes_no_view(monkeypatch: pytest
         assert small.view_from_proto(small.view(view)) == view
 
 
-def test_an_event_converted_twice_is_one_shared_message() -> None:
+def test_an_event_or_action_converted_twice_is_encoded_once_and_kept_apart_from_its_lookalikes() -> None:
     codec = convert.codec("chinese_ten")
     state = codec.spec.new_game(codec.spec.options({"players": 2}), Rng(1))
     seat = min(state.to_act())
-    event = state.apply(seat, state.legal_actions(seat)[0])[0]
+    action = state.legal_actions(seat)[0]
+    event = state.apply(seat, action)[0]
     twin = codec.event_from_proto(codec.event(event))
     assert twin == event and twin is not event
-    assert codec.event(twin) is codec.event(event)
+    assert codec.event_bytes(twin) is codec.event_bytes(event)
+    assert codec.event(twin) == codec.event(event) and codec.event(twin) is not codec.event(event)
+    copy = codec.action_from_proto(codec.action(action))
+    assert copy is not action and codec.action_bytes(copy) is codec.action_bytes(action)
+    # the same fields in another class (a card played, a card turned up) are another event
+    assert isinstance(event, chinese_ten.Played)
+    turned = chinese_ten.Turned(event.seat, event.card)
+    assert codec.event(turned).chinese_ten.WhichOneof("event") == "turned"
+    assert codec.event_bytes(turned) != codec.event_bytes(event)

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from croupier.server.clocks import Clocks
+from croupier.server.framing import parsed
 from croupier.server.journal import JournalWriter, Record
 from croupier.server.seats import decision_id
 from croupier.v1 import bots_pb2, games_pb2, spectator_pb2
@@ -54,7 +55,7 @@ def test_the_journal_is_written_before_anyone_is_told(
     )
     for index, bot in enumerate(t.bots):
         monkeypatch.setattr(
-            bot, "send", lambda m, s=bot.send, i=index: (timeline.append((f"seat {i}", m)), s(m))
+            bot, "send", lambda m, s=bot.send, i=index: (timeline.append((f"seat {i}", parsed(m))), s(m))
         )
     for index, bot in enumerate(t.bots):
         t.match.attach(bot, index)

@@ -16,6 +16,7 @@ from structlog.testing import capture_logs
 import croupier.server.match_journal
 import croupier.server.match_state
 from croupier.server.clocks import Clocks
+from croupier.server.framing import Outgoing, parsed
 from croupier.server.lifecycle import (
     PHASE_MOVES,
     STATUS_MOVES,
@@ -246,8 +247,8 @@ def test_a_bot_stream_that_fails_on_a_send_loses_only_that_message(
     send = t.bots[1].send
     fails = [1]
 
-    def flaky(message: bots_pb2.ServerMessage) -> None:
-        if message.WhichOneof("message") == "action_result" and fails[0]:
+    def flaky(message: Outgoing) -> None:
+        if parsed(message).WhichOneof("message") == "action_result" and fails[0]:
             fails[0] -= 1
             raise RuntimeError("a bug in sending")
         send(message)
