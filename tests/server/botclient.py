@@ -11,7 +11,7 @@ from typing import Any
 import grpc
 
 from croupier.server import convert
-from croupier.v1 import admin_pb2, admin_pb2_grpc, bots_pb2, bots_pb2_grpc, match_pb2, spectator_pb2_grpc
+from croupier.v1 import admin_pb2, admin_pb2_grpc, bots_pb2, match_pb2, spectator_pb2_grpc
 
 ADMIN_TOKEN = "admin-test-token"
 WAIT = 60.0
@@ -82,6 +82,13 @@ def random_legal(seed: int) -> Policy:
     return choose
 
 
+PLAY = "/croupier.v1.BotService/Play"
+
+
+def _raw(data: bytes) -> bytes:
+    return data
+
+
 class Bot:
     """One bot stream. Everything the referee sends is kept in ``received``, in order, a Batch's
     messages one by one (``batches`` counts the Batches)."""
@@ -94,8 +101,9 @@ class Bot:
         max_matches: int = 1,
         options: bots_pb2.StreamOptions | None = None,
     ) -> None:
-        self.stub = bots_pb2_grpc.BotServiceStub(channel)
-        self.call = self.stub.Play(metadata=[("croupier-token", t) for t in tokens])
+        # read as bytes: each message is checked to be protobuf's own serialization of itself
+        play = channel.stream_stream(PLAY, bots_pb2.BotMessage.SerializeToString, _raw)
+        self.call = play(metadata=[("croupier-token", t) for t in tokens])
         self.name = name
         self.max_matches = max_matches
         self.options = options
@@ -118,10 +126,12 @@ class Bot:
 
     async def read(self) -> bots_pb2.ServerMessage:
         if not self._unread:
-            message = await asyncio.wait_for(self.call.read(), WAIT)
-            if message is grpc.aio.EOF:
+            raw = await asyncio.wait_for(self.call.read(), WAIT)
+            if raw is grpc.aio.EOF:
                 raise EOFError("the referee ended the stream")
-            assert isinstance(message, bots_pb2.ServerMessage)
+            assert isinstance(raw, bytes)
+            message = bots_pb2.ServerMessage.FromString(raw)
+            assert message.SerializeToString() == raw, f"not written as protobuf writes it: {message}"
             if message.HasField("batch"):
                 self.batches += 1
                 assert len(message.batch.messages) > 1, "a batch of one is a message on its own"
