@@ -409,10 +409,17 @@ def _varint(number: int) -> bytes:
 
 class _Varints(dict[int, bytes]):
     """Varint bytes by number, looked up in C: the small numbers (counts, seats, cards, enums)
-    are stored, any other is computed (and not kept)."""
+    are stored, any other is computed (and not kept); below ``1 << 19`` (milliseconds of a deadline
+    or a time bank) as its low seven bits and the rest looked up."""
 
     def __missing__(self, number: int) -> bytes:
+        if 0 <= number < 1 << 19:
+            return _CONTINUED[number & 0x7F] + self[number >> 7]
         return _varint(number)
+
+
+_CONTINUED = [bytes([low | 0x80]) for low in range(0x80)]
+"""A varint's byte of seven bits with more to come."""
 
 
 VARINTS = _Varints((n, _varint(n)) for n in range(1 << 12))
