@@ -22,6 +22,7 @@ from pathlib import Path
 from bench.harness import Server, machine
 from bench.referee_throughput import OPTIONS, TrivialBots, Window, referee_argv
 
+UPB_MESSAGE = "google._upb._message.Message"
 STAGES: dict[str, tuple[str, str]] = {
     # stage: (file suffix, function name) whose cumulative time is the stage's
     "decode a Move (gRPC parser)": ("server/errors.py", "parse"),
@@ -30,9 +31,9 @@ STAGES: dict[str, tuple[str, str]] = {
     "engine: apply": ("", "apply"),
     "engine: legal_actions": ("", "legal_actions"),
     "engine: view": ("", "view"),
-    "convert: view -> proto": ("server/convert.py", "view"),
-    "convert: action -> proto": ("server/convert.py", "action"),
-    "convert: event -> proto": ("server/convert.py", "event"),
+    "convert: view -> bytes": ("server/convert.py", "view_bytes"),
+    "convert: action -> bytes": ("server/convert.py", "action_bytes"),
+    "convert: event -> bytes": ("server/convert.py", "event_bytes"),
     "journal: write": ("server/journal.py", "write"),
     "publish: decisions and views": ("server/match.py", "_publish"),
     "build DecisionRequest": ("server/match_state.py", "_decision_message"),
@@ -40,7 +41,8 @@ STAGES: dict[str, tuple[str, str]] = {
     "build ActionResult": ("server/match_state.py", "_result"),
     "metrics": ("prometheus_client/metrics.py", "inc"),
     "send to the stream's outbox": ("server/session.py", "send"),
-    "encode (SerializeToString)": ("~", "<method 'SerializeToString' of '_upb._message.Message' objects>"),
+    "encode (SerializeToString)": ("~", f"<method 'SerializeToString' of '{UPB_MESSAGE}' objects>"),
+    "write a Batch": ("server/framing.py", "batch"),
 }
 
 
