@@ -598,6 +598,24 @@ def _generated_encoder(parts: list[_Part]) -> Encode:
     return encode
 
 
+def message_writer(message: Descriptor) -> Callable[[tuple[Any, ...]], bytes]:
+    """A message's length-delimited bytes from its fields' values, a tuple in number order: scalars
+    as they are, a message as its serialized bytes (None: unset), a repeated message as a list of
+    them. By the encoders' own rules: how framing.py writes a bot's messages around the parts."""
+    parts = []
+    for i, field in enumerate(sorted(message.fields, key=lambda f: f.number)):
+        writer: Writer
+        if field.message_type is not None:
+            writer = _Nested(_delimited, repeated=field.is_repeated, sort=False, lookup=None)
+        elif not field.is_repeated:
+            writer = _Scalar(None, repeated=False, sort=False)
+        else:
+            raise TypeError(f"{field.full_name}: a writer takes no repeated scalars")
+        parts.append(_Part(field, f"obj[{i}]", writer))
+    write: Callable[[tuple[Any, ...]], bytes] = _generated_encoder(parts)
+    return write
+
+
 class _Memo:
     """Encoded bytes of immutable values (frozen dataclasses, tuples) memoized by identity.
 

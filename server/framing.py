@@ -3,46 +3,44 @@ ViewUpdate and ActionResult, from the parts convert.py already wrote (a View, Ev
 and Batches of messages already written.
 
 Building a protobuf message instead parses the view into it, copies every event and action in,
-and serializes it all again: the better part of a decision's messages (docs/benchmarks.md). Each
-writer gives exactly what protobuf's own ``SerializeToString`` gives for the same message
-(convert.py's wire rules: fields in number order, a 0 or "" not written, a set message written
-even if empty); ``tests/server/test_framing.py`` checks every kind on random playouts of every
-game. The tags come from the descriptors, never typed in.
+and serializes it all again: a third of a decision's messages' cost (docs/benchmarks.md). Each
+writer is generated from the message's descriptor by convert.py's encoder compiler, by its wire
+rules, and gives exactly what protobuf's own ``SerializeToString`` gives for the same message;
+``tests/server/test_framing.py`` checks every kind on random playouts of every game.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import inspect
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from google.protobuf.descriptor import Descriptor
 
-from croupier.server.convert import VARINTS, field_tag
+from croupier.server.convert import field_tag, message_writer
 from croupier.v1 import bots_pb2
 
 Outgoing = bots_pb2.ServerMessage | bytes
 """What a session queues: a message, or one already serialized (the hot ones, and Batches)."""
 
-
-def _tags(message: Descriptor) -> dict[str, bytes]:
-    return {field.name: field_tag(field) for field in message.fields}
+_SERVER = bots_pb2.ServerMessage.DESCRIPTOR.fields_by_name
 
 
-_SERVER = _tags(bots_pb2.ServerMessage.DESCRIPTOR)
-_DECISION = _tags(bots_pb2.DecisionRequest.DESCRIPTOR)
-_VIEW = _tags(bots_pb2.ViewUpdate.DESCRIPTOR)
-_RESULT = _tags(bots_pb2.ActionResult.DESCRIPTOR)
-_BATCH = _tags(bots_pb2.Batch.DESCRIPTOR)
+def _framed(name: str, message: Descriptor) -> Callable[[tuple[Any, ...]], bytes]:
+    """A writer of a ServerMessage holding its field ``name``, a ``message``, from its fields'
+    values (``convert.message_writer``)."""
+    tag, write = field_tag(_SERVER[name]), message_writer(message)
+
+    def framed(values: tuple[Any, ...]) -> bytes:
+        return tag + write(values)
+
+    return framed
 
 
-def _repeated(tag: bytes, serialized: Sequence[bytes]) -> bytes:
-    """A repeated message field holding messages already serialized, one tagged value each."""
-    if not serialized:
-        return b""
-    return tag + tag.join([VARINTS[len(data)] + data for data in serialized])
-
-
-def _server_message(tag: bytes, body: bytes) -> bytes:
-    return tag + VARINTS[len(body)] + body
+_DECISION = _framed("decision", bots_pb2.DecisionRequest.DESCRIPTOR)
+_VIEW = _framed("view_update", bots_pb2.ViewUpdate.DESCRIPTOR)
+_RESULT = _framed("action_result", bots_pb2.ActionResult.DESCRIPTOR)
+_BATCH = _framed("batch", bots_pb2.Batch.DESCRIPTOR)
 
 
 def decision_request(
@@ -60,39 +58,25 @@ def decision_request(
 ) -> bytes:
     """A ServerMessage holding a DecisionRequest: ``view``, ``legal_actions`` and ``events`` given
     serialized (``GameCodec.view_bytes``, ``action_bytes``, ``event_bytes``)."""
-    t = _DECISION
-    name = match_id.encode()
-    out = [t["match_id"] + VARINTS[len(name)] + name if name else b""]
-    if seat:
-        out.append(t["seat"] + VARINTS[seat])
-    if decision_id:
-        out.append(t["decision_id"] + VARINTS[decision_id])
-    out.append(t["view"] + VARINTS[len(view)] + view)
-    out.append(_repeated(t["legal_actions"], legal_actions))
-    if deadline_ms:
-        out.append(t["deadline_ms"] + VARINTS[deadline_ms])
-    if time_bank_ms:
-        out.append(t["time_bank_ms"] + VARINTS[time_bank_ms])
-    if last_think_ms:
-        out.append(t["last_think_ms"] + VARINTS[last_think_ms])
-    out.append(_repeated(t["events"], events))
-    if accepted:
-        out.append(t["accepted"] + VARINTS[accepted])
-    return _server_message(_SERVER["decision"], b"".join(out))
+    return _DECISION(
+        (
+            match_id,
+            seat,
+            decision_id,
+            view,
+            legal_actions,
+            deadline_ms,
+            time_bank_ms,
+            last_think_ms,
+            events,
+            accepted,
+        )
+    )
 
 
 def view_update(match_id: str, seat: int, view: bytes, events: Sequence[bytes], accepted: int = 0) -> bytes:
     """A ServerMessage holding a ViewUpdate (parts serialized, as for ``decision_request``)."""
-    t = _VIEW
-    name = match_id.encode()
-    out = [t["match_id"] + VARINTS[len(name)] + name if name else b""]
-    if seat:
-        out.append(t["seat"] + VARINTS[seat])
-    out.append(t["view"] + VARINTS[len(view)] + view)
-    out.append(_repeated(t["events"], events))
-    if accepted:
-        out.append(t["accepted"] + VARINTS[accepted])
-    return _server_message(_SERVER["view_update"], b"".join(out))
+    return _VIEW((match_id, seat, view, events, accepted))
 
 
 def action_result(
@@ -109,34 +93,14 @@ def action_result(
     refusal_reason: bots_pb2.ActionResult.RefusalReason.ValueType = bots_pb2.ActionResult.REFUSAL_UNSPECIFIED,
 ) -> bytes:
     """A ServerMessage holding an ActionResult, ``action`` serialized (``GameCodec.action_bytes``)."""
-    t = _RESULT
-    name = match_id.encode()
-    out = [t["match_id"] + VARINTS[len(name)] + name if name else b""]
-    if seat:
-        out.append(t["seat"] + VARINTS[seat])
-    if decision_id:
-        out.append(t["decision_id"] + VARINTS[decision_id])
-    if status:
-        out.append(t["status"] + VARINTS[status])
-    if action is not None:
-        out.append(t["action"] + VARINTS[len(action)] + action)
-    if reason:
-        text = reason.encode()
-        out.append(t["reason"] + VARINTS[len(text)] + text)
-    if think_ms:
-        out.append(t["think_ms"] + VARINTS[think_ms])
-    if refusals:
-        out.append(t["refusals"] + VARINTS[refusals])
-    if timeouts:
-        out.append(t["timeouts"] + VARINTS[timeouts])
-    if refusal_reason:
-        out.append(t["refusal_reason"] + VARINTS[refusal_reason])
-    return _server_message(_SERVER["action_result"], b"".join(out))
+    return _RESULT(
+        (match_id, seat, decision_id, status, action, reason, think_ms, refusals, timeouts, refusal_reason)
+    )
 
 
 def batch(messages: Sequence[bytes]) -> bytes:
     """A ServerMessage holding a Batch of serialized ``messages`` (never a Batch among them)."""
-    return _server_message(_SERVER["batch"], _repeated(_BATCH["messages"], messages))
+    return _BATCH((messages,))
 
 
 def serialized(message: Outgoing) -> bytes:
@@ -146,3 +110,22 @@ def serialized(message: Outgoing) -> bytes:
 def parsed(message: Outgoing) -> bots_pb2.ServerMessage:
     """The message itself (for reading it: tests, tools), whichever way it was queued."""
     return bots_pb2.ServerMessage.FromString(message) if isinstance(message, bytes) else message
+
+
+def _check_fields_in_order(writer: Callable[..., bytes], message: Descriptor) -> None:
+    """Each writer passes its parameters on as the message's fields in number order: they must be
+    those fields, in that order (a field added to the proto must be added here)."""
+    fields = [f.name for f in sorted(message.fields, key=lambda f: f.number)]
+    if list(inspect.signature(writer).parameters) != fields:
+        raise TypeError(
+            f"framing.{writer.__name__} must take {message.full_name}'s fields in order: {fields}"
+        )
+
+
+for _writer, _message in (
+    (decision_request, bots_pb2.DecisionRequest),
+    (view_update, bots_pb2.ViewUpdate),
+    (action_result, bots_pb2.ActionResult),
+    (batch, bots_pb2.Batch),
+):
+    _check_fields_in_order(_writer, _message.DESCRIPTOR)

@@ -172,3 +172,11 @@ def test_what_a_session_queues_reads_back_as_the_message_either_way() -> None:
     written = framing.view_update("m", 1, b"", [])
     assert framing.serialized(written) is written
     assert framing.parsed(written).view_update.seat == 1
+
+
+def test_a_writer_whose_parameters_are_not_its_messages_fields_in_number_order_is_refused() -> None:
+    def view_update(match_id: str, view: bytes, seat: int, events: list[bytes], accepted: int) -> bytes:
+        return b""
+
+    with pytest.raises(TypeError, match="ViewUpdate's fields in order"):
+        framing._check_fields_in_order(view_update, bots_pb2.ViewUpdate.DESCRIPTOR)
