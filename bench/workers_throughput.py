@@ -42,7 +42,8 @@ from bench.referee_throughput import ADMIN_TOKEN, OPTIONS, TrivialBots, Window
 
 SERVING = re.compile(r"worker (\d+) \(pid (\d+)\) serving on (\S+?)(?:,|$)", re.MULTILINE)
 RAMP_SECONDS = 4.0
-"""From starting the load processes to the window: every match under way on every worker first."""
+"""Default seconds from starting the load processes to the window (``--ramp``): every match under
+way on every worker first."""
 
 
 @dataclass
@@ -86,7 +87,7 @@ def measure(count: int, args: argparse.Namespace) -> Result:
     with tempfile.TemporaryDirectory(prefix="croupier-bench-") as data:
         workers = Workers(count, Path(data))
         try:
-            start = time.time() + RAMP_SECONDS
+            start = time.time() + args.ramp
             loads = [
                 subprocess.Popen(_load_argv(address, start, args), stdout=subprocess.PIPE, text=True)
                 for _, address in workers.workers
@@ -100,7 +101,7 @@ def measure(count: int, args: argparse.Namespace) -> Result:
             workers.stop()
     late = [f for f in figures if f["late"]]
     if late:
-        raise RuntimeError(f"{len(late)} load processes were not under way by the window: raise RAMP_SECONDS")
+        raise RuntimeError(f"{len(late)} load processes were not under way by the window: raise --ramp")
     seconds = statistics.mean(f["seconds"] for f in figures)
     bots_cpu = sum(f["cpu"] for f in figures)
     return Result(count, sum(f["decisions"] for f in figures), seconds, server_cpu, bots_cpu)
@@ -156,6 +157,12 @@ def arguments() -> argparse.Namespace:
         choices=list(OPTIONS),
         default="batching",
         help="the bots' stream options (default batching)",
+    )
+    parser.add_argument(
+        "--ramp",
+        type=float,
+        default=RAMP_SECONDS,
+        help=f"seconds for every match to start before the window (default {RAMP_SECONDS:g})",
     )
     parser.add_argument(
         "--no-ceiling", dest="ceiling", action="store_false", help="skip the bare ping-pong ceiling"
