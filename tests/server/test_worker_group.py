@@ -124,6 +124,25 @@ async def test_get_referee_names_every_worker_once_the_parent_has(
         assert list(after.workers) == ["127.0.0.1:1", "127.0.0.1:2"]
 
 
+async def test_only_the_admin_learns_the_workers_addresses(workers: list[Croupier], tmp_path: Path) -> None:
+    """RefereeInfo (the workers' addresses) is the operator's: no card secret of DESIGN.md's table,
+    an admin endpoint. An anonymous caller, or a bot with its own token, asking any worker is
+    refused and learns no address."""
+    write_addresses(tmp_path, ["127.0.0.1:1", "127.0.0.1:2"])
+    _, token = workers[0].referee.register_bot("alpha")
+    for worker in workers:
+        async with grpc.aio.insecure_channel(f"127.0.0.1:{worker.port}") as channel:
+            stub = Admin(channel).stub
+            for metadata, code in (
+                ((), grpc.StatusCode.UNAUTHENTICATED),
+                ((("croupier-token", token),), grpc.StatusCode.PERMISSION_DENIED),
+            ):
+                with pytest.raises(grpc.aio.AioRpcError) as refused:
+                    await stub.GetReferee(admin_pb2.GetRefereeRequest(), metadata=metadata)
+                assert refused.value.code() == code
+                assert "127.0.0.1:1" not in (refused.value.details() or "")
+
+
 async def test_a_bot_registered_before_the_data_had_workers_keeps_its_token(tmp_path: Path) -> None:
     alone = await create_server("127.0.0.1:0", tmp_path, admin_token=ADMIN_TOKEN)  # no --workers
     bot, token = alone.referee.register_bot("alpha")
