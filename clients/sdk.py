@@ -296,12 +296,12 @@ class Client:
         moves: list[bots_pb2.Move] = []
         for step in steps:
             if isinstance(step, Thinking):
+                choice, error = None, None
                 try:
                     choice = await step.choice
                 except Exception as exc:
-                    moves += await self._steps(self.protocol.chose(step, error=exc), inbox, outbox)
-                else:
-                    moves += await self._steps(self.protocol.chose(step, choice), inbox, outbox)
+                    error = exc
+                moves += await self._steps(self.protocol.chose(step, choice, error), inbox, outbox)
             elif isinstance(step, Resend):
                 asyncio.get_running_loop().call_later(step.seconds, self._resend, step, inbox, outbox)
             else:
@@ -316,9 +316,7 @@ class Client:
     ) -> None:
         """A ``Resend`` whose time came: sent on the stream that asked for it, if that still runs."""
         if self._inbox is inbox:
-            for out in self.protocol.outgoing(
-                [m for m in self.protocol.resend(resend) if isinstance(m, bots_pb2.Move)]
-            ):
+            for out in self.protocol.outgoing(self.protocol.resend(resend)):
                 outbox.put_nowait(out)
 
     def _channel(self) -> grpc.aio.Channel:
