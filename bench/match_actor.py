@@ -29,6 +29,7 @@ from bench.harness import machine
 from croupier.engine.games import GAMES, get_game
 from croupier.server import native
 from croupier.server.clocks import Clocks
+from croupier.server.framing import Outgoing, parsed
 from croupier.server.match import Match
 from croupier.server.metrics import Metrics
 from croupier.server.seats import Player
@@ -85,11 +86,20 @@ class Bot(Session):
 
     def __init__(self, name: str, options: Options) -> None:
         super().__init__(name, None, capacity=1, options=options)
-        self.request: bots_pb2.DecisionRequest | None = None
+        self.sent: list[Outgoing] = []
+        """What the match sent since the last look: read outside the timed moves."""
 
-    def send(self, message: bots_pb2.ServerMessage) -> None:
-        if message.WhichOneof("message") == "decision":
-            self.request = message.decision
+    def send(self, message: Outgoing) -> None:
+        self.sent.append(message)
+
+    def request(self) -> bots_pb2.DecisionRequest | None:
+        """The last DecisionRequest sent since the last look (parsed here, untimed)."""
+        found = None
+        for message in map(parsed, self.sent):
+            if message.WhichOneof("message") == "decision":
+                found = message.decision
+        self.sent.clear()
+        return found
 
 
 def play(folder: Path, game: str, seed: int, options: Options, metrics: Metrics) -> tuple[int, float]:
@@ -117,13 +127,17 @@ def play(folder: Path, game: str, seed: int, options: Options, metrics: Metrics)
         match.attach(bot, index)
     clock.run()
     decisions, spent = 0, 0.0
+    requests: list[bots_pb2.DecisionRequest | None] = [None] * len(bots)
     while not match.done.is_set():
-        asked = [bot for bot in bots if bot.request is not None]
+        for i, bot in enumerate(bots):
+            if (sent := bot.request()) is not None:
+                requests[i] = sent
+        asked = [i for i, request in enumerate(requests) if request is not None]
         if not asked:
             raise RuntimeError(f"{game}: nobody is asked to decide (a game that waits on time?)")
-        bot = asked[0]
-        request, bot.request = bot.request, None
-        assert request is not None
+        bot, request = bots[asked[0]], requests[asked[0]]
+        requests[asked[0]] = None
+        assert request is not None  # for mypy: asked holds only seats with one
         move = bots_pb2.Move(match_id=match.id, decision_id=request.decision_id, index=0)
         started = time.process_time()
         match.move(bot, move)
