@@ -72,6 +72,9 @@ class Siblings:
         folders = [self.root, *sorted(self.root.glob(f"{WORKER_FOLDER}*"))]
         for path in [folder / BOTS for folder in folders if folder.resolve() != self.own]:
             try:
+                seen = os.stat(path)
+                if self._read.get(path) == (seen.st_ino, seen.st_size):
+                    continue  # unchanged since read: a stat, not an open and a read (unknown tokens ask)
                 with path.open("rb") as file:
                     inode = os.fstat(file.fileno()).st_ino
                     known_inode, offset = self._read.get(path, (inode, 0))
