@@ -1,12 +1,17 @@
 """The raw ceiling: a bare grpc.aio bidirectional-stream ping-pong with decision-sized messages.
 
-Usage: python -m bench.grpc_ceiling [--streams 1,64,512] [--seconds S] [--runs N]
+Usage: python -m bench.grpc_ceiling [--streams 1,64,512] [--seconds S] [--runs N] [--relay]
 
 Each stream sends a bot's Move (the real message, index 0) and waits for a
 real DecisionRequest-sized ServerMessage back, over and over: one round trip
 per decision, with no rules, no views and no journal. The server runs in its
 own process (``--serve``), like the referee in bench/referee_throughput.py,
 whose figures are read as a fraction of these.
+
+``--relay`` alternates each level's ping-pong with the relay (RELAY): as many
+pairs of streams, each Move answered on the partner stream, as the seat
+layout's moves are. What the hand-off between two streams' tasks costs is the
+difference between the two rows.
 """
 
 from __future__ import annotations
@@ -31,6 +36,10 @@ METHOD = "/croupier.bench.Ceiling/PingPong"
 SHAPED = "/croupier.bench.Ceiling/Shaped"
 """Each ping answered with the messages a referee sends per decision in a two-player game: the
 mover's ActionResult and the next seat's DecisionRequest (here on one stream)."""
+RELAY = "/croupier.bench.Ceiling/Relay"
+"""Each ping answered on another stream, its partner's (named in the call's metadata): the seat
+layout's transport, where a move comes on one seat's stream and the next DecisionRequest goes out
+on the other's. Each stream has a reader task and a writer fed by a queue, as the referee's have."""
 SAMPLE_GAME = "chinese_ten"
 
 
@@ -103,11 +112,33 @@ async def serve(address: str) -> None:
             for message in shaped:
                 yield message
 
+    pairs: dict[str, tuple[asyncio.Queue[bots_pb2.ServerMessage], ...]] = {}
+
+    async def relay(
+        requests: AsyncIterator[bots_pb2.BotMessage], context: Any
+    ) -> AsyncIterator[bots_pb2.ServerMessage]:
+        asked = dict(context.invocation_metadata())
+        queues = pairs.setdefault(asked["pair"], (asyncio.Queue(), asyncio.Queue()))
+        side = int(asked["side"])
+        mine, partner = queues[side], queues[1 - side]
+
+        async def read() -> None:
+            async for _ in requests:
+                partner.put_nowait(reply)
+
+        reader = asyncio.get_running_loop().create_task(read())
+        try:
+            while True:
+                yield await mine.get()
+        finally:
+            reader.cancel()
+            pairs.pop(asked["pair"], None)
+
     handlers = {
         name.rsplit("/", 1)[1]: grpc.stream_stream_rpc_method_handler(
             behaviour, bots_pb2.BotMessage.FromString, bots_pb2.ServerMessage.SerializeToString
         )
-        for name, behaviour in ((METHOD, ping_pong), (SHAPED, shaped_pong))
+        for name, behaviour in ((METHOD, ping_pong), (SHAPED, shaped_pong), (RELAY, relay))
     }
     server = grpc.aio.server()
     service = METHOD.strip("/").split("/")[0]
@@ -140,10 +171,19 @@ class Figures:
 
 
 async def load(
-    port: int, streams: int, seconds: float, server_pid: int, warmup: float = 0.5, shaped: bool = False
+    port: int,
+    streams: int,
+    seconds: float,
+    server_pid: int,
+    warmup: float = 0.5,
+    shaped: bool = False,
+    relay: bool = False,
 ) -> Figures:
     """``streams`` concurrent ping-pong streams for ``seconds`` (after ``warmup``); bounded in time.
-    ``shaped``: each ping is answered with a decision's messages (see SHAPED)."""
+    ``shaped``: each ping is answered with a decision's messages (see SHAPED). ``relay``: as many
+    pairs of streams, each ping answered on the partner's (see RELAY): a round trip is a hop."""
+    if relay:
+        return await _relay_load(port, streams, seconds, server_pid, warmup)
     replies = len(shaped_replies()) if shaped else 1
     async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
         call_factory = channel.stream_stream(
@@ -188,15 +228,66 @@ async def load(
         return Figures(streams, sum(counts), seconds, merged, cpu)
 
 
-def row(figures: Figures) -> str:
+async def _relay_load(port: int, pairs: int, seconds: float, server_pid: int, warmup: float) -> Figures:
+    async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
+        call_factory = channel.stream_stream(
+            RELAY, bots_pb2.BotMessage.SerializeToString, bots_pb2.ServerMessage.FromString
+        )
+        move = move_sample()
+        loop = asyncio.get_running_loop()
+        measure_from = loop.time() + warmup
+        stop_at = measure_from + seconds
+        counts = [0] * pairs
+        latencies = [Latencies() for _ in range(pairs)]
+
+        async def side(pair: int, index: int) -> None:
+            """One of a pair's streams: answers each message its partner's move brought."""
+            call = call_factory(metadata=(("pair", str(pair)), ("side", str(index))))
+            if index == 0:
+                await call.write(move)
+            sent = loop.time()
+            while loop.time() < stop_at:
+                await call.read()
+                if sent >= measure_from:
+                    latencies[pair].add(loop.time() - sent)
+                    counts[pair] += 1
+                sent = loop.time()
+                await call.write(move)
+            call.cancel()
+
+        cpu_before = 0.0
+
+        async def mark_cpu() -> None:
+            nonlocal cpu_before
+            await asyncio.sleep(max(0.0, measure_from - loop.time()))
+            cpu_before = cpu_seconds(server_pid)
+
+        sides = [loop.create_task(side(p, i)) for p in range(pairs) for i in (0, 1)]
+        await mark_cpu()
+        await asyncio.sleep(max(0.0, stop_at - loop.time()))
+        cpu = cpu_seconds(server_pid) - cpu_before
+        await asyncio.wait(sides, timeout=1.0)  # a side whose partner stopped first waits for good
+        for task in sides:
+            task.cancel()
+        await asyncio.gather(*sides, return_exceptions=True)
+        merged = Latencies()
+        for lat in latencies:
+            merged.extend(lat)
+        return Figures(pairs, sum(counts), seconds, merged, cpu)
+
+
+def row(figures: Figures, kind: str = "ping-pong") -> str:
     lat = figures.latencies
     return (
-        f"{figures.streams:>7} {figures.per_second:>12,.0f} {lat.percentile(50):>9,.0f} "
+        f"{figures.streams:>7} {kind:>9} {figures.per_second:>12,.0f} {lat.percentile(50):>9,.0f} "
         f"{lat.percentile(99):>9,.0f} {figures.server_cpu_us:>11,.1f}"
     )
 
 
-HEADER = f"{'streams':>7} {'round trips/s':>12} {'p50 µs':>9} {'p99 µs':>9} {'server µs/rt':>11}"
+HEADER = (
+    f"{'streams':>7} {'kind':>9} {'round trips/s':>12} {'p50 µs':>9} {'p99 µs':>9} {'server µs/rt':>11}"
+)
+"""A relay's streams column counts its pairs (the streams in flight), and a round trip is a hop."""
 
 
 def main() -> None:
@@ -204,6 +295,9 @@ def main() -> None:
     parser.add_argument("--streams", default="1,64,512", help="comma-separated concurrency levels")
     parser.add_argument("--seconds", type=float, default=3.0, help="measured time per level (default 3)")
     parser.add_argument("--runs", type=int, default=3, help="runs per level (default 3)")
+    parser.add_argument(
+        "--relay", action="store_true", help="alternate each ping-pong with the relay between paired streams"
+    )
     parser.add_argument("--serve", metavar="ADDRESS", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.serve:
@@ -219,13 +313,20 @@ async def run(args: argparse.Namespace) -> None:
     print(f"ping {move.ByteSize()} B (a Move), pong {reply.ByteSize()} B (a median {SAMPLE_GAME} decision)")
     print(HEADER)
     with Server(python("-m", "bench.grpc_ceiling", "--serve", "127.0.0.1:0")) as server:
+        kinds = ("ping-pong", "relay") if args.relay else ("ping-pong",)
         for streams in levels:
-            runs = [await load(server.port, streams, args.seconds, server.pid) for _ in range(args.runs)]
-            for figures in runs:
-                print(row(figures))
-            if len(runs) > 1:
-                rates = [f.per_second for f in runs]
-                print(f"{'':>7} median {spread(rates)} round trips/s, stdev {statistics.pstdev(rates):,.0f}")
+            rates: dict[str, list[float]] = {kind: [] for kind in kinds}
+            for _ in range(args.runs):
+                for kind in kinds:
+                    figures = await load(server.port, streams, args.seconds, server.pid, relay=kind == "relay")
+                    rates[kind].append(figures.per_second)
+                    print(row(figures, kind), flush=True)
+            for kind, values in rates.items():
+                if len(values) > 1:
+                    print(
+                        f"{'':>7} {kind}: median {spread(values)} round trips/s, "
+                        f"stdev {statistics.pstdev(values):,.0f}"
+                    )
 
 
 if __name__ == "__main__":
