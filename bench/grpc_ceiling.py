@@ -181,7 +181,8 @@ async def load(
 ) -> Figures:
     """``streams`` concurrent ping-pong streams for ``seconds`` (after ``warmup``); bounded in time.
     ``shaped``: each ping is answered with a decision's messages (see SHAPED). ``relay``: as many
-    pairs of streams, each ping answered on the partner's (see RELAY): a round trip is a hop."""
+    pairs of streams, each ping answered on the partner's (see RELAY): a round trip is a hop, and a
+    latency is two (from a stream's Move to the message its partner's Move brings back)."""
     if relay:
         return await _relay_load(port, streams, seconds, server_pid, warmup)
     replies = len(shaped_replies()) if shaped else 1
@@ -284,9 +285,7 @@ def row(figures: Figures, kind: str = "ping-pong") -> str:
     )
 
 
-HEADER = (
-    f"{'streams':>7} {'kind':>9} {'round trips/s':>12} {'p50 µs':>9} {'p99 µs':>9} {'server µs/rt':>11}"
-)
+HEADER = f"{'streams':>7} {'kind':>9} {'round trips/s':>12} {'p50 µs':>9} {'p99 µs':>9} {'server µs/rt':>11}"
 """A relay's streams column counts its pairs (the streams in flight), and a round trip is a hop."""
 
 
@@ -318,7 +317,8 @@ async def run(args: argparse.Namespace) -> None:
             rates: dict[str, list[float]] = {kind: [] for kind in kinds}
             for _ in range(args.runs):
                 for kind in kinds:
-                    figures = await load(server.port, streams, args.seconds, server.pid, relay=kind == "relay")
+                    relay = kind == "relay"
+                    figures = await load(server.port, streams, args.seconds, server.pid, relay=relay)
                     rates[kind].append(figures.per_second)
                     print(row(figures, kind), flush=True)
             for kind, values in rates.items():
