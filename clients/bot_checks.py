@@ -9,8 +9,9 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from croupier.clients.bot_protocol import describe
 from croupier.clients.trial import CLOCKS, OUT_OF_RANGE, SHORT, STARTUP_SECONDS, Failed, Result, Trial
-from croupier.clients.wire import Stream, Tamper
+from croupier.clients.wire import Stream, Tamper, accepted_in, moves_in
 from croupier.v1 import bots_pb2
 
 
@@ -32,9 +33,13 @@ async def hello(trial: Trial) -> str:
     if not stream.of_kind("welcome"):
         raise Failed(f"the referee sent no Welcome: the stream ended ({stream.ended})")
     await trial.finished(await trial.match("chinese_ten"))
+    options = describe(stream.granted)
+    if trial.tap.protocol_1 and stream.asked != bots_pb2.StreamOptions():
+        options += f" (asked for {describe(stream.asked)}: --protocol-1 took them out)"
+    batches = f", {stream.batches} batches" if stream.batches else ""
     return (
-        f"Hello (protocol 1, name {first.hello.name!r}, max_matches {first.hello.max_matches}), "
-        "Welcome, then a match played"
+        f"Hello (protocol 1, options: {options}, name {first.hello.name!r}, "
+        f"max_matches {first.hello.max_matches}), Welcome, then a match played{batches}"
     )
 
 
@@ -61,18 +66,20 @@ async def several_matches(trial: Trial) -> str:
 
 
 class RefuseFirstMove(Tamper):
-    """Turns the bot's first move into an index out of range, which the referee refuses."""
+    """Turns the bot's first move (alone or the first of a ``moves``) into an index out of range,
+    which the referee refuses."""
 
     def __init__(self) -> None:
         self.decision_id: int | None = None
 
     def to_referee(self, stream: Stream, message: bots_pb2.BotMessage) -> bots_pb2.BotMessage:
-        if self.decision_id is not None or message.WhichOneof("message") != "move":
+        if self.decision_id is not None or not moves_in(message):
             return message
-        self.decision_id = message.move.decision_id
         changed = bots_pb2.BotMessage()
         changed.CopyFrom(message)
-        changed.move.index = OUT_OF_RANGE
+        move = moves_in(changed)[0]
+        self.decision_id = move.decision_id
+        move.index = OUT_OF_RANGE
         return changed
 
 
@@ -84,15 +91,11 @@ async def refused_move(trial: Trial) -> str:
         lambda: trial.first("action_result", match_id, lambda r: r.status == Result.REFUSED),
     )
     decision = tamper.decision_id
-    answer = await trial.until(
-        f"answer to decision {decision} after its refusal",
-        lambda: trial.first(
-            "action_result",
-            match_id,
-            lambda r: r.decision_id == decision and r.status in (Result.ACCEPTED, Result.TIMED_OUT),
-        ),
+    assert decision is not None  # the refusal was of the move it changed
+    status = await trial.until(
+        f"answer to decision {decision} after its refusal", lambda: trial.settled(match_id, decision)
     )
-    if answer.status == Result.TIMED_OUT:
+    if status == Result.TIMED_OUT:
         raise Failed(
             f'decision {decision} was refused ("{refusal.reason}") and the bot sent no other move for it: '
             "the decision stays open after a refusal, but its clock ran out"
@@ -153,15 +156,14 @@ async def replaced_decision(trial: Trial) -> str:
     tamper = trial.tap.tamper = HoldFirstDecision()
     match_id = await trial.match("pair_battle", opponent=Opener, seed=seed, max_timeouts=100)
     old, new = await trial.until("replacement of the bot's first decision", lambda: tamper.replaced, 30)
-    answer = await trial.until(
-        f"answer to decision {new}, which replaced decision {old}",
-        lambda: trial.first(
-            "action_result",
-            match_id,
-            lambda r: r.status in (Result.ACCEPTED, Result.TIMED_OUT) and r.decision_id != old,
-        ),
-    )
-    if answer.status == Result.TIMED_OUT:
+
+    def answered() -> int | None:
+        """How the first decision after the replaced one that the referee settled was settled."""
+        later = [d.decision_id for d in trial.received("decision", match_id) if d.decision_id != old]
+        return next((status for d in later if (status := trial.settled(match_id, d))), None)
+
+    status = await trial.until(f"answer to decision {new}, which replaced decision {old}", answered)
+    if status == Result.TIMED_OUT:
         stale = [m for s in trial.streams for _, m in s.moves(match_id) if m.decision_id == old]
         how = " (it answered the replaced one, and waited)" if stale else ""
         raise Failed(
@@ -176,21 +178,17 @@ async def replaced_decision(trial: Trial) -> str:
 
 
 class DropMidMatch(Tamper):
-    """Drops the stream right after the referee accepted the bot's second move."""
+    """Drops the stream right after the referee said it accepted the bot's second move in the match
+    (an ActionResult, or with quiet acceptance the next message's ``accepted`` count)."""
 
     def __init__(self) -> None:
-        self.accepted = 0
+        self.match_id = ""
         self.dropped_at: float | None = None
 
     def to_bot(self, stream: Stream, message: bots_pb2.ServerMessage) -> list[bots_pb2.ServerMessage]:
-        kind = message.WhichOneof("message")
-        if (
-            self.dropped_at is None
-            and kind == "action_result"
-            and message.action_result.status == Result.ACCEPTED
-        ):
-            self.accepted += 1
-            if self.accepted == 2:
+        if self.dropped_at is None and self.match_id:
+            told = [*(m for _, m in stream.received), message]
+            if accepted_in(told, self.match_id) >= 2:
                 self.dropped_at = time.monotonic()
                 stream.drop.set()
         return [message]
@@ -199,7 +197,7 @@ class DropMidMatch(Tamper):
 async def _drop_and_return(trial: Trial) -> tuple[str, Stream, float]:
     """A match whose stream the tap drops; the match, the bot's new stream, and the seconds it took."""
     tamper = trial.tap.tamper = DropMidMatch()
-    match_id = await trial.match("chinese_ten", seed=4)
+    match_id = tamper.match_id = await trial.match("chinese_ten", seed=4)
     await trial.until("second accepted move (the stream is dropped after it)", lambda: tamper.dropped_at)
     grace = CLOCKS["grace_ms"] / 1000
 
@@ -270,14 +268,26 @@ async def clock(trial: Trial) -> str:
             f"decision {asked.decision_id} timed out: its deadline_ms was {asked.deadline_ms} "
             f"({decision_ms} per decision + {asked.time_bank_ms} of bank left), and the bot took longer"
         ) from failed
-    accepted = trial.received("action_result", match_id, lambda r: r.status == Result.ACCEPTED)
     asked = trial.received("decision", match_id)
-    slowest = max((r.think_ms for r in accepted), default=0)
+    thinking = _thinking(trial, match_id)
+    slowest = max(thinking.values(), default=0.0)
     bank = asked[-1].time_bank_ms if asked else bank_ms
     return (
-        f"{len(accepted)} decisions of {decision_ms} ms + {bank_ms} ms bank, slowest {slowest} ms; "
-        f"{bank} ms of bank left"
+        f"{len(thinking)} decisions of {decision_ms} ms + {bank_ms} ms bank, slowest {slowest * 1000:.0f} ms "
+        f"(as the tap timed them); {bank} ms of bank left"
     )
+
+
+def _thinking(trial: Trial, match_id: str) -> dict[int, float]:
+    """Seconds from each decision reaching the bot to its first move answering it, by decision, as the
+    tap saw them (the referee's think_ms comes in ActionResults, which quiet acceptance leaves out)."""
+    thinking = {}
+    for stream in trial.streams:
+        asked = {d.decision_id: at for at, d in stream.of_kind("decision", match_id)}
+        for at, move in stream.moves(match_id):
+            if move.decision_id in asked and move.decision_id not in thinking:
+                thinking[move.decision_id] = at - asked[move.decision_id]
+    return thinking
 
 
 async def every_game(trial: Trial) -> str:

@@ -2,6 +2,7 @@
 
     croupier check-bot -- node clients/node/bot.js
     croupier check-bot --only refused-move -- ./mybot
+    croupier check-bot --protocol-1 -- python mybot.py
 
 An embedded referee starts on loopback, and the bot is run once per check with $CROUPIER_SERVER,
 $CROUPIER_TOKEN (a registered bot's token) and $CROUPIER_BOT_NAME set, as the tournament runner
@@ -9,6 +10,11 @@ runs it. Between the bot and the referee sits a tap that records every message a
 checks, tampers: it turns a move into one the referee refuses, holds back a decision until a newer
 one replaces it, or drops the stream. The opponents are the bundled Python bots. A table says what
 passed and what went wrong; the exit code is 1 when any check failed.
+
+The bot is checked on the stream options its Hello asks for (quiet acceptance, deferred updates,
+batches), as the referee grants them in tournaments; the hello check's row says which. With
+--protocol-1 the tap takes them out of the Hello, so the same bot is checked on protocol 1 as it
+began: run both to see the bot handle either.
 """
 
 from __future__ import annotations
@@ -40,8 +46,11 @@ class Verdict:
     detail: str
 
 
-async def check(command: Sequence[str], names: Sequence[str], seconds: float) -> list[Verdict]:
-    """Run the checks ``names`` on the bot ``command``, each with a fresh process; their verdicts."""
+async def check(
+    command: Sequence[str], names: Sequence[str], seconds: float, protocol_1: bool = False
+) -> list[Verdict]:
+    """Run the checks ``names`` on the bot ``command``, each with a fresh process, on the stream options
+    it asks for (``protocol_1``: none); their verdicts."""
     from croupier.server import logs
     from croupier.server.app import create_server
 
@@ -52,7 +61,7 @@ async def check(command: Sequence[str], names: Sequence[str], seconds: float) ->
     with tempfile.TemporaryDirectory(prefix="croupier-check-") as data:
         referee = await create_server("127.0.0.1:0", Path(data), admin_token=admin_token)
         address = f"127.0.0.1:{referee.port}"
-        tap = Tap(address)
+        tap = Tap(address, protocol_1)
         tap_port = await tap.start()
         channel = grpc.aio.insecure_channel(address)
         admin = _Admin(admin_pb2_grpc.AdminServiceStub(channel), [("croupier-token", admin_token)])
@@ -117,6 +126,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--list", action="store_true", help="list the checks, saying what each one checks")
     parser.add_argument(
+        "--protocol-1",
+        action="store_true",
+        help="take the stream options out of the bot's Hello, so that it is checked on protocol 1 as it "
+        "began (by default it is checked on the options it asks for, as tournaments play it)",
+    )
+    parser.add_argument(
         "--timeout", type=float, default=120.0, help="seconds a check may take (default: %(default)s)"
     )
     parser.add_argument("bot", nargs=argparse.REMAINDER, help="-- and the command that runs the bot")
@@ -135,10 +150,11 @@ def run(args: argparse.Namespace) -> int:
         )
         return 2
     names = args.only or list(CHECKS)
-    print(f"checking {' '.join(command)}")
+    on = "protocol 1 (--protocol-1)" if args.protocol_1 else "the stream options it asks for"
+    print(f"checking {' '.join(command)} on {on}")
     print(f"{'check':<{WIDTH}}  result  what went on")
     try:
-        verdicts = asyncio.run(_stopped_by_signals(check(command, names, args.timeout)))
+        verdicts = asyncio.run(_stopped_by_signals(check(command, names, args.timeout, args.protocol_1)))
     except (KeyboardInterrupt, asyncio.CancelledError):
         print("croupier check-bot: interrupted (the bot was stopped)", file=sys.stderr)
         return 130

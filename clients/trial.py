@@ -211,3 +211,35 @@ class Trial:
     def first(self, kind: str, match_id: str, which: Callable[[Any], bool]) -> Any:
         """The first message ``received`` would list, or None."""
         return next(iter(self.received(kind, match_id, which)), None)
+
+    def settled(self, match_id: str, decision_id: int) -> int | None:
+        """How the bot's decision was settled, as the referee told the bot: ``Result.ACCEPTED``,
+        ``Result.TIMED_OUT``, or None while it is open (or was replaced). Under protocol 1 an
+        ActionResult says it; under quiet acceptance only a timeout does, and an accepted move
+        shows as a rise of the seat's ``accepted`` count after the decision, or, for the seat's
+        last decision, as the match's MatchEnded (a finished match settled it)."""
+        for result in self.received("action_result", match_id, lambda r: r.decision_id == decision_id):
+            if result.status == Result.TIMED_OUT:
+                return Result.TIMED_OUT
+            if result.status in (Result.ACCEPTED, Result.DUPLICATE):  # a duplicate was applied before
+                return Result.ACCEPTED
+        for stream in self.streams:
+            if not stream.granted.quiet_acceptance:
+                continue
+            asked = [
+                i
+                for i, (_, m) in enumerate(stream.received)
+                if m.WhichOneof("message") == "decision" and m.decision.match_id == match_id
+            ]
+            at = next(
+                (i for i in reversed(asked) if stream.received[i][1].decision.decision_id == decision_id),
+                None,
+            )
+            if at is None:
+                continue
+            if stream.accepted(match_id) > stream.accepted(match_id, at + 1):
+                return Result.ACCEPTED
+            ended = stream.of_kind("match_ended", match_id)
+            if at == asked[-1] and ended and ended[0][1].status == match_pb2.MATCH_STATUS_FINISHED:
+                return Result.ACCEPTED
+        return None

@@ -3,9 +3,13 @@ passes every stream on to the referee, records what goes each way (parsed, with 
 a check tamper: rewrite a bot's message, hold back the referee's, or drop the stream.
 
 Bytes pass through as they came: a bot's malformed message reaches the referee, which answers it as
-it would any bot; the tap parses a copy for the record. One exception: a Hello's stream options
-are taken out (the record keeps them), so every bot is checked on protocol 1, the flow every check
-reads; the options themselves are the referee's tests' to check.
+it would any bot; the tap parses a copy for the record. A Hello's stream options go through as
+asked, so a bot is checked on the flow it plays tournaments in (``Tap(protocol_1=True)`` takes
+them out, as ``check-bot --protocol-1`` asks). The record and the tampering see a Batch as its
+parts and a ``moves`` message as its moves, so a check reads one flow whatever the options; what a
+tamper passes on of a batch goes to the bot as a batch again. A bot granted batches gets each
+MatchStarted in one Batch with the message after it: the referee batches only what waits for a
+stream, which a tap that reads at once rarely lets happen, and a bot must meet a Batch to be checked.
 """
 
 from __future__ import annotations
@@ -13,7 +17,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -33,17 +37,39 @@ class Stream:
     sent: list[tuple[float, bots_pb2.BotMessage | None]] = field(default_factory=list)
     """What the bot sent, in order, with the monotonic time it arrived (None: unreadable bytes)."""
     received: list[tuple[float, bots_pb2.ServerMessage]] = field(default_factory=list)
-    """What the bot was sent, in order, with the time it was passed on."""
+    """What the bot was sent, in order, with the time it was passed on; a Batch's parts one by one."""
+    batches: int = 0
+    """How many Batches the bot was sent."""
     ended: str | None = None
     """How it ended: "the bot closed it", "dropped", or the referee's status; None while it is open."""
     drop: asyncio.Event = field(default_factory=asyncio.Event)
 
+    @property
+    def asked(self) -> bots_pb2.StreamOptions:
+        """The stream options the bot's Hello asked for (none before it)."""
+        first = self.sent[0][1] if self.sent else None
+        return first.hello.options if first is not None else bots_pb2.StreamOptions()
+
+    @property
+    def granted(self) -> bots_pb2.StreamOptions:
+        """The stream options the referee's Welcome granted (none before it)."""
+        welcome = self.of_kind("welcome")
+        return welcome[0][1].options if welcome else bots_pb2.StreamOptions()
+
     def moves(self, match_id: str) -> list[tuple[float, bots_pb2.Move]]:
+        """The bot's moves in one match, a ``moves`` message's one by one."""
         return [
-            (at, m.move)
+            (at, move)
             for at, m in self.sent
-            if m is not None and m.WhichOneof("message") == "move" and m.move.match_id == match_id
+            if m is not None
+            for move in moves_in(m)
+            if move.match_id == match_id
         ]
+
+    def accepted(self, match_id: str, upto: int | None = None) -> int:
+        """How many of the bot's moves in ``match_id`` the referee said it accepted in the stream's first
+        ``upto`` messages (all): see ``accepted_in``."""
+        return accepted_in((message for _, message in self.received[:upto]), match_id)
 
     def of_kind(self, kind: str, match_id: str | None = None) -> list[tuple[float, Any]]:
         """What the bot was sent of one kind (``"decision"``, ...), about one match if given."""
@@ -64,15 +90,18 @@ class Tamper:
         return message
 
     def to_bot(self, stream: Stream, message: bots_pb2.ServerMessage) -> list[bots_pb2.ServerMessage]:
-        """What the bot should get now for the referee's ``message`` (none: held back)."""
+        """What the bot should get now for the referee's ``message``, never a Batch: each of a Batch's
+        parts comes on its own (none: held back). Several go out as one Batch if the bot has batches."""
         return [message]
 
 
 class Tap:
     """The bot's side of check-bot: a BotService that forwards to ``referee`` ("host:port")."""
 
-    def __init__(self, referee: str) -> None:
+    def __init__(self, referee: str, protocol_1: bool = False) -> None:
         self.referee = referee
+        self.protocol_1 = protocol_1
+        """Take the stream options out of every Hello: the bot is checked on protocol 1."""
         self.streams: list[Stream] = []
         self.tamper = Tamper()
         self._server: grpc.aio.Server | None = None
@@ -137,7 +166,9 @@ class Tap:
                 message = _parse(bots_pb2.BotMessage, data)
                 stream.sent.append((time.monotonic(), message))
                 if message is not None:
-                    changed = self.tamper.to_referee(stream, _without_options(message))
+                    changed = self.tamper.to_referee(
+                        stream, _without_options(message) if self.protocol_1 else message
+                    )
                     if changed is not message:
                         data = changed.SerializeToString()
                 await call.write(data)
@@ -147,19 +178,61 @@ class Tap:
         self, stream: Stream, call: Any, replies: asyncio.Queue[bytes | None]
     ) -> grpc.aio.AioRpcError | None:
         """Pass the referee's messages on; the error the referee ended the stream with, if any."""
+        waiting: list[bots_pb2.ServerMessage] = []
         try:
             async for data in call:
                 message = _parse(bots_pb2.ServerMessage, data)
                 if message is None:
                     continue
-                for out in self.tamper.to_bot(stream, message):
-                    stream.received.append((time.monotonic(), out))
-                    replies.put_nowait(out.SerializeToString())
+                passed, waiting = waiting, []
+                for part in message.batch.messages if message.HasField("batch") else [message]:
+                    for out in self.tamper.to_bot(stream, part):
+                        stream.received.append((time.monotonic(), out))  # before the next part's tamper
+                        passed.append(out)
+                if not stream.granted.batches:
+                    for out in passed:
+                        replies.put_nowait(out.SerializeToString())
+                elif passed and passed[-1].WhichOneof("message") == "match_started":
+                    # goes with the next message: a batching bot meets a Batch in every match, as when
+                    # the referee is quicker than the stream (the tap reads too fast for it to happen)
+                    waiting = passed
+                elif len(passed) > 1:
+                    stream.batches += 1
+                    replies.put_nowait(
+                        bots_pb2.ServerMessage(batch=bots_pb2.Batch(messages=passed)).SerializeToString()
+                    )
+                elif passed:
+                    replies.put_nowait(passed[0].SerializeToString())
             return None
         except grpc.aio.AioRpcError as error:
             return error
         finally:
             replies.put_nowait(None)
+
+
+def accepted_in(messages: Iterable[bots_pb2.ServerMessage], match_id: str) -> int:
+    """How many of the bot's moves in ``match_id`` the referee said it accepted in ``messages`` (one
+    stream's, in order, no Batch): one ACCEPTED ActionResult each (protocol 1), or with quiet
+    acceptance the seat's ``accepted`` count, which its next DecisionRequest or ViewUpdate carries
+    (MatchEnded has none: ``Trial.settled`` reads the end)."""
+    results = counted = 0
+    for message in messages:
+        kind = message.WhichOneof("message")
+        if kind == "action_result":
+            result = message.action_result
+            results += result.match_id == match_id and result.status == bots_pb2.ActionResult.ACCEPTED
+        elif kind in ("decision", "view_update") and getattr(message, kind).match_id == match_id:
+            counted = max(counted, getattr(message, kind).accepted)  # check-bot's bot holds one seat
+    return results + counted
+
+
+def moves_in(message: bots_pb2.BotMessage) -> list[bots_pb2.Move]:
+    """The moves a bot's message carries (a ``moves`` message's in order), as parts of ``message``:
+    a tamper changes a move in a copy of the message by changing what this returns of the copy."""
+    kind = message.WhichOneof("message")
+    if kind == "move":
+        return [message.move]
+    return list(message.moves.moves) if kind == "moves" else []
 
 
 def _without_options(message: bots_pb2.BotMessage) -> bots_pb2.BotMessage:
