@@ -36,7 +36,9 @@ async def hello(trial: Trial) -> str:
     options = describe(stream.granted)
     if trial.tap.protocol_1 and stream.asked != bots_pb2.StreamOptions():
         options += f" (asked for {describe(stream.asked)}: --protocol-1 took them out)"
-    batches = f", {stream.batches} batches" if stream.batches else ""
+    batches = (
+        f", {stream.batches} Batch{'es' if stream.batches > 1 else ''} among them" if stream.batches else ""
+    )
     return (
         f"Hello (protocol 1, options: {options}, name {first.hello.name!r}, "
         f"max_matches {first.hello.max_matches}), Welcome, then a match played{batches}"

@@ -190,7 +190,8 @@ class Trial:
             if seat.forfeited == "disconnected":
                 why = f"no stream of the bot's held it for {CLOCKS['grace_ms'] / 1000:g} s"
             elif timed_out:
-                why = f"decision {timed_out[0].decision_id} timed out"
+                late = timed_out[0].decision_id
+                why = f"decision {late} timed out{self._hint(match_id, late)}"
             else:
                 why = "a decision timed out"
             errors = [m for s in self.streams for _, m in s.of_kind("error")]
@@ -201,6 +202,18 @@ class Trial:
             reason = f': "{refused[refusals].reason}"' if len(refused) > refusals else ""
             raise Failed(f"{where} the referee refused {seat.refusals} of the bot's moves{reason}")
         return seat
+
+    def _hint(self, match_id: str, decision_id: int) -> str:
+        """What a stream option may have to do with the bot's missing a decision, in words, or ""."""
+        if any((match_id, decision_id) in s.batched for s in self.streams):
+            return " (it came inside a Batch: read each of batch.messages as if it came alone)"
+        answered = any(m.decision_id == decision_id for s in self.streams for _, m in s.moves(match_id))
+        if not answered and any(s.granted.quiet_acceptance for s in self.streams):
+            return (
+                " and the bot sent no move for it (with quiet acceptance no ACCEPTED ActionResult comes: "
+                "the next message's `accepted` count is the acceptance)"
+            )
+        return ""
 
     def received(self, kind: str, match_id: str, which: Callable[[Any], bool] | None = None) -> list[Any]:
         """What the bot was sent of ``kind`` about ``match_id`` on all its streams (those ``which``

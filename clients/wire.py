@@ -8,8 +8,7 @@ asked, so a bot is checked on the flow it plays tournaments in (``Tap(protocol_1
 them out, as ``check-bot --protocol-1`` asks). The record and the tampering see a Batch as its
 parts and a ``moves`` message as its moves, so a check reads one flow whatever the options; what a
 tamper passes on of a batch goes to the bot as a batch again. A bot granted batches gets each
-MatchStarted in one Batch with the message after it: the referee batches only what waits for a
-stream, which a tap that reads at once rarely lets happen, and a bot must meet a Batch to be checked.
+match's MatchStarted in one Batch with its first DecisionRequest (``_opening`` says why).
 """
 
 from __future__ import annotations
@@ -40,6 +39,8 @@ class Stream:
     """What the bot was sent, in order, with the time it was passed on; a Batch's parts one by one."""
     batches: int = 0
     """How many Batches the bot was sent."""
+    batched: set[tuple[str, int]] = field(default_factory=set)
+    """The decisions (match id, decision id) the bot was sent inside a Batch."""
     ended: str | None = None
     """How it ended: "the bot closed it", "dropped", or the referee's status; None while it is open."""
     drop: asyncio.Event = field(default_factory=asyncio.Event)
@@ -192,12 +193,15 @@ class Tap:
                 if not stream.granted.batches:
                     for out in passed:
                         replies.put_nowait(out.SerializeToString())
-                elif passed and passed[-1].WhichOneof("message") == "match_started":
-                    # goes with the next message: a batching bot meets a Batch in every match, as when
-                    # the referee is quicker than the stream (the tap reads too fast for it to happen)
-                    waiting = passed
+                elif _opening(passed):
+                    waiting = passed  # goes with the match's first decision (or its end), as one Batch
                 elif len(passed) > 1:
                     stream.batches += 1
+                    stream.batched.update(
+                        (m.decision.match_id, m.decision.decision_id)
+                        for m in passed
+                        if m.HasField("decision")
+                    )
                     replies.put_nowait(
                         bots_pb2.ServerMessage(batch=bots_pb2.Batch(messages=passed)).SerializeToString()
                     )
@@ -208,6 +212,15 @@ class Tap:
             return error
         finally:
             replies.put_nowait(None)
+
+
+def _opening(messages: list[bots_pb2.ServerMessage]) -> bool:
+    """A MatchStarted, and nothing after it but ViewUpdates: the tap holds these back for a bot with
+    batches, to go out with the next decision (or MatchEnded) as one Batch. The referee batches only
+    what waits for a stream, which a tap that reads at once rarely lets happen, and a batching bot
+    must meet a Batch that asks it to act in every match to be checked."""
+    kinds = [m.WhichOneof("message") for m in messages]
+    return "match_started" in kinds and set(kinds) <= {"match_started", "view_update"}
 
 
 def accepted_in(messages: Iterable[bots_pb2.ServerMessage], match_id: str) -> int:

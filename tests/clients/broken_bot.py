@@ -28,13 +28,21 @@ FLAWS = {
     "clock": "thinks 1.5 s over every decision",
     "every-game": "answers only in Chinese Ten",
 }
+OPTION_FLAWS = {
+    "ignores-batches": bots_pb2.StreamOptions(batches=True),
+    "waits-for-accepted": bots_pb2.StreamOptions(quiet_acceptance=True),
+}
+"""Flaws of a bot that asks for a stream option and mishandles it: it reads a Batch as nothing; it
+waits for an ACCEPTED ActionResult before its next move, as the replaced-decision flaw does.
+Checked on protocol 1 (``check-bot --protocol-1``) such a bot passes."""
 
 
 def play(flaw: str, server: str, tokens: list[str]) -> None:
     """One stream, until it ends."""
     outbox: queue.Queue[bots_pb2.BotMessage | None] = queue.Queue()
     version = 2 if flaw == "hello" else 1
-    outbox.put(bots_pb2.BotMessage(hello=bots_pb2.Hello(protocol_version=version, name=flaw, max_matches=8)))
+    hello = bots_pb2.Hello(protocol_version=version, name=flaw, max_matches=8, options=OPTION_FLAWS.get(flaw))
+    outbox.put(bots_pb2.BotMessage(hello=hello))
 
     def requests() -> Iterator[bots_pb2.BotMessage]:
         while (message := outbox.get()) is not None:
@@ -74,7 +82,8 @@ def play(flaw: str, server: str, tokens: list[str]) -> None:
                 elif kind == "decision":
                     decision = message.decision
                     if decision.match_id in ignored or (
-                        flaw == "replaced-decision" and decision.match_id in awaiting_result
+                        flaw in ("replaced-decision", "waits-for-accepted")
+                        and decision.match_id in awaiting_result
                     ):
                         continue
                     if flaw == "every-game" and not decision.view.HasField("chinese_ten"):
@@ -90,8 +99,8 @@ def play(flaw: str, server: str, tokens: list[str]) -> None:
 
 def main() -> int:
     flaw = sys.argv[1]
-    if flaw not in FLAWS:
-        print(f"no flaw {flaw!r}: {', '.join(FLAWS)}", file=sys.stderr)
+    if flaw not in FLAWS | OPTION_FLAWS:
+        print(f"no flaw {flaw!r}: {', '.join(FLAWS | OPTION_FLAWS)}", file=sys.stderr)
         return 2
     tokens = os.environ["CROUPIER_TOKEN"].split(",")
     while True:
