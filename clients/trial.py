@@ -227,10 +227,10 @@ class Trial:
 
     def settled(self, match_id: str, decision_id: int) -> int | None:
         """How the bot's decision was settled, as the referee told the bot: ``Result.ACCEPTED``,
-        ``Result.TIMED_OUT``, or None while it is open (or was replaced). Under protocol 1 an
-        ActionResult says it; under quiet acceptance only a timeout does, and an accepted move
-        shows as a rise of the seat's ``accepted`` count after the decision, or, for the seat's
-        last decision, as the match's MatchEnded (a finished match settled it)."""
+        ``Result.TIMED_OUT``, or None while it is open (or once replaced). Under protocol 1 an
+        ActionResult says it; under quiet acceptance only a timeout does, and an accepted move shows
+        as a rise of the seat's ``accepted`` count by the seat's next decision (which carries it) or,
+        for its last, a ViewUpdate or the match's MatchEnded (a finished match settled it)."""
         for result in self.received("action_result", match_id, lambda r: r.decision_id == decision_id):
             if result.status == Result.TIMED_OUT:
                 return Result.TIMED_OUT
@@ -240,19 +240,18 @@ class Trial:
             if not stream.granted.quiet_acceptance:
                 continue
             asked = [
-                i
+                (i, m.decision)
                 for i, (_, m) in enumerate(stream.received)
                 if m.WhichOneof("message") == "decision" and m.decision.match_id == match_id
             ]
-            at = next(
-                (i for i in reversed(asked) if stream.received[i][1].decision.decision_id == decision_id),
-                None,
-            )
-            if at is None:
+            which = [n for n, (_, d) in enumerate(asked) if d.decision_id == decision_id]
+            if not which:
                 continue
-            if stream.accepted(match_id) > stream.accepted(match_id, at + 1):
+            after = which[-1] + 1
+            upto = asked[after][0] + 1 if after < len(asked) else None  # up to the next decision, with it
+            if stream.accepted(match_id, upto) > asked[which[-1]][1].accepted:
                 return Result.ACCEPTED
             ended = stream.of_kind("match_ended", match_id)
-            if at == asked[-1] and ended and ended[0][1].status == match_pb2.MATCH_STATUS_FINISHED:
+            if upto is None and ended and ended[0][1].status == match_pb2.MATCH_STATUS_FINISHED:
                 return Result.ACCEPTED
         return None

@@ -108,10 +108,10 @@ async def says_why_it_was_refused(command: Sequence[str], referee: Croupier, cwd
     assert "reconnecting" not in log
 
 
-def check_bot(command: Sequence[str], *only: str) -> tuple[int, dict[str, str]]:
-    """``croupier check-bot`` on ``command`` (``only`` these checks): its exit code, and each check's row
-    of the table (after the name), by name."""
-    options = [arg for name in only for arg in ("--only", name)]
+def check_bot(command: Sequence[str], *only: str, protocol_1: bool = False) -> tuple[int, dict[str, str]]:
+    """``croupier check-bot`` on ``command`` (``only`` these checks; ``--protocol-1`` if ``protocol_1``):
+    its exit code, and each check's row of the table (after the name), by name."""
+    options = [arg for name in only for arg in ("--only", name)] + ["--protocol-1"] * protocol_1
     result = subprocess.run(
         [sys.executable, "-m", "croupier.clients.cli", "check-bot", *options, "--", *command],
         cwd=REPO, capture_output=True, text=True, timeout=900,
@@ -125,12 +125,13 @@ def check_bot(command: Sequence[str], *only: str) -> tuple[int, dict[str, str]]:
     return result.returncode, rows
 
 
-def passes_check_bot(command: Sequence[str]) -> None:
-    """Every check of ``croupier check-bot`` passes, each row saying so."""
-    code, rows = check_bot(command)
+def passes_check_bot(command: Sequence[str], protocol_1: bool = False) -> dict[str, str]:
+    """Every check of ``croupier check-bot`` passes, each row saying so; the rows, by name."""
+    code, rows = check_bot(command, protocol_1=protocol_1)
     assert list(rows) == list(CHECKS), rows
     failed = {name: row for name, row in rows.items() if not row.startswith("pass")}
     assert not failed and code == 0, failed
+    return rows
 
 
 def one_match(command: Sequence[str], referee: Croupier, token: str, cwd: Path) -> Awaitable[tuple[int, str]]:

@@ -1,6 +1,7 @@
-"""``croupier check-bot``: the Python SDK's bundled bots pass every check, and for each check a bot with
-one deliberate flaw (tests/clients/broken_bot.py) fails that check, by name, saying what went wrong.
-The Node.js, C++ and Go bots pass it in their own tests."""
+"""``croupier check-bot``: the Python SDK's bundled bots pass every check, on the stream options they ask
+for and on protocol 1, and for each check a bot with one deliberate flaw (tests/clients/broken_bot.py)
+fails that check, by name, saying what went wrong; so does a bot that mishandles an option it asks
+for. The Node.js, C++ and Go bots pass it in their own tests."""
 
 from __future__ import annotations
 
@@ -13,8 +14,12 @@ from pathlib import Path
 
 import pytest
 
+from croupier.clients.bot_checks import RefuseFirstMove
 from croupier.clients.check_bot import CHECKS
-from tests.clients.broken_bot import FLAWS
+from croupier.clients.trial import OUT_OF_RANGE, Result, Trial
+from croupier.clients.wire import Stream, Tap
+from croupier.v1 import bots_pb2, match_pb2
+from tests.clients.broken_bot import FLAWS, OPTION_FLAWS
 from tests.clients.foreign import REPO, check_bot, passes_check_bot
 from tests.server.botclient import WAIT
 
@@ -39,13 +44,100 @@ SAYS = {
 }
 
 
+# What the hello check's row says of a bot that mishandles an option it asks for.
+OPTION_SAYS = {
+    "ignores-batches": "timed out (it came inside a Batch: read each of batch.messages as if it came alone)",
+    "waits-for-accepted": "timed out and the bot sent no move for it (with quiet acceptance no ACCEPTED "
+    "ActionResult comes",
+}
+SDK_BOT = [sys.executable, "-m", "croupier.clients.cli", "bot"]
+
+
 def test_every_check_has_a_broken_bot_and_what_it_must_say() -> None:
     assert list(FLAWS) == list(CHECKS) == list(SAYS)
+    assert list(OPTION_FLAWS) == list(OPTION_SAYS)
 
 
-@pytest.mark.parametrize("strategy", ["random", "heuristic"])
-def test_the_sdk_bots_pass_every_check(strategy: str) -> None:
-    passes_check_bot([sys.executable, "-m", "croupier.clients.cli", "bot", "--strategy", strategy])
+def test_the_sdk_bot_passes_every_check_on_the_options_it_asks_for_and_meets_a_batch() -> None:
+    rows = passes_check_bot([*SDK_BOT, "--strategy", "heuristic"])
+    assert "Hello (protocol 1, options: quiet acceptance, deferred updates, batches, " in rows["hello"]
+    assert "then a match played, 1 Batch among them" in rows["hello"]
+
+
+def test_the_sdk_bot_passes_every_check_on_protocol_1_when_check_bot_takes_its_options_out() -> None:
+    rows = passes_check_bot([*SDK_BOT, "--strategy", "random"], protocol_1=True)
+    options = (
+        "options: none (asked for quiet acceptance, deferred updates, batches: --protocol-1 took them out)"
+    )
+    assert options in rows["hello"] and "Batch" not in rows["hello"]
+
+
+def test_a_bot_that_asks_for_no_options_passes_every_check_on_protocol_1() -> None:
+    rows = passes_check_bot([*SDK_BOT, "--strategy", "random", "--no-stream-options"])
+    assert "Hello (protocol 1, options: none, " in rows["hello"] and "Batch" not in rows["hello"]
+
+
+@pytest.mark.parametrize("flaw", list(OPTION_FLAWS))
+def test_a_bot_that_mishandles_an_option_it_asks_for_fails_on_it_and_passes_on_protocol_1(flaw: str) -> None:
+    code, rows = check_bot([*BROKEN, flaw], "hello")
+    assert code == 1 and rows["hello"].startswith("FAIL"), rows
+    assert OPTION_SAYS[flaw] in rows["hello"], rows
+    code, rows = check_bot([*BROKEN, flaw], "hello", protocol_1=True)
+    assert code == 0 and rows["hello"].startswith("pass"), rows
+
+
+def test_a_refused_move_may_be_the_first_of_a_moves_message() -> None:
+    first, second = (bots_pb2.Move(match_id="m", decision_id=i, index=0) for i in (7, 8))
+    sent = bots_pb2.BotMessage(moves=bots_pb2.Moves(moves=[first, second]))
+    tamper = RefuseFirstMove()
+    changed = tamper.to_referee(Stream(1), sent)
+    assert tamper.decision_id == 7
+    assert [(m.decision_id, m.index) for m in changed.moves.moves] == [(7, OUT_OF_RANGE), (8, 0)]
+    assert [m.index for m in sent.moves.moves] == [0, 0]  # the record keeps what the bot sent
+    assert tamper.to_referee(Stream(1), sent) is sent  # only the first
+
+
+def _stream(*received: bots_pb2.ServerMessage) -> Stream:
+    return Stream(1, received=[(float(at), message) for at, message in enumerate(received)])
+
+
+def _decision(decision_id: int, accepted: int = 0) -> bots_pb2.ServerMessage:
+    asked = bots_pb2.DecisionRequest(match_id="m", decision_id=decision_id, accepted=accepted)
+    return bots_pb2.ServerMessage(decision=asked)
+
+
+def test_a_decision_is_accepted_by_its_action_result_or_under_quiet_acceptance_by_a_later_count() -> None:
+    def settled(stream: Stream, decision_id: int) -> int | None:
+        tap = Tap("127.0.0.1:1")
+        trial = Trial("t", [], tap, "", None)
+        tap.streams.append(stream)  # opened once the trial began
+        return trial.settled("m", decision_id)
+
+    plain = bots_pb2.ServerMessage(welcome=bots_pb2.Welcome())
+    result = bots_pb2.ActionResult(match_id="m", decision_id=1, status=Result.ACCEPTED)
+    assert settled(_stream(plain, _decision(1), _decision(2)), 1) is None  # protocol 1 waits for its result
+    assert (
+        settled(_stream(plain, _decision(1), bots_pb2.ServerMessage(action_result=result)), 1)
+        == Result.ACCEPTED
+    )
+    quiet = bots_pb2.ServerMessage(
+        welcome=bots_pb2.Welcome(options=bots_pb2.StreamOptions(quiet_acceptance=True))
+    )
+    counted = _stream(quiet, _decision(1, accepted=3), _decision(2, accepted=3), _decision(3, accepted=4))
+    # 1 replaced by 2 (no rise by then), 2 accepted (3 counts it), 3 open
+    assert [settled(counted, d) for d in (1, 2, 3)] == [None, Result.ACCEPTED, None]
+    refused = bots_pb2.ActionResult(match_id="m", decision_id=1, status=Result.REFUSED)
+    waiting = _stream(quiet, _decision(1, accepted=3), bots_pb2.ServerMessage(action_result=refused))
+    assert settled(waiting, 1) is None
+    ended = bots_pb2.MatchEnded(match_id="m", status=match_pb2.MATCH_STATUS_FINISHED)
+    assert (
+        settled(_stream(quiet, _decision(1), bots_pb2.ServerMessage(match_ended=ended)), 1) == Result.ACCEPTED
+    )
+    late = bots_pb2.ActionResult(match_id="m", decision_id=1, status=Result.TIMED_OUT)
+    timed_out = _stream(
+        quiet, _decision(1), bots_pb2.ServerMessage(action_result=late), _decision(2, accepted=0)
+    )
+    assert settled(timed_out, 1) == Result.TIMED_OUT
 
 
 @pytest.mark.parametrize("flaw", list(FLAWS))
