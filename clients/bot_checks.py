@@ -305,7 +305,7 @@ async def every_game(trial: Trial) -> str:
 
 Check = Callable[[Trial], Awaitable[str]]
 CHECKS: dict[str, tuple[str, Check]] = {
-    "hello": ("Hello first, protocol 1; Welcome; then plays", hello),
+    "hello": ("Hello first (protocol 1, any stream options); Welcome; then plays", hello),
     "several-matches": ("several matches on one stream", several_matches),
     "refused-move": ("a refused move is answered with another", refused_move),
     "replaced-decision": ("a decision replaced by a newer one (Pair Battle)", replaced_decision),

@@ -54,8 +54,8 @@ class Stream:
     @property
     def granted(self) -> bots_pb2.StreamOptions:
         """The stream options the referee's Welcome granted (none before it)."""
-        welcome = self.of_kind("welcome")
-        return welcome[0][1].options if welcome else bots_pb2.StreamOptions()
+        first = self.received[0][1] if self.received else None  # a Welcome comes first or not at all
+        return first.welcome.options if first is not None else bots_pb2.StreamOptions()
 
     def moves(self, match_id: str) -> list[tuple[float, bots_pb2.Move]]:
         """The bot's moves in one match, a ``moves`` message's one by one."""

@@ -41,8 +41,10 @@ async def test_the_node_bot_plays_a_full_match_of_every_game_against_python_bots
     assert f"stream options: {granted}" in log
 
 
-def test_the_node_bot_passes_every_check_of_croupier_check_bot(node: str) -> None:
-    passes_check_bot([node, str(NODE_DIR / "bot.js")])
+@pytest.mark.parametrize("protocol_1", [False, True], ids=["its-options", "protocol-1"])
+def test_the_node_bot_passes_every_check_of_croupier_check_bot(node: str, protocol_1: bool) -> None:
+    rows = passes_check_bot([node, str(NODE_DIR / "bot.js")], protocol_1)
+    assert ("--protocol-1 took them out" in rows["hello"]) == protocol_1, rows["hello"]
 
 
 async def test_the_node_bot_says_why_the_referee_refused_it(node: str, referee: Croupier) -> None:
