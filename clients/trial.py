@@ -244,12 +244,11 @@ class Trial:
                 for i, (_, m) in enumerate(stream.received)
                 if m.WhichOneof("message") == "decision" and m.decision.match_id == match_id
             ]
-            which = [n for n, (_, d) in enumerate(asked) if d.decision_id == decision_id]
-            if not which:
+            n = next((n for n in reversed(range(len(asked))) if asked[n][1].decision_id == decision_id), None)
+            if n is None:
                 continue
-            after = which[-1] + 1
-            upto = asked[after][0] + 1 if after < len(asked) else None  # up to the next decision, with it
-            if stream.accepted(match_id, upto) > asked[which[-1]][1].accepted:
+            upto = asked[n + 1][0] + 1 if n + 1 < len(asked) else None  # up to the next decision, with it
+            if stream.accepted(match_id, upto) > asked[n][1].accepted:
                 return Result.ACCEPTED
             ended = stream.of_kind("match_ended", match_id)
             if upto is None and ended and ended[0][1].status == match_pb2.MATCH_STATUS_FINISHED:
