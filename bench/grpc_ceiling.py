@@ -214,19 +214,11 @@ async def load(
             call.cancel()
 
         await asyncio.sleep(0)
-        cpu_before = 0.0
-
-        async def mark_cpu() -> None:
-            nonlocal cpu_before
-            await asyncio.sleep(max(0.0, measure_from - loop.time()))
-            cpu_before = cpu_seconds(server_pid)
-
-        await asyncio.gather(mark_cpu(), *(one(i) for i in range(streams)))
+        cpu_before, *_ = await asyncio.gather(
+            _cpu_seconds_at(measure_from, server_pid), *(one(i) for i in range(streams))
+        )
         cpu = cpu_seconds(server_pid) - cpu_before
-        merged = Latencies()
-        for lat in latencies:
-            merged.extend(lat)
-        return Figures(streams, sum(counts), seconds, merged, cpu)
+        return Figures(streams, sum(counts), seconds, _merged(latencies), cpu)
 
 
 async def _relay_load(port: int, pairs: int, seconds: float, server_pid: int, warmup: float) -> Figures:
@@ -256,25 +248,29 @@ async def _relay_load(port: int, pairs: int, seconds: float, server_pid: int, wa
                 await call.write(move)
             call.cancel()
 
-        cpu_before = 0.0
-
-        async def mark_cpu() -> None:
-            nonlocal cpu_before
-            await asyncio.sleep(max(0.0, measure_from - loop.time()))
-            cpu_before = cpu_seconds(server_pid)
-
         sides = [loop.create_task(side(p, i)) for p in range(pairs) for i in (0, 1)]
-        await mark_cpu()
+        cpu_before = await _cpu_seconds_at(measure_from, server_pid)
         await asyncio.sleep(max(0.0, stop_at - loop.time()))
         cpu = cpu_seconds(server_pid) - cpu_before
         await asyncio.wait(sides, timeout=1.0)  # a side whose partner stopped first waits for good
         for task in sides:
             task.cancel()
         await asyncio.gather(*sides, return_exceptions=True)
-        merged = Latencies()
-        for lat in latencies:
-            merged.extend(lat)
-        return Figures(pairs, sum(counts), seconds, merged, cpu)
+        return Figures(pairs, sum(counts), seconds, _merged(latencies), cpu)
+
+
+async def _cpu_seconds_at(when: float, pid: int) -> float:
+    """The process's CPU seconds so far, read at loop time ``when`` (the window's opening)."""
+    loop = asyncio.get_running_loop()
+    await asyncio.sleep(max(0.0, when - loop.time()))
+    return cpu_seconds(pid)
+
+
+def _merged(latencies: list[Latencies]) -> Latencies:
+    merged = Latencies()
+    for each in latencies:
+        merged.extend(each)
+    return merged
 
 
 def row(figures: Figures, kind: str = "ping-pong") -> str:
