@@ -146,9 +146,8 @@ def engine() -> docker.DockerClient:
 def prepare(bots: Sequence[BotConfig], replicas: Sequence[str], socket: Path | None, label: str) -> int:
     """Before launching the bots given as an image: the Docker engine, their images and the
     referee's socket are there; the containers an earlier run of this tournament left behind
-    are removed (how many is returned). A RuntimeError says what is missing."""
-    import docker
-
+    are removed (how many is returned). A RuntimeError says what is missing. Without image bots
+    nothing is asked of Docker, so its SDK (an extra) need not be installed."""
     images = [(bot.name, bot.image) for bot in bots if bot.image is not None]
     if not images:
         return 0
@@ -158,6 +157,8 @@ def prepare(bots: Sequence[BotConfig], replicas: Sequence[str], socket: Path | N
             + ("play on one referee" if len(replicas) > 1 else "give --unix-socket with --server")
         )
     with contextlib.closing(engine()) as client:
+        import docker  # engine() found it
+
         for name, image in images:
             try:
                 client.images.get(image)
