@@ -17,6 +17,7 @@ ENV PIP_NO_CACHE_DIR=1 PIP_DISABLE_PIP_VERSION_CHECK=1
 RUN python3 -m venv /opt/croupier
 COPY pyproject.toml setup.py README.md ./
 COPY engine/ engine/
+COPY wire/ wire/
 COPY server/ server/
 COPY clients/ clients/
 COPY proto/ proto/

@@ -34,7 +34,7 @@ test-pure: $(INSTALLED) $(STUBS)
 lint: $(INSTALLED) $(STUBS)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
-	$(VENV)/bin/mypy --strict -p croupier.engine -p croupier.server -p croupier.clients
+	$(VENV)/bin/mypy --strict -p croupier.engine -p croupier.wire -p croupier.server -p croupier.clients
 	@if [ -f Dockerfile ]; then $(VENV)/bin/hadolint Dockerfile; fi
 
 # WORKERS=N (or auto, one per core): N referee processes, worker I on port 50051 + I (croupier serve --workers).
@@ -47,13 +47,13 @@ bench: $(RUNTIME) $(STUBS) compiled
 
 stubs: $(STUBS)
 
-# The hot path (server/native.py's COMPILED: the engine's rules) compiled by mypyc in place:
+# The hot path (wire/native.py's COMPILED: the engine's rules) compiled by mypyc in place:
 # extension modules beside their sources, used while they match them (else pure Python, with a
 # warning); `croupier --version` says which runs. Pure Python where no C compiler is (setup.py
 # says why), or with CROUPIER_PURE=1.
 MANIFEST := gen/croupier/compiled.json
 compiled: $(MANIFEST)
-$(MANIFEST): $(INSTALLED) $(STUBS) setup.py server/native.py $(wildcard engine/*.py engine/games/*.py)
+$(MANIFEST): $(INSTALLED) $(STUBS) setup.py wire/native.py $(wildcard engine/*.py engine/games/*.py)
 	$(PY) setup.py --quiet build_ext --inplace
 
 # The virtual environment, rebuilt when the pinned dependencies change: `make run` installs the
@@ -69,7 +69,7 @@ $(INSTALLED): $(RUNTIME)
 	touch $@
 
 # The croupier package root and its croupier.v1 stubs from the .proto files, never committed; gen/
-# also maps engine/, server/ and clients/ into the namespace (croupier.engine and so on).
+# also maps engine/, wire/, server/ and clients/ into the namespace (croupier.engine and so on).
 $(STUBS): $(RUNTIME) $(PROTOS) proto/build_stubs.py
 	$(PY) proto/build_stubs.py gen --links
 	touch $@
@@ -113,4 +113,4 @@ go-bot: go-toolchain
 
 clean:
 	rm -rf $(VENV) gen dist build $(NODE_DIR)/node_modules
-	rm -f engine/*.so engine/games/*.so server/*.so
+	rm -f engine/*.so engine/games/*.so server/*.so wire/*.so

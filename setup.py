@@ -3,7 +3,7 @@ croupier.clients; croupier and croupier.v1 (the gRPC stubs) are generated from p
 when missing, so `pip wheel .` and `python -m build` work on a fresh clone. Metadata is in
 pyproject.toml.
 
-The hot path (croupier.server.native.COMPILED) is compiled by mypyc where a C compiler and
+The hot path (croupier.wire.native.COMPILED) is compiled by mypyc where a C compiler and
 Python's headers are, and stays pure Python elsewhere or with CROUPIER_PURE=1 (the development
 tree's editable install: there `make compiled` builds it in place, `setup.py build_ext --inplace`).
 """
@@ -20,7 +20,7 @@ from setuptools import Extension, find_packages, setup
 from setuptools.command.build_ext import build_ext
 
 ROOT = Path(__file__).resolve().parent
-MAPPED = ("engine", "server", "clients")
+MAPPED = ("engine", "wire", "server", "clients")
 
 GEN = ROOT / "gen" / "croupier"
 if not (GEN / "v1" / "bots_pb2.py").exists() or not (GEN / "engine").exists():
@@ -28,7 +28,7 @@ if not (GEN / "v1" / "bots_pb2.py").exists() or not (GEN / "engine").exists():
     runpy.run_path(str(ROOT / "proto" / "build_stubs.py"))["build"](ROOT / "gen", links=True)
 
 sys.path.insert(0, str(ROOT / "gen"))
-from croupier.server import native  # noqa: E402  (from the tree being built)
+from croupier.wire import native  # noqa: E402  (from the tree being built)
 
 
 def cannot_compile() -> str | None:

@@ -1,4 +1,4 @@
-"""A decision's messages written as bytes (server/framing.py) against the same built as protobuf
+"""A decision's messages written as bytes (wire/framing.py) against the same built as protobuf
 objects, on the same decisions, alternating in one process: CPU µs per decision, the best pass.
 
 Usage: python -m bench.decision_messages [--matches N] [--passes N]
@@ -22,8 +22,8 @@ from typing import Any
 from bench.harness import machine
 from croupier.engine.games import GAMES, get_game
 from croupier.engine.rng import Rng
-from croupier.server import convert, framing, native
 from croupier.v1 import bots_pb2, games_pb2
+from croupier.wire import convert, framing, native
 
 MATCH_ID = "20250101-000000-abcdef"
 ACCEPTED = bots_pb2.ActionResult.ACCEPTED

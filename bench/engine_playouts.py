@@ -38,7 +38,7 @@ from croupier.engine.rng import Rng
 CLOCK_STEP = 0.02
 BASELINE = "8d5ffcc"
 REPO = Path(__file__).resolve().parent.parent
-PURE = "CROUPIER_PURE"  # server/native.py's switch; not imported: a baseline tree has no server
+PURE = "CROUPIER_PURE"  # wire/native.py's switch; not imported: a baseline tree has no server
 
 
 def play_one(name: str, seed: int, options: Any = None) -> tuple[int, int]:
@@ -127,7 +127,7 @@ def here(name: str, seconds: float, label: str) -> None:
     if label:
         build = f"pure Python ({label})"
     else:
-        from croupier.server import native
+        from croupier.wire import native
 
         build = native.build()
     print(json.dumps({"figures": figures, "build": build, "engine": str(Path(engine.__file__).parent)}))

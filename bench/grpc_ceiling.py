@@ -28,9 +28,9 @@ import grpc
 from bench.harness import Latencies, Server, cpu_seconds, machine, python, spread
 from croupier.engine.games import get_game
 from croupier.engine.rng import Rng
-from croupier.server import convert
-from croupier.server.framing import action_result, decision_request
 from croupier.v1 import bots_pb2
+from croupier.wire import convert
+from croupier.wire.framing import action_result, decision_request
 
 METHOD = "/croupier.bench.Ceiling/PingPong"
 SHAPED = "/croupier.bench.Ceiling/Shaped"

@@ -28,9 +28,9 @@ from bench.harness import machine
 from croupier.engine.core import Action
 from croupier.engine.games import GAMES, get_game
 from croupier.engine.rng import Rng
-from croupier.server import convert, framing, native
 from croupier.server.journal import Act, JournalWriter
 from croupier.v1 import bots_pb2
+from croupier.wire import convert, framing, native
 
 STAGES = (
     "decode Move",

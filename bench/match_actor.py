@@ -28,14 +28,14 @@ import structlog
 
 from bench.harness import machine
 from croupier.engine.games import GAMES, get_game
-from croupier.server import native
 from croupier.server.clocks import Clocks
-from croupier.server.framing import Outgoing, parsed
 from croupier.server.match import Match
 from croupier.server.metrics import Metrics
 from croupier.server.seats import Player
 from croupier.server.session import Options, Session
 from croupier.v1 import bots_pb2
+from croupier.wire import native
+from croupier.wire.framing import Outgoing, parsed
 
 STREAMS = {"protocol 1": Options(), "batching": Options(True, True, True)}
 

@@ -25,15 +25,15 @@ from bench.referee_throughput import OPTIONS, TrivialBots, Window, referee_argv
 UPB_MESSAGE = "google._upb._message.Message"
 STAGES: dict[str, tuple[str, str]] = {
     # stage: (file suffix, function name) whose cumulative time is the stage's
-    "decode a Move (gRPC parser)": ("server/errors.py", "parse"),
+    "decode a Move (gRPC parser)": ("wire/errors.py", "parse"),
     "route a Move to its match": ("server/bots.py", "_read"),
     "match job: check + apply + journal + result": ("server/moves.py", "_play"),
     "engine: apply": ("", "apply"),
     "engine: legal_actions": ("", "legal_actions"),
     "engine: view": ("", "view"),
-    "convert: view -> bytes": ("server/convert.py", "view_bytes"),
-    "convert: action -> bytes": ("server/convert.py", "action_bytes"),
-    "convert: event -> bytes": ("server/convert.py", "event_bytes"),
+    "convert: view -> bytes": ("wire/convert.py", "view_bytes"),
+    "convert: action -> bytes": ("wire/convert.py", "action_bytes"),
+    "convert: event -> bytes": ("wire/convert.py", "event_bytes"),
     "journal: write": ("server/journal.py", "write"),
     "publish: decisions and views": ("server/match.py", "_publish"),
     "build DecisionRequest": ("server/match_state.py", "_decision_message"),
@@ -42,7 +42,7 @@ STAGES: dict[str, tuple[str, str]] = {
     "metrics": ("prometheus_client/metrics.py", "inc"),
     "send to the stream's outbox": ("server/session.py", "send"),
     "encode (SerializeToString)": ("~", f"<method 'SerializeToString' of '{UPB_MESSAGE}' objects>"),
-    "write a Batch": ("server/framing.py", "batch"),
+    "write a Batch": ("wire/framing.py", "batch"),
 }
 
 

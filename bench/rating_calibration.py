@@ -39,9 +39,7 @@ from typing import Any
 
 from bench.harness import machine
 from croupier.clients.bots import HeuristicBot, RandomBot
-from croupier.clients.sdk import BotFactory, play_offline
-from croupier.engine.games import get_game
-from croupier.server.tournament.ratings import (
+from croupier.clients.results.ratings import (
     Model,
     Places,
     RatedSet,
@@ -52,7 +50,7 @@ from croupier.server.tournament.ratings import (
     log_likelihood,
     merged,
 )
-from croupier.server.tournament.schedule import (
+from croupier.clients.results.schedule import (
     DuplicateSet,
     MatchKey,
     Rotations,
@@ -61,6 +59,8 @@ from croupier.server.tournament.schedule import (
     game_schedule,
     seatings,
 )
+from croupier.clients.sdk import BotFactory, play_offline
+from croupier.engine.games import get_game
 
 BOTS = ("heuristic-1", "heuristic-2", "random-1", "random-2")
 TWINS = (("heuristic-1", "heuristic-2"), ("random-1", "random-2"))

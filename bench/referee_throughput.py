@@ -45,8 +45,8 @@ import grpc
 from bench import grpc_ceiling
 from bench.harness import Latencies, Server, cpu_seconds, machine, python, rss_bytes
 from croupier.engine.games import get_game
-from croupier.server import convert
 from croupier.v1 import admin_pb2, admin_pb2_grpc, bots_pb2, bots_pb2_grpc
+from croupier.wire import convert
 
 ADMIN_TOKEN = "bench-admin-token"
 TOKEN = "croupier-token"

@@ -32,8 +32,8 @@ from bench.harness import Server, cpu_seconds, machine, python, rss_bytes
 from bench.referee_throughput import ADMIN_TOKEN, TOKEN, referee_argv
 from croupier.clients.bots import RandomBot
 from croupier.clients.sdk import Client, Match
-from croupier.server import convert
 from croupier.v1 import admin_pb2, admin_pb2_grpc, match_pb2, spectator_pb2, spectator_pb2_grpc
+from croupier.wire import convert
 
 SCENE_SEQ = re.compile(rb'"scene":\{"seq":(\d+)')
 """A frame's number in a viewer's message, read without parsing the whole JSON."""

@@ -10,8 +10,8 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from croupier.clients.bot_protocol import describe
+from croupier.clients.tap import Stream, Tamper, accepted_in, moves_in
 from croupier.clients.trial import CLOCKS, OUT_OF_RANGE, SHORT, STARTUP_SECONDS, Failed, Result, Trial
-from croupier.clients.wire import Stream, Tamper, accepted_in, moves_in
 from croupier.v1 import bots_pb2
 
 

@@ -24,8 +24,8 @@ from typing import Any, Generic, Protocol
 from typing_extensions import TypeVar
 
 from croupier.engine.core import Action, Event
-from croupier.server import convert
 from croupier.v1 import bots_pb2
+from croupier.wire import convert
 
 __all__ = [
     "MAX_RETRIES",

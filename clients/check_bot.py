@@ -34,8 +34,8 @@ from typing import Any
 import grpc
 
 from croupier.clients.bot_checks import CHECKS
+from croupier.clients.tap import Tamper, Tap
 from croupier.clients.trial import Failed, Trial
-from croupier.clients.wire import Tamper, Tap
 from croupier.v1 import admin_pb2_grpc
 
 

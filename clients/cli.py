@@ -35,11 +35,11 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
         "watch matches in a browser: live tables, replays, tournament pages",
     ),
     "tournament": (
-        "croupier.server.tournament.cli",
+        "croupier.clients.tournament.cli",
         "run or resume a duplicate round-robin tournament (TOML file)",
     ),
     "ratings": (
-        "croupier.server.tournament.ratings_cli",
+        "croupier.clients.results.ratings_cli",
         "print every game's Elo ratings from the results database",
     ),
     "match": (
@@ -52,7 +52,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
         "list the matches in the results database: ids, seats, scores (then croupier replay ID)",
     ),
     "verify": (
-        "croupier.server.tournament.reveal",
+        "croupier.clients.tournament.reveal",
         "check every deal of a revealed tournament against the commitments published at its start",
     ),
 }
@@ -65,7 +65,7 @@ class Version(argparse.Action):
     def __call__(self, parser: argparse.ArgumentParser, *args: object) -> None:
         from importlib.metadata import PackageNotFoundError, version
 
-        from croupier.server import native
+        from croupier.wire import native
 
         try:
             number = version("croupier")

@@ -29,17 +29,17 @@ from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from croupier.server.tournament.ratings_cli import DEFAULT_DATA, DEFAULT_SAMPLES, fail, say
-from croupier.server.tournament.schedule import Rotations, rotation_count
+from croupier.clients.results.ratings_cli import DEFAULT_DATA, DEFAULT_SAMPLES, fail, say
+from croupier.clients.results.schedule import Rotations, rotation_count
 
 if TYPE_CHECKING:
     from rich.console import Console
     from rich.table import Table
 
-    from croupier.server.tournament.bots import BotProcess
-    from croupier.server.tournament.config import TournamentConfig
-    from croupier.server.tournament.ratings import Places
-    from croupier.server.tournament.store import FinishedMatch, Store, Tournament
+    from croupier.clients.results.ratings import Places
+    from croupier.clients.results.store import FinishedMatch, Store, Tournament
+    from croupier.clients.tournament.bots import BotProcess
+    from croupier.clients.tournament.config import TournamentConfig
 
 BUNDLED = ("random", "heuristic")
 SPECTATOR_SECONDS = 60.0
@@ -99,8 +99,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from rich.console import Console
 
-    from croupier.server.tournament.config import ConfigError, parse
-    from croupier.server.tournament.store import Store, StoreError
+    from croupier.clients.results.store import Store, StoreError
+    from croupier.clients.tournament.config import ConfigError, parse
 
     if args.games < 1:
         return fail("croupier match: --games must be at least 1", 2)
@@ -232,7 +232,7 @@ def _fresh_name(store: Store, game: str) -> str:
 async def _play(
     args: argparse.Namespace, console: Console, config: TournamentConfig, store: Store, tournament: Tournament
 ) -> int:
-    from croupier.server.tournament.cli import play
+    from croupier.clients.tournament.cli import play
 
     web = args.web or ("127.0.0.1:0" if args.watch else None)  # a free port: two runs never collide
     runner_args = argparse.Namespace(
@@ -274,9 +274,9 @@ def _tables(
     machine: str,
 ) -> None:
     """Each bot's results, then the ratings of this run; where the journals are."""
-    from croupier.server.tournament.cli import croupier_command
-    from croupier.server.tournament.ratings import rate
-    from croupier.server.tournament.report import ratings_table
+    from croupier.clients.results.ratings import rate
+    from croupier.clients.results.report import ratings_table
+    from croupier.clients.tournament.cli import croupier_command
 
     finished = store.finished(tournament.id)
     if not finished:

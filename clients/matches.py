@@ -12,12 +12,12 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from croupier.server.tournament.ratings_cli import DEFAULT_DATA, fail, say
+from croupier.clients.results.ratings_cli import DEFAULT_DATA, fail, say
 
 if TYPE_CHECKING:
     from rich.table import Table
 
-    from croupier.server.tournament.store import FinishedMatch, MatchRecord
+    from croupier.clients.results.store import FinishedMatch, MatchRecord
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -32,8 +32,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from rich.console import Console
 
-    from croupier.server.tournament.config import did_you_mean
-    from croupier.server.tournament.store import Store, StoreError
+    from croupier.clients.results.store import Store, StoreError
+    from croupier.clients.tournament.config import did_you_mean
 
     db = args.db or args.data / "results.db"
     if not db.exists():

@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 
 from croupier.clients.connection import add_server_argument
-from croupier.server.tournament.ratings_cli import DEFAULT_DATA, fail
+from croupier.clients.results.ratings_cli import DEFAULT_DATA, fail
 
 LOCAL_HOSTS = frozenset({"127.0.0.1", "localhost", "[::1]", "0.0.0.0"})
 
@@ -65,7 +65,7 @@ def run(args: argparse.Namespace) -> int:
 async def _register(server: str, admin_token: str, source: str, name: str) -> int:
     import grpc
 
-    from croupier.server.tournament.referee import Referee, RefereeError
+    from croupier.clients.tournament.referee import Referee, RefereeError
 
     referee = Referee(server, admin_token)
     try:

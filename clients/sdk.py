@@ -61,8 +61,8 @@ from croupier.clients.bot_protocol import (
 from croupier.clients.connection import add_connection_arguments
 from croupier.engine.core import Action, Event, GameSpec, IllegalAction, Outcome
 from croupier.engine.rng import Rng
-from croupier.server.errors import no_referee
 from croupier.v1 import bots_pb2, bots_pb2_grpc
+from croupier.wire.errors import no_referee
 
 __all__ = [
     "MAX_RETRIES",

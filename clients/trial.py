@@ -15,7 +15,7 @@ from typing import Any, TypeVar
 
 import grpc
 
-from croupier.clients.wire import Stream, Tap
+from croupier.clients.tap import Stream, Tap
 from croupier.v1 import admin_pb2, bots_pb2, match_pb2
 
 T = TypeVar("T")
@@ -149,7 +149,7 @@ class Trial:
         the bot is connected."""
         from croupier.clients.bots import HeuristicBot
         from croupier.clients.sdk import Client
-        from croupier.server import convert
+        from croupier.wire import convert
 
         await self.welcomed()
         values = {**SHORT[game], **(options or {})}

@@ -14,7 +14,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 PROTO = ROOT / "proto"
-MAPPED = ("engine", "server", "clients")  # top-level folders that are croupier.<name>
+MAPPED = ("engine", "wire", "server", "clients")  # top-level folders that are croupier.<name>
 
 PACKAGE_INIT = '''"""Croupier: a referee service for card-game bots.
 
@@ -23,7 +23,7 @@ spectators and CLI ``croupier.clients``; ``croupier.v1`` holds the generated gRP
 """
 
 # First of all: it picks the compiled build of the hot path or its pure Python.
-from croupier.server import native as _native  # noqa: F401
+from croupier.wire import native as _native  # noqa: F401
 '''
 
 

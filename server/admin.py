@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from croupier.server.errors import Context
 from croupier.server.group import read_addresses
 from croupier.server.referee import Referee, tokens_of
 from croupier.v1 import admin_pb2, match_pb2
+from croupier.wire.errors import Context
 
 
 class AdminService:

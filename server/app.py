@@ -19,18 +19,19 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
 from croupier.engine.games import GAMES
-from croupier.server import convert, logs, native, openfiles
+from croupier.server import logs, openfiles
 from croupier.server.admin import AdminService
 from croupier.server.audience import Limits
 from croupier.server.bots import BotService
 from croupier.server.clocks import Clocks
 from croupier.server.datafiles import FILE_MODE, OUT_OF_ROOM, private_folder, replace_file
-from croupier.server.errors import lenient_parser, server_stream, unary
 from croupier.server.group import Siblings
 from croupier.server.metrics import Metrics
 from croupier.server.referee import MAX_TOKEN, MIN_ADMIN_TOKEN, Referee, token_problem
 from croupier.server.spectator import SpectatorService
 from croupier.v1 import admin_pb2, bots_pb2, spectator_pb2
+from croupier.wire import convert, native
+from croupier.wire.errors import lenient_parser, server_stream, unary
 
 DEFAULT_ADDRESS = "127.0.0.1:50051"
 DEFAULT_DATA = Path("croupier-data")

@@ -25,9 +25,9 @@ from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass
 from typing import TypeVar
 
-from croupier.server.errors import Context, PermissionDenied, ResourceExhausted, Unauthenticated
 from croupier.server.journal import token_sha256
 from croupier.server.referee import Referee, tokens_of
+from croupier.wire.errors import Context, PermissionDenied, ResourceExhausted, Unauthenticated
 
 T = TypeVar("T")
 

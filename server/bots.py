@@ -9,12 +9,12 @@ from collections.abc import AsyncIterator
 import grpc
 import structlog
 
-from croupier.server.errors import Context, Malformed, ServiceError, abort
-from croupier.server.framing import Outgoing, batch, serialized
-from croupier.server.reasons import Reason
 from croupier.server.referee import Referee, tokens_of
 from croupier.server.session import MAX_QUEUED, Options, Session
 from croupier.v1 import bots_pb2
+from croupier.wire.errors import Context, Malformed, ServiceError, abort
+from croupier.wire.framing import Outgoing, batch, serialized
+from croupier.wire.reasons import Reason
 
 PROTOCOL_VERSION = 1
 MAX_MATCHES_PER_STREAM = 1000

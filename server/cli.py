@@ -122,7 +122,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from croupier.server.app import CannotStart, Tls
     from croupier.server.clocks import Clocks
-    from croupier.server.errors import InvalidArgument
+    from croupier.wire.errors import InvalidArgument
 
     if (args.tls_cert is None) != (args.tls_key is None):
         raise SystemExit("croupier serve: --tls-cert and --tls-key go together")

@@ -8,8 +8,8 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
-from croupier.server.errors import InvalidArgument
 from croupier.v1 import match_pb2
+from croupier.wire.errors import InvalidArgument
 
 
 @dataclass(frozen=True)

@@ -25,7 +25,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from croupier.server.datafiles import open_private, replace_file
-from croupier.server.errors import Unavailable
+from croupier.wire.errors import Unavailable
 
 READY = "croupier: worker ready: "
 """How a worker tells its parent where it listens: this, then JSON, one line on its stdout."""

@@ -52,7 +52,7 @@ from typing import Any, ClassVar, TypeVar, assert_never, get_type_hints
 from croupier.engine.core import Event, GameSpec, GameState
 from croupier.server.clocks import Clocks
 from croupier.server.datafiles import Appender, replace_file
-from croupier.server.errors import clip
+from croupier.wire.errors import clip
 
 _T = TypeVar("_T")
 

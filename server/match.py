@@ -29,7 +29,6 @@ from typing import Any
 
 import croupier.server.session as sessions
 from croupier.engine.core import Event
-from croupier.server.errors import ServiceError
 from croupier.server.journal import CLOSING, Auto, Cancel, End, Header, Record, Recount, Start
 from croupier.server.lifecycle import CANCELLED, FINISHED, RUNNING, WAITING, Phase
 from croupier.server.match_journal import JournalFull, Journaling
@@ -45,11 +44,12 @@ from croupier.server.messages import (
     shown,
 )
 from croupier.server.moves import Moves
-from croupier.server.reasons import Reason
 from croupier.server.seats import Decision, SeatState, decision_id, final_places
 from croupier.server.session import Session
 from croupier.server.timekeeping import Timekeeping
 from croupier.v1 import bots_pb2, games_pb2, spectator_pb2
+from croupier.wire.errors import ServiceError
+from croupier.wire.reasons import Reason
 
 FAULT_REASON = "the referee hit an internal error it could not recover from (its log says which)"
 """Why a match a bug stopped was cancelled: what its bots and spectators are told."""

@@ -34,8 +34,8 @@ from croupier.server.journal import (
 from croupier.server.lifecycle import RUNNING, WAITING, Settled
 from croupier.server.match_state import MatchState
 from croupier.server.metrics import Metrics
-from croupier.server.reasons import BotError, Reason
 from croupier.server.seats import Player, SeatState
+from croupier.wire.reasons import BotError, Reason
 
 RETRY_SECONDS = 1.0
 """How long a match whose journal could not be written (a full disk) waits before trying again."""

@@ -16,7 +16,6 @@ import structlog
 
 from croupier.engine.core import Action, Event, GameSpec, GameState
 from croupier.engine.rng import Rng
-from croupier.server import convert, framing
 from croupier.server.clock import ActorClock, Handle, LoopClock
 from croupier.server.clocks import Clocks
 from croupier.server.journal import JournalWriter, Record, seed_sha256
@@ -25,6 +24,7 @@ from croupier.server.messages import Result, Status, Subscription, ms
 from croupier.server.metrics import Metrics
 from croupier.server.seats import Player, SeatState
 from croupier.v1 import bots_pb2, match_pb2
+from croupier.wire import convert, framing
 
 
 class MatchState:

@@ -13,7 +13,6 @@ from typing import Any, assert_never
 
 from croupier.engine.core import Event, GameSpec, GameState, MalformedInput
 from croupier.engine.rng import Rng
-from croupier.server import convert
 from croupier.server.journal import (
     Act,
     Auto,
@@ -32,6 +31,7 @@ from croupier.server.journal import (
     apply_record,
 )
 from croupier.v1 import bots_pb2, match_pb2, spectator_pb2
+from croupier.wire import convert
 
 Status = match_pb2.MatchStatus
 Result = bots_pb2.ActionResult

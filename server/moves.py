@@ -5,15 +5,15 @@ refused (and journaled either way), answered with an ActionResult.
 from __future__ import annotations
 
 from croupier.engine.core import Action, IllegalAction, MalformedInput
-from croupier.server.errors import clip
 from croupier.server.journal import Act, Refuse
 from croupier.server.lifecycle import WAITING, Settled
 from croupier.server.match_state import MatchState
 from croupier.server.messages import Result
-from croupier.server.reasons import BotError, Reason, refusal_reason
 from croupier.server.seats import Decision
 from croupier.server.session import Session
 from croupier.v1 import bots_pb2
+from croupier.wire.errors import clip
+from croupier.wire.reasons import BotError, Reason, refusal_reason
 
 MAX_MOVE_TEXT = 200
 """Characters of a Move's text: every action's text form is a few words."""

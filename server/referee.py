@@ -35,19 +35,9 @@ from pathlib import Path
 import structlog
 
 from croupier.engine.games import get_game
-from croupier.server import convert, openfiles
+from croupier.server import openfiles
 from croupier.server.clocks import Clocks
 from croupier.server.datafiles import OUT_OF_ROOM, Appender, private_folder, replace_file, set_aside
-from croupier.server.errors import (
-    AlreadyExists,
-    Context,
-    FailedPrecondition,
-    InvalidArgument,
-    NotFound,
-    PermissionDenied,
-    ResourceExhausted,
-    Unauthenticated,
-)
 from croupier.server.group import Siblings
 from croupier.server.journal import (
     CLOSING,
@@ -66,6 +56,17 @@ from croupier.server.metrics import Metrics
 from croupier.server.seats import Player
 from croupier.server.session import Session
 from croupier.v1 import admin_pb2, match_pb2
+from croupier.wire import convert
+from croupier.wire.errors import (
+    AlreadyExists,
+    Context,
+    FailedPrecondition,
+    InvalidArgument,
+    NotFound,
+    PermissionDenied,
+    ResourceExhausted,
+    Unauthenticated,
+)
 
 log = structlog.get_logger("croupier.referee")
 

@@ -7,10 +7,10 @@ import itertools
 from collections import Counter
 from dataclasses import dataclass
 
-from croupier.server.errors import clip
-from croupier.server.framing import Outgoing
-from croupier.server.reasons import CODES, Reason
 from croupier.v1 import bots_pb2
+from croupier.wire.errors import clip
+from croupier.wire.framing import Outgoing
+from croupier.wire.reasons import CODES, Reason
 
 _ids = itertools.count(1)
 MAX_QUEUED = 10_000

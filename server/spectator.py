@@ -20,11 +20,11 @@ import grpc
 import croupier.server.session as sessions
 from croupier.engine.games import get_game
 from croupier.server.audience import Audience, Limits
-from croupier.server.errors import Context, FailedPrecondition, InvalidArgument, abort
 from croupier.server.journal import CLOSING, Cancel, Header, read_private, read_records
 from croupier.server.messages import replay_frames
 from croupier.server.referee import ListKey, Referee
 from croupier.v1 import match_pb2, spectator_pb2
+from croupier.wire.errors import Context, FailedPrecondition, InvalidArgument, abort
 
 PAGE_SIZE, MAX_PAGE_SIZE = 100, 1000
 

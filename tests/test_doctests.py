@@ -19,7 +19,7 @@ import pytest
 import croupier.clients
 import croupier.engine
 import croupier.server
-from croupier.server import native
+from croupier.wire import native
 from tests.doctest_runner import examples, run
 
 REPO = Path(__file__).resolve().parents[1]

@@ -1,6 +1,8 @@
-"""The import graph of engine/, server/ and clients/: no module reaches itself through its imports
-(counting imports inside functions and under TYPE_CHECKING too, since each is a circle a reader
-must untangle), and engine/ imports nothing from server/ or clients/ (the rules stay pure)."""
+"""The import graph of engine/, wire/, server/ and clients/: no module and no room reaches itself
+through its imports (counting imports inside functions and under TYPE_CHECKING too, since each is a
+circle a reader must untangle), and every arrow points one way: engine <- wire <- server <- clients
+(the rules stay pure, the codec imports neither side, the referee imports none of its clients).
+The SDK reaches no module of the referee."""
 
 from __future__ import annotations
 
@@ -10,7 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-PACKAGES = ("engine", "server", "clients")
+PACKAGES = ("engine", "wire", "server", "clients")
 
 
 def module_files() -> dict[str, Path]:
@@ -127,16 +129,79 @@ def test_no_module_imports_itself_around_a_circle() -> None:
     assert not found, "import circles:\n" + "\n".join(found)
 
 
-def test_the_engine_imports_nothing_from_the_server_or_clients() -> None:
-    graph = import_graph()
-    found = [
+FORBIDDEN = {
+    "croupier.engine": ("croupier.wire", "croupier.server", "croupier.clients"),  # the rules stay pure
+    "croupier.wire": ("croupier.server", "croupier.clients"),  # both sides import it: it imports neither
+    "croupier.server": ("croupier.clients",),  # the referee knows nothing of what runs against it
+}
+
+
+def wrong_way(graph: dict[str, dict[str, int]]) -> list[str]:
+    """Every import against the house's arrows (FORBIDDEN), with its file and line."""
+    return [
         f"{source} -> {target} ({module_files()[source].relative_to(ROOT)}:{line})"
         for source, edges in graph.items()
-        if source.startswith("croupier.engine")
+        for room, banned in FORBIDDEN.items()
+        if source == room or source.startswith(room + ".")
         for target, line in edges.items()
-        if not target.startswith("croupier.engine")
+        if any(target == b or target.startswith(b + ".") for b in banned)
     ]
-    assert not found, "engine/ reaches outside itself:\n" + "\n".join(found)
+
+
+def test_every_arrow_points_the_way_the_house_says() -> None:
+    found = wrong_way(import_graph())
+    assert not found, "imports against the arrows (engine -> wire -> server -> clients):\n" + "\n".join(found)
+
+
+def room_of(module: str) -> str:
+    """A room: a module directly in one of our four packages (croupier.clients.sdk), or a
+    package below them as a whole (croupier.clients.web, croupier.engine.games)."""
+    return ".".join(module.split(".")[:3])
+
+
+def room_graph(graph: dict[str, dict[str, int]]) -> dict[str, dict[str, int]]:
+    rooms: dict[str, dict[str, int]] = {}
+    for source, edges in graph.items():
+        into = rooms.setdefault(room_of(source), {})
+        for target in edges:
+            if room_of(target) != room_of(source):
+                into.setdefault(room_of(target), 0)
+                rooms.setdefault(room_of(target), {})
+    return rooms
+
+
+def test_no_room_imports_itself_around_a_circle() -> None:
+    """Two rooms that import each other (the spectator and the web viewer once did) are one room
+    in two places: what both need goes in a room of its own (clients/scenes.py)."""
+    rooms = room_graph(import_graph())
+    assert "croupier.clients.web" in rooms and "croupier.clients.tournament" in rooms
+    found = [" -> ".join(circle) for circle in circles(rooms)]
+    assert not found, "rooms in a circle:\n" + "\n".join(found)
+
+
+def test_a_bot_imports_nothing_of_the_referee() -> None:
+    """The SDK (and so every Python bot) reaches the engine, the wire and the stubs only."""
+    graph = import_graph()
+    reached, todo = set(), ["croupier.clients.sdk"]
+    while todo:
+        module = todo.pop()
+        if module not in reached:
+            reached.add(module)
+            todo.extend(graph.get(module, {}))
+    assert "croupier.wire.convert" in reached, "the graph follows the SDK's imports"
+    server = sorted(m for m in reached if m.startswith(("croupier.server", "croupier.clients.tournament")))
+    assert not server, f"the SDK reaches the referee: {server}"
+
+
+def test_the_arrow_check_finds_an_arrow_the_wrong_way() -> None:
+    """The check itself: an import of the referee by the wire, or of a client by the referee, is named."""
+    made_up = {"croupier.wire.convert": {"croupier.server.match": 4}, "croupier.server.app": {}}
+    assert wrong_way(made_up) == ["croupier.wire.convert -> croupier.server.match (wire/convert.py:4)"]
+    assert room_graph({"croupier.clients.web.hub": {"croupier.clients.spectator.replay": 1},
+                       "croupier.clients.spectator.replay": {"croupier.clients.web.export": 2}}) == {
+        "croupier.clients.web": {"croupier.clients.spectator": 0},
+        "croupier.clients.spectator": {"croupier.clients.web": 0},
+    }  # fmt: skip
 
 
 def test_the_check_finds_a_circle_and_names_its_lines() -> None:

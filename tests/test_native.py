@@ -18,7 +18,7 @@ import pytest
 
 from croupier.engine.games import GAMES
 from croupier.engine.rng import Rng
-from croupier.server import convert, native
+from croupier.wire import convert, native
 from tests.toolchains import missing
 
 REPO = Path(__file__).resolve().parents[1]
@@ -121,9 +121,7 @@ def check_annotations() -> int:
     return checked
 
 
-@pytest.mark.parametrize(
-    "first", ["croupier.server.convert", "croupier.engine.games", "croupier.clients.sdk"]
-)
+@pytest.mark.parametrize("first", ["croupier.wire.convert", "croupier.engine.games", "croupier.clients.sdk"])
 def test_every_compiled_class_has_its_annotations_as_written(first: str) -> None:
     """What the codecs and the options are built from (``typing.get_type_hints``) reads alike on
     both paths, whichever module is imported first: mypyc's erased types (``tuple``) are replaced

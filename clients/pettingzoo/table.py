@@ -14,7 +14,8 @@ import numpy as np
 from rich.console import Console
 
 from croupier.clients.pettingzoo.games import CODINGS, Coding
-from croupier.clients.spectator.render import Header, Scene, render
+from croupier.clients.scenes import Header, Scene
+from croupier.clients.spectator.render import render
 from croupier.engine.core import Action, Event, GameState, InvalidOptions
 from croupier.engine.games import get_game
 from croupier.engine.rng import Rng

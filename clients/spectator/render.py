@@ -10,7 +10,6 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 from rich.console import Group, RenderableType
@@ -18,47 +17,13 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
+from croupier.clients.scenes import EVENT_LINES, Header, Scene
 from croupier.engine.cards import Card, Color
 from croupier.engine.games import chinese_ten, pair_battle, platinum_fish, spoil_five
 
 BACK = "▮"
 """One face-down card."""
 MAX_BACKS = 20
-EVENT_LINES = 8
-"""Events shown at once, newest last."""
-
-
-@dataclass(frozen=True)
-class Header:
-    """What is known of a match as a whole."""
-
-    match_id: str
-    game: str
-    title: str
-    players: tuple[str, ...]
-    status: str = "running"
-    """waiting, running or finished."""
-    result: tuple[tuple[int, int], ...] | None = None
-    """(place, score) per seat, once finished."""
-    note: str = ""
-    """A line for the header: the replay check's verdict, the source, ..."""
-
-
-@dataclass(frozen=True)
-class Scene:
-    """A match after one change, as a spectator may see it."""
-
-    seq: int
-    time_ms: int
-    step: str
-    """What caused it, in words ("seat 1 acted: 7h", "the clock moved on")."""
-    events: tuple[str, ...]
-    view: Any
-    """The game's engine view: public (hands hidden) or full."""
-    events_before: tuple[str, ...] = field(default=(), compare=False)
-    """Earlier events, for the event log (the latest EVENT_LINES)."""
-
-
 # --- cards --------------------------------------------------------------------------------------
 
 

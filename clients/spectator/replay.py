@@ -19,11 +19,9 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:  # imported in run(): `croupier --help` stays quick
     from rich.console import Console
 
-    from croupier.clients.spectator.feed import Replay
+    from croupier.clients.scenes import Replay
 
 DEFAULT_DATA = Path("croupier-data")
-RECORD_BYTES = 256 * 1024 * 1024
-"""The largest match record accepted from a referee (gRPC's default is 4 MB)."""
 KEYS = "→/n/space next · ←/p back · ↓/↑ 10 steps · Home/g first · End/G last · q quit"
 
 
@@ -94,11 +92,6 @@ def run(args: argparse.Namespace) -> int:
     return view(console, replay)
 
 
-JOURNAL_FOLDERS = ("matches", "referee/matches")
-"""Where journals are under a data directory: ``croupier serve``'s, then those of the referee that
-``croupier tournament``, ``croupier match`` and ``make run`` embed."""
-
-
 def _export(console: Console, replay: Replay, path: Path) -> int:
     from croupier.clients.web.export import replay_page, write_page
     from croupier.clients.web.frames import replay_json
@@ -115,6 +108,8 @@ def _export(console: Console, replay: Replay, path: Path) -> int:
 
 
 def _journal(args: argparse.Namespace, source: str) -> Path | None:
+    from croupier.clients.scenes import JOURNAL_FOLDERS
+
     path = Path(source)
     if path.is_file():
         return path
@@ -126,6 +121,8 @@ def _journal(args: argparse.Namespace, source: str) -> Path | None:
 
 
 def _not_found(args: argparse.Namespace, source: str) -> str:
+    from croupier.clients.scenes import JOURNAL_FOLDERS
+
     folders = " nor ".join(f"{args.data}/{folder}/{source}.jsonl" for folder in JOURNAL_FOLDERS)
     return f"no journal {source!r} (nor {folders})"
 
@@ -145,7 +142,7 @@ def _check(args: argparse.Namespace, console: Console) -> int:
 
 
 def _load(args: argparse.Namespace, source: str) -> Replay:
-    from croupier.clients.spectator.feed import from_journal
+    from croupier.clients.scenes import from_journal
 
     path = _journal(args, source)
     if path is not None:
@@ -158,7 +155,7 @@ def _load(args: argparse.Namespace, source: str) -> Replay:
 def _from_server(args: argparse.Namespace, match_id: str) -> Replay:
     import grpc
 
-    from croupier.clients.spectator.feed import from_record
+    from croupier.clients.scenes import RECORD_BYTES, from_record
     from croupier.v1 import spectator_pb2, spectator_pb2_grpc
 
     credentials = grpc.ssl_channel_credentials(args.tls_ca.read_bytes()) if args.tls_ca else None

@@ -59,8 +59,8 @@ def run(args: argparse.Namespace) -> int:
 async def _watch(args: argparse.Namespace, console: Console) -> int:
     import grpc
 
-    from croupier.server.errors import no_referee
     from croupier.v1 import spectator_pb2_grpc
+    from croupier.wire.errors import no_referee
 
     credentials = grpc.ssl_channel_credentials(args.tls_ca.read_bytes()) if args.tls_ca else None
     channel = (
@@ -168,7 +168,7 @@ async def _live_matches(stub: Stub, game: str | None, ended: bool = False) -> li
 def _print_list(console: Console, matches: list[match_pb2.MatchInfo], server: str) -> None:
     from rich.table import Table
 
-    from croupier.clients.spectator.feed import describe
+    from croupier.clients.scenes import describe
 
     if not matches:
         console.print(f"no live matches on {server}")
@@ -205,8 +205,8 @@ async def _attach(console: Console, stub: Stub, metadata: Metadata, match_id: st
     from rich.console import RenderableType
     from rich.live import Live
 
-    from croupier.clients.spectator.feed import Scenes, header_of
-    from croupier.clients.spectator.render import Header, Scene, render
+    from croupier.clients.scenes import Header, Scene, Scenes, header_of
+    from croupier.clients.spectator.render import render
     from croupier.v1 import spectator_pb2
 
     header: Header | None = None

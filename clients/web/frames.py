@@ -1,6 +1,6 @@
 """Spectator frames as JSON for the browser: the one place they become plain values.
 
-Frames are decoded by the terminal spectator's feed (``clients/spectator/feed.py``) into headers
+Frames are decoded by the scenes of ``clients/scenes.py`` into headers
 and scenes of engine views, exactly as ``croupier watch`` sees them; here those become JSON.
 A hidden hand is ``None`` in a public view, so it is ``null`` here: the browser draws card
 backs and a count, and never receives a card the referee did not show.
@@ -14,8 +14,7 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
-from croupier.clients.spectator.feed import Replay, Scenes, header_of
-from croupier.clients.spectator.render import Header, Scene
+from croupier.clients.scenes import Header, Replay, Scene, Scenes, header_of
 from croupier.engine.cards import Card
 from croupier.v1 import match_pb2, spectator_pb2
 

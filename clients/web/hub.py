@@ -19,11 +19,10 @@ from typing import Any
 
 import grpc
 
-from croupier.clients.spectator.feed import from_journal, from_record
-from croupier.clients.spectator.replay import JOURNAL_FOLDERS, RECORD_BYTES
+from croupier.clients.results.store import StoreError
+from croupier.clients.scenes import JOURNAL_FOLDERS, RECORD_BYTES, from_journal, from_record
 from croupier.clients.web.frames import LiveFeed, dumps, lobby_entry, replay_json
 from croupier.clients.web.tournaments import tournament_list
-from croupier.server.tournament.store import StoreError
 from croupier.v1 import match_pb2, spectator_pb2, spectator_pb2_grpc
 
 POLL_SECONDS = 1.0

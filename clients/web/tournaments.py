@@ -11,9 +11,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from croupier.server.tournament.ratings import Places, rate
-from croupier.server.tournament.report import crosstable_rows
-from croupier.server.tournament.store import FinishedMatch, Store
+from croupier.clients.results.ratings import Places, rate
+from croupier.clients.results.report import crosstable_rows
+from croupier.clients.results.store import FinishedMatch, Store
 
 SAMPLES = 300
 """Bootstrap samples for the intervals: enough for a page refreshed while play goes on."""

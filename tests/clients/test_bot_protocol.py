@@ -12,9 +12,9 @@ from croupier.clients.bots import HeuristicBot
 from croupier.clients.sdk import Bot, Match, default_options
 from croupier.engine.games import get_game
 from croupier.engine.rng import Rng
-from croupier.server import convert
-from croupier.server.framing import action_result, decision_request, parsed
 from croupier.v1 import bots_pb2, match_pb2
+from croupier.wire import convert
+from croupier.wire.framing import action_result, decision_request, parsed
 
 Updates = bots_pb2.StreamOptions.Updates
 ALL = bots_pb2.StreamOptions(quiet_acceptance=True, updates=Updates.UPDATES_WITH_NEXT, batches=True)

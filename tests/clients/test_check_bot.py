@@ -16,8 +16,8 @@ import pytest
 
 from croupier.clients.bot_checks import RefuseFirstMove
 from croupier.clients.check_bot import CHECKS
+from croupier.clients.tap import Stream, Tap
 from croupier.clients.trial import OUT_OF_RANGE, Result, Trial
-from croupier.clients.wire import Stream, Tap
 from croupier.v1 import bots_pb2, match_pb2
 from tests.clients.broken_bot import FLAWS, OPTION_FLAWS
 from tests.clients.foreign import REPO, check_bot, passes_check_bot

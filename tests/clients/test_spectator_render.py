@@ -9,7 +9,8 @@ from typing import Any
 import pytest
 from rich.console import Console
 
-from croupier.clients.spectator.render import Header, Scene, card_text, render, words_text
+from croupier.clients.scenes import Header, Scene
+from croupier.clients.spectator.render import card_text, render, words_text
 from croupier.engine.cards import Card
 from croupier.engine.games import get_game
 from croupier.engine.rng import Rng

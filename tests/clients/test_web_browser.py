@@ -196,8 +196,8 @@ async def test_a_tournament_page_shows_progress_crosstable_ratings_and_replays(
 async def tournament_in(db: Path, referee: Croupier, admin: Admin) -> None:
     """A Chinese Ten tournament of alice and bob in ``db``: two deals, each in both seatings,
     the last not played yet."""
-    from croupier.server.tournament.schedule import MatchKey, ScheduledMatch
-    from croupier.server.tournament.store import SeatResult, Store
+    from croupier.clients.results.schedule import MatchKey, ScheduledMatch
+    from croupier.clients.results.store import SeatResult, Store
 
     keys = [MatchKey("chinese_ten", 1, 0, deal, rotation) for deal in (0, 1) for rotation in (0, 1)]
     with Store(db) as store:

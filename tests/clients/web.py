@@ -19,10 +19,10 @@ from croupier.clients.web.app import WebViewer, start_web
 from croupier.clients.web.frames import plain
 from croupier.engine.games import get_game
 from croupier.engine.rng import Rng
-from croupier.server import convert
 from croupier.server.app import Croupier
 from croupier.server.journal import End, Header, read_records
 from croupier.server.messages import replay_frames
+from croupier.wire import convert
 from tests.server.botclient import WAIT
 from tests.toolchains import missing, need
 

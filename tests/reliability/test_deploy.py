@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from croupier.clients.cli import SUBCOMMANDS
-from croupier.server.tournament.config import load
+from croupier.clients.tournament.config import load
 
 ROOT = Path(__file__).resolve().parents[2]
 DEPLOY = [ROOT / "deploy" / "compose.yaml", *sorted((ROOT / "deploy" / "k8s").glob("*.yaml"))]

@@ -30,11 +30,11 @@ from hypothesis import strategies as st
 
 from croupier.engine.games import GAMES, get_game
 from croupier.engine.rng import Rng
-from croupier.server import convert
 from croupier.server.app import Croupier, create_server
 from croupier.server.journal import apply_record
 from croupier.server.match import Match
 from croupier.v1 import bots_pb2, games_pb2
+from croupier.wire import convert
 from tests.server.botclient import ADMIN_TOKEN, Admin
 from tests.server.test_full_matches import SHORT
 

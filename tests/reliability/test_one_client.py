@@ -7,12 +7,12 @@ import grpc
 
 from croupier.engine.cards import Card
 from croupier.engine.games.pair_battle import Play
-from croupier.server import convert
 from croupier.server.app import Croupier
-from croupier.server.errors import MAX_ECHO
 from croupier.server.journal import Refuse, encode
 from croupier.server.moves import MAX_MOVE_TEXT
 from croupier.v1 import bots_pb2
+from croupier.wire import convert
+from croupier.wire.errors import MAX_ECHO
 from tests.server.botclient import Admin, Bot
 from tests.server.test_moves import journal, two_bots
 

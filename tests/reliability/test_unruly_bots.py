@@ -9,9 +9,9 @@ from collections.abc import Awaitable, Callable
 
 import grpc
 
-from croupier.server import convert
 from croupier.server.app import Croupier
 from croupier.v1 import bots_pb2, match_pb2
+from croupier.wire import convert
 from tests.server.botclient import Admin, Bot
 
 Result = bots_pb2.ActionResult

@@ -10,8 +10,8 @@ from typing import Any
 
 import grpc
 
-from croupier.server import convert
 from croupier.v1 import admin_pb2, admin_pb2_grpc, bots_pb2, match_pb2, spectator_pb2_grpc
+from croupier.wire import convert
 
 ADMIN_TOKEN = "admin-test-token"
 WAIT = 60.0

@@ -13,7 +13,6 @@ from typing import Any
 
 from croupier.engine.games import get_game
 from croupier.server.clocks import Clocks
-from croupier.server.framing import Outgoing, parsed
 from croupier.server.journal import Record, read_records
 from croupier.server.lifecycle import Phase
 from croupier.server.match import Match
@@ -21,6 +20,7 @@ from croupier.server.metrics import Metrics
 from croupier.server.seats import Player
 from croupier.server.session import Session
 from croupier.v1 import bots_pb2
+from croupier.wire.framing import Outgoing, parsed
 
 
 @dataclass

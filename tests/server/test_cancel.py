@@ -11,12 +11,12 @@ import grpc
 import pytest
 
 from croupier.engine.core import GameState
-from croupier.server import convert
 from croupier.server.app import create_server
 from croupier.server.clocks import Clocks
 from croupier.server.journal import read_private, read_records
 from croupier.server.replay import replay_journal
 from croupier.v1 import admin_pb2, match_pb2, spectator_pb2
+from croupier.wire import convert
 from tests.server.botclient import ADMIN, ADMIN_TOKEN, WAIT, Admin, Bot
 
 Kind = spectator_pb2.Step.Kind

@@ -14,8 +14,8 @@ from croupier.engine.cards import STANDARD_DECK, Card
 from croupier.engine.core import MalformedInput
 from croupier.engine.games import GAMES, chinese_ten
 from croupier.engine.rng import Rng
-from croupier.server import convert
 from croupier.v1 import cards_pb2, chinese_ten_pb2, games_pb2, spoil_five_pb2
+from croupier.wire import convert
 
 VARIANTS = [(name, options) for name, spec in GAMES.items() for options in spec.test_variants]
 

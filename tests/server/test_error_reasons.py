@@ -12,11 +12,11 @@ import grpc
 import pytest
 
 from croupier.clients import reason_docs
-from croupier.server import convert
 from croupier.server.app import Croupier, create_server
 from croupier.server.clocks import Clocks
-from croupier.server.reasons import CODES, Reason, Refusal
 from croupier.v1 import bots_pb2
+from croupier.wire import convert
+from croupier.wire.reasons import CODES, Reason, Refusal
 from tests.server.botclient import ADMIN_TOKEN, Admin, Bot
 from tests.server.conftest import Disk
 from tests.server.test_moves import HELLO, two_bots

@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 
 from croupier.engine.rng import Rng
-from croupier.server import convert, framing
 from croupier.v1 import bots_pb2, games_pb2
+from croupier.wire import convert, framing
 from tests.server.test_convert import VARIANTS
 
 Result = bots_pb2.ActionResult

@@ -9,12 +9,12 @@ import grpc
 import pytest
 
 from croupier.engine.games import GAMES, get_game
-from croupier.server import convert
 from croupier.server.app import Croupier
 from croupier.server.journal import Record
 from croupier.server.messages import replay_frames
 from croupier.server.replay import replay_journal
 from croupier.v1 import bots_pb2, games_pb2, match_pb2
+from croupier.wire import convert
 from tests.server.botclient import Admin, Bot, random_legal
 
 SHORT: dict[str, list[dict[str, Any]]] = {

@@ -13,10 +13,10 @@ from pathlib import Path
 import grpc
 import pytest
 
-from croupier.server import convert
+from croupier.clients.results.store import Store
 from croupier.server.app import Croupier, create_server
-from croupier.server.tournament.store import Store
 from croupier.v1 import admin_pb2, admin_pb2_grpc, bots_pb2, spectator_pb2, spectator_pb2_grpc
+from croupier.wire import convert
 from tests.server.botclient import ADMIN, WAIT, Admin, Bot, first_legal
 
 codec = convert.codec("pair_battle")

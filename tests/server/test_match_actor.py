@@ -11,10 +11,10 @@ from typing import Any
 import pytest
 
 from croupier.server.clocks import Clocks
-from croupier.server.framing import parsed
 from croupier.server.journal import JournalWriter, Record
 from croupier.server.seats import decision_id
 from croupier.v1 import bots_pb2, games_pb2, spectator_pb2
+from croupier.wire.framing import parsed
 from tests.server.fakes import FakeSession, Table, resumed, table
 
 Result = bots_pb2.ActionResult

@@ -16,7 +16,6 @@ from structlog.testing import capture_logs
 import croupier.server.match_journal
 import croupier.server.match_state
 from croupier.server.clocks import Clocks
-from croupier.server.framing import Outgoing, parsed
 from croupier.server.lifecycle import (
     PHASE_MOVES,
     STATUS_MOVES,
@@ -28,6 +27,7 @@ from croupier.server.lifecycle import (
 from croupier.server.match import FAULT_REASON, Match
 from croupier.server.messages import Status, Subscription
 from croupier.v1 import bots_pb2, spectator_pb2
+from croupier.wire.framing import Outgoing, parsed
 from tests.server.fakes import Table, table
 from tests.server.test_match_actor import frames
 

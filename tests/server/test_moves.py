@@ -9,10 +9,10 @@ import pytest
 import croupier.server.bots
 import croupier.server.session
 from croupier.engine.core import MalformedInput
-from croupier.server import convert
 from croupier.server.app import Croupier
 from croupier.server.journal import read_records
 from croupier.v1 import admin_pb2, bots_pb2, bots_pb2_grpc, games_pb2, match_pb2
+from croupier.wire import convert
 from tests.server.botclient import ADMIN, Admin, Bot, token
 
 Result = bots_pb2.ActionResult

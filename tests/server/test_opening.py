@@ -9,8 +9,8 @@ import grpc
 import pytest
 
 from croupier.engine.rng import Rng
-from croupier.server import convert
 from croupier.v1 import games_pb2, spectator_pb2
+from croupier.wire import convert
 from tests.server.botclient import ADMIN, WAIT, Admin, Bot
 
 Kind = spectator_pb2.Step.Kind

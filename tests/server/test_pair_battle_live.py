@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import grpc
 
-from croupier.server import convert
 from croupier.v1 import bots_pb2
+from croupier.wire import convert
 from tests.server.botclient import Admin, Bot
 
 Result = bots_pb2.ActionResult

@@ -8,11 +8,11 @@ from pathlib import Path
 import grpc
 
 from croupier.engine.games.pair_battle import Countdown
-from croupier.server import convert
 from croupier.server.app import Croupier, create_server
 from croupier.server.clocks import Clocks
 from croupier.server.journal import read_records
 from croupier.v1 import bots_pb2
+from croupier.wire import convert
 from tests.server.botclient import ADMIN_TOKEN, Admin, Bot
 from tests.server.fakes import resumed, table
 

@@ -11,10 +11,10 @@ import pytest
 
 from croupier.engine.games import get_game
 from croupier.engine.rng import Rng
-from croupier.server import convert
 from croupier.server.app import Croupier
 from croupier.server.journal import apply_record, read_records, seed_sha256
 from croupier.v1 import admin_pb2, bots_pb2, match_pb2, spectator_pb2, spectator_pb2_grpc
+from croupier.wire import convert
 from tests.server.botclient import ADMIN, WAIT, Admin, Bot, random_legal
 
 GAME, OPTIONS, SEED = "platinum_fish", {"players": 2}, 424242

@@ -6,8 +6,8 @@ import asyncio
 
 import grpc
 
-from croupier.server import convert
 from croupier.v1 import admin_pb2, bots_pb2, match_pb2
+from croupier.wire import convert
 from tests.server.botclient import ADMIN, Admin, Bot, first_legal
 
 Status = match_pb2.MatchStatus

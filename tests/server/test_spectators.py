@@ -13,10 +13,10 @@ import croupier.server.session
 from croupier.engine.core import GameState
 from croupier.engine.games import get_game
 from croupier.engine.rng import Rng
-from croupier.server import convert
 from croupier.server.app import Croupier
 from croupier.server.journal import apply_record, read_records
 from croupier.v1 import match_pb2, spectator_pb2, spectator_pb2_grpc
+from croupier.wire import convert
 from tests.server.botclient import ADMIN, Admin, Bot, random_legal
 from tests.server.test_full_matches import SHORT
 

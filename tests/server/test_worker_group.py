@@ -13,10 +13,10 @@ import pytest
 
 from croupier.server import group
 from croupier.server.app import Croupier, create_server
-from croupier.server.errors import AlreadyExists, Unauthenticated, Unavailable
 from croupier.server.group import Siblings, worker_data, write_addresses
 from croupier.server.referee import Referee
 from croupier.v1 import admin_pb2
+from croupier.wire.errors import AlreadyExists, Unauthenticated, Unavailable
 from tests.server.botclient import ADMIN, ADMIN_TOKEN, Admin
 
 TOKEN = "bot_one-secret-for-the-whole-group"

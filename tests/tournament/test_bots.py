@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from croupier.server.tournament.bots import BotProcess, bot_environment, expand
+from croupier.clients.tournament.bots import BotProcess, bot_environment, expand
 
 
 def test_placeholders_are_filled_in() -> None:
@@ -53,7 +53,7 @@ def test_the_watchdog_stops_the_bot_when_the_runner_is_gone(tmp_path: Path) -> N
     pid_file = tmp_path / "pid"
     bot = f"import os, time; open({str(pid_file)!r}, 'w').write(str(os.getpid())); time.sleep(600)"
     watchdog = subprocess.Popen(
-        [sys.executable, "-m", "croupier.server.tournament.watchdog", sys.executable, "-c", bot],
+        [sys.executable, "-m", "croupier.clients.tournament.watchdog", sys.executable, "-c", bot],
         stdin=subprocess.PIPE,
     )
     while not pid_file.exists() or not pid_file.read_text():

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from croupier.server.tournament.config import ConfigError, load, parse
-from croupier.server.tournament.schedule import Deals, Rotations
+from croupier.clients.results.schedule import Deals, Rotations
+from croupier.clients.tournament.config import ConfigError, load, parse
 
 SECRET = bytes(32)
 

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from croupier.server.tournament.ratings import (
+from croupier.clients.results.ratings import (
     Model,
     RatedSet,
     Resample,

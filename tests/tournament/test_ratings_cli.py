@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from croupier.clients.cli import main
-from croupier.server.tournament.schedule import game_schedule
-from croupier.server.tournament.store import SeatResult, Store
+from croupier.clients.results.schedule import game_schedule
+from croupier.clients.results.store import SeatResult, Store
 
 
 def fill(db: Path, name: str = "t", bots: tuple[str, ...] = ("ann", "bob", "cat")) -> None:

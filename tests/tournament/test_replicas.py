@@ -13,11 +13,11 @@ import grpc
 import pytest
 
 from croupier.clients.bots import RandomBot
+from croupier.clients.results.store import Store
 from croupier.clients.sdk import Client
+from croupier.clients.tournament.referee import RefereeError, Replicas, TargetError, resolve
+from croupier.clients.tournament.runner import ABANDONED, Entrant, Runner
 from croupier.server.app import Croupier, create_server
-from croupier.server.tournament.referee import RefereeError, Replicas, TargetError, resolve
-from croupier.server.tournament.runner import ABANDONED, Entrant, Runner
-from croupier.server.tournament.store import Store
 from croupier.v1 import match_pb2
 from tests.tournament.test_runner import BOTS, Quiet, config
 

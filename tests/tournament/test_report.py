@@ -6,11 +6,11 @@ import io
 
 from rich.console import Console
 
-from croupier.server.tournament.display import PlainDisplay
-from croupier.server.tournament.ratings import rate
-from croupier.server.tournament.report import crosstable, incidents_table, ratings_table
-from croupier.server.tournament.schedule import MatchKey
-from croupier.server.tournament.store import FinishedMatch, MatchRecord, SeatResult
+from croupier.clients.results.ratings import rate
+from croupier.clients.results.report import crosstable, incidents_table, ratings_table
+from croupier.clients.results.schedule import MatchKey
+from croupier.clients.results.store import FinishedMatch, MatchRecord, SeatResult
+from croupier.clients.tournament.display import PlainDisplay
 
 
 def console() -> tuple[Console, io.StringIO]:

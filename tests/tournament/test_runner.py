@@ -9,15 +9,15 @@ from pathlib import Path
 import pytest
 
 from croupier.clients.bots import RandomBot
+from croupier.clients.results.ratings import Places
+from croupier.clients.results.schedule import Deals, set_seed
+from croupier.clients.results.store import MatchRecord, SeatResult, Store, Tournament
 from croupier.clients.sdk import Client
+from croupier.clients.tournament.config import TournamentConfig, parse
+from croupier.clients.tournament.display import PlainDisplay
+from croupier.clients.tournament.referee import Replicas
+from croupier.clients.tournament.runner import ABANDONED, Entrant, Runner, ScheduleError
 from croupier.server.app import create_server
-from croupier.server.tournament.config import TournamentConfig, parse
-from croupier.server.tournament.display import PlainDisplay
-from croupier.server.tournament.ratings import Places
-from croupier.server.tournament.referee import Replicas
-from croupier.server.tournament.runner import ABANDONED, Entrant, Runner, ScheduleError
-from croupier.server.tournament.schedule import Deals, set_seed
-from croupier.server.tournament.store import MatchRecord, SeatResult, Store, Tournament
 from croupier.v1 import match_pb2
 
 BOTS = ("ann", "bob", "cat")

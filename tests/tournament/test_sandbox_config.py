@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from croupier.server.tournament import containers
-from croupier.server.tournament.config import ConfigError, TournamentConfig, parse
-from croupier.server.tournament.containers import launcher_argv, main
-from croupier.server.tournament.sandbox import Sandbox
+from croupier.clients.tournament import containers
+from croupier.clients.tournament.config import ConfigError, TournamentConfig, parse
+from croupier.clients.tournament.containers import launcher_argv, main
+from croupier.clients.tournament.sandbox import Sandbox
 
 FILE = """
 name = "boxed"

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from croupier.server.tournament.schedule import (
+from croupier.clients.results.schedule import (
     Deals,
     DuplicateSet,
     Rotations,

@@ -16,11 +16,11 @@ import grpc
 import pytest
 
 from croupier.clients.cli import main
-from croupier.server.tournament import reveal
-from croupier.server.tournament.referee import Replicas
-from croupier.server.tournament.runner import Entrant, Runner
-from croupier.server.tournament.schedule import Deals, deal_seed
-from croupier.server.tournament.store import Store
+from croupier.clients.results.schedule import Deals, deal_seed
+from croupier.clients.results.store import Store
+from croupier.clients.tournament import reveal
+from croupier.clients.tournament.referee import Replicas
+from croupier.clients.tournament.runner import Entrant, Runner
 from croupier.v1 import match_pb2, spectator_pb2, spectator_pb2_grpc
 from tests.tournament.test_runner import Quiet, config, entrants, first_set
 

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from croupier.server.tournament.schedule import game_schedule
-from croupier.server.tournament.store import SeatResult, Store, StoreError
+from croupier.clients.results.schedule import game_schedule
+from croupier.clients.results.store import SeatResult, Store, StoreError
 
 SECRET = bytes(32)
 VERSION_3_TO_2 = (

@@ -22,25 +22,25 @@ from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from croupier.server.tournament import containers
-from croupier.server.tournament.ratings import DEFAULT_MODEL, DEFAULT_RESAMPLE, Model, Resample
-from croupier.server.tournament.ratings_cli import (
+from croupier.clients.results.ratings import DEFAULT_MODEL, DEFAULT_RESAMPLE, Model, Resample
+from croupier.clients.results.ratings_cli import (
     DEFAULT_DATA,
     DEFAULT_SAMPLES,
     add_model_argument,
     fail,
     say,
 )
+from croupier.clients.tournament import containers
 
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from croupier.server.tournament.bots import BotProcess
-    from croupier.server.tournament.config import TournamentConfig
-    from croupier.server.tournament.display import Display
-    from croupier.server.tournament.referee import BotStatus, Replicas
-    from croupier.server.tournament.runner import Entrant, Runner
-    from croupier.server.tournament.store import Store, Tournament
+    from croupier.clients.results.store import Store, Tournament
+    from croupier.clients.tournament.bots import BotProcess
+    from croupier.clients.tournament.config import TournamentConfig
+    from croupier.clients.tournament.display import Display
+    from croupier.clients.tournament.referee import BotStatus, Replicas
+    from croupier.clients.tournament.runner import Entrant, Runner
 
 CONNECT_SECONDS = 60.0
 """How long launched bots may take to connect before the tournament gives up."""
@@ -102,8 +102,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from rich.console import Console
 
-    from croupier.server.tournament.config import ConfigError, load
-    from croupier.server.tournament.store import Store, StoreError
+    from croupier.clients.results.store import Store, StoreError
+    from croupier.clients.tournament.config import ConfigError, load
 
     console = Console(width=None if sys.stdout.isatty() else 120)
     try:
@@ -162,9 +162,9 @@ async def play(
     """Play the tournament's matches not done yet (``args``: those of ``croupier tournament``) and
     print the tables; the exit status. ``beside(address)`` runs while the embedded referee does,
     around the play (``croupier match --watch``'s spectator)."""
-    from croupier.server.tournament.display import make_display
-    from croupier.server.tournament.referee import RefereeError, Replicas, TargetError
-    from croupier.server.tournament.runner import Runner, ScheduleError
+    from croupier.clients.tournament.display import make_display
+    from croupier.clients.tournament.referee import RefereeError, Replicas, TargetError
+    from croupier.clients.tournament.runner import Runner, ScheduleError
 
     display = display or make_display(console, plain=True if args.plain else None)
     logs = args.data / "logs" / f"{tournament.name}-{tournament.run}"
@@ -272,7 +272,7 @@ async def _referee(
 @contextlib.asynccontextmanager
 async def _web_viewer(args: argparse.Namespace, console: Console, target: str) -> AsyncIterator[None]:
     """With --web, ``croupier web`` on this event loop beside the referee, its address printed."""
-    from croupier.server.tournament.referee import SPREAD_SCHEMES
+    from croupier.clients.tournament.referee import SPREAD_SCHEMES
 
     if not args.web:
         yield
@@ -318,8 +318,8 @@ async def _enter_bots(
     until all are connected to each. A bot has one instance, or with ``processes =
     "per_rotation"`` one per rotation of its sets, each its own bot id, token and process:
     rotation r of every set is played by instance r."""
-    from croupier.server.tournament.bots import Instance
-    from croupier.server.tournament.runner import Entrant
+    from croupier.clients.tournament.bots import Instance
+    from croupier.clients.tournament.runner import Entrant
 
     replicas = referees.names
     try:
@@ -459,8 +459,8 @@ def report(
 ) -> None:
     """The tables a tournament ends with, the ratings of this run last, where the eye lands;
     and, once it is over, its secret revealed (under ``data``)."""
-    from croupier.server.tournament.ratings import rate
-    from croupier.server.tournament.report import crosstable, incidents_table, ratings_table
+    from croupier.clients.results.ratings import rate
+    from croupier.clients.results.report import crosstable, incidents_table, ratings_table
 
     finished = store.finished(tournament.id)
     for game in config.games:
@@ -497,7 +497,7 @@ def _reveal(
     """Publish a finished run's secret: every deal it played can be checked from now on. Done by
     default, not on request: a deal can be checked only once the secret is out, and once the
     last match is over nothing is left that the secret could give away."""
-    from croupier.server.tournament import reveal
+    from croupier.clients.tournament import reveal
 
     if tournament.secret is None:
         return  # dealt before secret deals: nothing to reveal
@@ -513,7 +513,7 @@ def _reveal(
 
 def _journals_where(args: argparse.Namespace) -> str:
     """Where the journals are, as the report says it: here, or on the referees' machines."""
-    from croupier.server.tournament.referee import SPREAD_SCHEMES
+    from croupier.clients.tournament.referee import SPREAD_SCHEMES
 
     if not args.server:
         return ""

@@ -42,7 +42,7 @@ COMPILED = (
 """What mypyc compiles, in one group (calls between them stay native): the engine, whose rules
 run at every decision. Not engine/rng.py: a wrapper whose cost is random.Random's, and which tests
 subclass (an interpreted class cannot inherit a compiled one); its shuffle and die are drawn by
-engine/draws.py, compiled. Not server/convert.py: measured,
+engine/draws.py, compiled. Not wire/convert.py: measured,
 its codecs ran 5-15% slower compiled (its encoders are Python it generates at start, which mypyc
 never sees, and the compiled module only adds conversions at their calls; docs/benchmarks.md)."""
 

@@ -1,20 +1,64 @@
-"""Where scenes come from: a referee's frames (live or a finished match's record) or a journal file.
+"""Scenes: a match as a spectator may see it, change by change, and where they come from (a
+referee's frames, live or a finished match's record, or a journal file). The terminal spectator
+(``clients/spectator``) and the web viewer (``clients/web``) both draw them; neither imports the other
+for them.
 
-Frames are decoded into engine views by ``croupier.server.convert``, the one
-conversion module, so the drawing code sees the same objects as a bot does.
+Frames are decoded into engine views by ``croupier.wire.convert``, the one conversion module, so
+the drawing code sees the same objects as a bot does.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from croupier.clients.spectator.render import EVENT_LINES, Header, Scene
 from croupier.engine.games import get_game
-from croupier.server import convert
 from croupier.v1 import match_pb2, spectator_pb2
+from croupier.wire import convert
+
+EVENT_LINES = 8
+"""Events shown at once, newest last."""
+
+
+@dataclass(frozen=True)
+class Header:
+    """What is known of a match as a whole."""
+
+    match_id: str
+    game: str
+    title: str
+    players: tuple[str, ...]
+    status: str = "running"
+    """waiting, running or finished."""
+    result: tuple[tuple[int, int], ...] | None = None
+    """(place, score) per seat, once finished."""
+    note: str = ""
+    """A line for the header: the replay check's verdict, the source, ..."""
+
+
+@dataclass(frozen=True)
+class Scene:
+    """A match after one change, as a spectator may see it."""
+
+    seq: int
+    time_ms: int
+    step: str
+    """What caused it, in words ("seat 1 acted: 7h", "the clock moved on")."""
+    events: tuple[str, ...]
+    view: Any
+    """The game's engine view: public (hands hidden) or full."""
+    events_before: tuple[str, ...] = field(default=(), compare=False)
+    """Earlier events, for the event log (the latest EVENT_LINES)."""
+
+
+JOURNAL_FOLDERS = ("matches", "referee/matches")
+"""Where journals are under a data directory: ``croupier serve``'s, then those of the referee that
+``croupier tournament``, ``croupier match`` and ``make run`` embed."""
+RECORD_BYTES = 256 * 1024 * 1024
+"""The largest match record accepted from a referee (gRPC's default is 4 MB)."""
+
 
 STATUS = {
     match_pb2.MATCH_STATUS_WAITING: "waiting",

@@ -6,7 +6,7 @@ capabilities, no privilege gain, and pids, CPU and memory limits. It reaches the
 through the referee's Unix socket, whose folder is mounted read-only at /run/croupier.
 
 The runner launches it like any bot: its command, run under the watchdog and restarted when
-it exits, is ``python -m croupier.server.tournament.containers ...`` (``main`` below), which
+it exits, is ``python -m croupier.clients.tournament.containers ...`` (``main`` below), which
 starts the container, copies its output into the bot's log, says why it ended (its memory
 limit, for one) and removes it. Every container carries its tournament's label, so the next
 run reaps what a killed runner left behind.
@@ -28,13 +28,13 @@ from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING, Any
 
-from croupier.server.tournament.sandbox import Sandbox
+from croupier.clients.tournament.sandbox import Sandbox
 
 if TYPE_CHECKING:  # the Docker SDK is an extra (croupier[containers]): imported when used
     import docker
     from docker.models.containers import Container
 
-    from croupier.server.tournament.config import BotConfig
+    from croupier.clients.tournament.config import BotConfig
 
 LABEL = "croupier.tournament"
 """Names the tournament run a container belongs to (its logs folder)."""
@@ -89,7 +89,7 @@ def launcher_argv(
 ) -> list[str]:
     """The command the runner launches for a bot in a container (``main`` reads it)."""
     return [
-        sys.executable, "-m", "croupier.server.tournament.containers",
+        sys.executable, "-m", "croupier.clients.tournament.containers",
         "--name", name, "--image", image, "--socket", str(socket.absolute()), "--label", label,
         "--memory", limits.memory, "--cpus", f"{limits.cpus:g}", "--pids", str(limits.pids),
         "--tmp", limits.tmp, "--", *command,
@@ -193,7 +193,7 @@ def _remove(client: docker.DockerClient, label: str) -> int:
 def main(argv: Sequence[str]) -> int:
     """Run one bot's container until it ends or this process is asked to stop, its output on
     stdout; the container's exit code (125: it could not be started)."""
-    parser = argparse.ArgumentParser(prog="python -m croupier.server.tournament.containers")
+    parser = argparse.ArgumentParser(prog="python -m croupier.clients.tournament.containers")
     for option in ("--name", "--image", "--socket", "--label", "--memory", "--tmp"):
         parser.add_argument(option, required=True)
     parser.add_argument("--cpus", type=float, required=True)

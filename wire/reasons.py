@@ -9,8 +9,8 @@ from __future__ import annotations
 import grpc
 
 from croupier.engine.core import IllegalAction, MalformedInput, NotYourTurn
-from croupier.server.errors import ServiceError
 from croupier.v1 import bots_pb2
+from croupier.wire.errors import ServiceError
 
 Reason = bots_pb2.Error.Reason
 Refusal = bots_pb2.ActionResult.RefusalReason

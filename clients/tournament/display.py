@@ -16,8 +16,8 @@ from rich.live import Live
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
-from croupier.server.tournament.ratings import Places, RunningElo, Tally
-from croupier.server.tournament.ratings_cli import say
+from croupier.clients.results.ratings import Places, RunningElo, Tally
+from croupier.clients.results.ratings_cli import say
 
 PLAIN_EVERY_SECONDS = 5.0
 

@@ -1,6 +1,6 @@
 """Run a bot's command and end it when the tournament runner goes away.
 
-Usage: ``python -m croupier.server.tournament.watchdog COMMAND [ARG ...]``. The runner
+Usage: ``python -m croupier.clients.tournament.watchdog COMMAND [ARG ...]``. The runner
 holds the write end of this process's stdin; when the runner exits for any
 reason (even SIGKILL), stdin reaches end of file and the bot is stopped, so
 an interrupted tournament leaves no bot behind. Only the standard library is
@@ -22,7 +22,7 @@ STOP_GRACE_SECONDS = 3.0
 
 def main(argv: list[str]) -> int:
     if not argv:
-        print("usage: python -m croupier.server.tournament.watchdog COMMAND [ARG ...]", file=sys.stderr)
+        print("usage: python -m croupier.clients.tournament.watchdog COMMAND [ARG ...]", file=sys.stderr)
         return 2
     try:
         # a process group of its own: a command run through a shell (sh -c "python bot.py") is

@@ -21,12 +21,12 @@ from typing import TypeVar
 
 import grpc
 
+from croupier.clients.results.store import SeatResult
+from croupier.clients.tournament.config import GameConfig
 from croupier.engine.games import get_game
-from croupier.server.convert import codec
-from croupier.server.errors import no_referee
-from croupier.server.tournament.config import GameConfig
-from croupier.server.tournament.store import SeatResult
 from croupier.v1 import admin_pb2, admin_pb2_grpc, match_pb2
+from croupier.wire.convert import codec
+from croupier.wire.errors import no_referee
 
 TOKEN_METADATA = "croupier-token"
 T = TypeVar("T")

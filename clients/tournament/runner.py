@@ -35,11 +35,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from croupier.server.tournament.config import TournamentConfig
-from croupier.server.tournament.display import Display
-from croupier.server.tournament.referee import Replicas, seat_results
-from croupier.server.tournament.schedule import Deals, DuplicateSet, MatchKey, set_seed
-from croupier.server.tournament.store import FinishedMatch, MatchRecord, Store, Tournament
+from croupier.clients.results.schedule import Deals, DuplicateSet, MatchKey, set_seed
+from croupier.clients.results.store import FinishedMatch, MatchRecord, Store, Tournament
+from croupier.clients.tournament.config import TournamentConfig
+from croupier.clients.tournament.display import Display
+from croupier.clients.tournament.referee import Replicas, seat_results
 
 SetKey = tuple[str, int, int, int]
 CHECK_SECONDS = 5.0

@@ -17,8 +17,8 @@ from typing import Any
 
 from google.protobuf.descriptor import Descriptor
 
-from croupier.server.convert import field_tag, message_writer
 from croupier.v1 import bots_pb2
+from croupier.wire.convert import field_tag, message_writer
 
 Outgoing = bots_pb2.ServerMessage | bytes
 """What a session queues: a message, or one already serialized (the hot ones, and Batches)."""

@@ -23,9 +23,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
+from croupier.clients.results.ratings import Places, RatedSet
+from croupier.clients.results.schedule import SECRET_BYTES, MatchKey, ScheduledMatch
 from croupier.server.datafiles import FILE_MODE, FOLDER_MODE, open_private
-from croupier.server.tournament.ratings import Places, RatedSet
-from croupier.server.tournament.schedule import SECRET_BYTES, MatchKey, ScheduledMatch
 
 SCHEMA_VERSION = 3
 

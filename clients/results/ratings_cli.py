@@ -37,7 +37,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def add_model_argument(parser: argparse.ArgumentParser) -> None:
     """--model and --bootstrap, for every command that prints ratings."""
-    from croupier.server.tournament.ratings import DEFAULT_MODEL, DEFAULT_RESAMPLE, Model, Resample
+    from croupier.clients.results.ratings import DEFAULT_MODEL, DEFAULT_RESAMPLE, Model, Resample
 
     parser.add_argument(
         "--model",
@@ -71,9 +71,9 @@ def fail(text: str, code: int) -> int:
 def run(args: argparse.Namespace) -> int:
     from rich.console import Console
 
-    from croupier.server.tournament.ratings import rate
-    from croupier.server.tournament.report import ratings_table
-    from croupier.server.tournament.store import Store, StoreError
+    from croupier.clients.results.ratings import rate
+    from croupier.clients.results.report import ratings_table
+    from croupier.clients.results.store import Store, StoreError
 
     console = Console()
     db = args.db or args.data / "results.db"

@@ -20,9 +20,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from croupier.clients.results.schedule import Deals, MatchKey, set_seed
+from croupier.clients.results.store import MatchRecord, Store, Tournament
 from croupier.server.journal import seed_sha256
-from croupier.server.tournament.schedule import Deals, MatchKey, set_seed
-from croupier.server.tournament.store import MatchRecord, Store, Tournament
 
 FORMAT = 1
 
@@ -134,7 +134,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     import asyncio
 
-    from croupier.server.tournament.ratings_cli import fail
+    from croupier.clients.results.ratings_cli import fail
 
     try:
         reveal = json.loads(args.file.read_text(encoding="utf-8"))

@@ -1,6 +1,6 @@
 """Launching the tournament's bots and keeping them running.
 
-Each launched bot runs under ``croupier.server.tournament.watchdog`` in its own session:
+Each launched bot runs under ``croupier.clients.tournament.watchdog`` in its own session:
 Ctrl-C in the terminal reaches only the runner (which may want to finish the
 matches in progress), and the bot ends whenever the runner ends, even killed.
 A bot that exits while the tournament goes on is restarted with a growing
@@ -129,7 +129,7 @@ class BotProcess:
                 self._process = await asyncio.create_subprocess_exec(
                     sys.executable,
                     "-m",
-                    "croupier.server.tournament.watchdog",
+                    "croupier.clients.tournament.watchdog",
                     *self.argv,
                     # stdin is never written: its end of file tells the watchdog the runner is gone
                     stdin=asyncio.subprocess.PIPE,

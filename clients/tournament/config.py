@@ -15,10 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
-from croupier.engine.core import CroupierError, GameSpec, options_to_dict
-from croupier.engine.games import GAMES, get_game
-from croupier.server.tournament.sandbox import MIN_MEMORY, Sandbox, size_bytes
-from croupier.server.tournament.schedule import (
+from croupier.clients.results.schedule import (
     Deals,
     DuplicateSet,
     Rotations,
@@ -26,6 +23,9 @@ from croupier.server.tournament.schedule import (
     interleave,
     rotation_count,
 )
+from croupier.clients.tournament.sandbox import MIN_MEMORY, Sandbox, size_bytes
+from croupier.engine.core import CroupierError, GameSpec, options_to_dict
+from croupier.engine.games import GAMES, get_game
 
 BOT_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,39}")
 T = TypeVar("T")

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 from rich.table import Table
 
-from croupier.server.tournament.ratings import (
+from croupier.clients.results.ratings import (
     DEFAULT_MODEL,
     DEFAULT_RESAMPLE,
     Model,
@@ -14,7 +14,7 @@ from croupier.server.tournament.ratings import (
     Resample,
     Tally,
 )
-from croupier.server.tournament.store import FinishedMatch
+from croupier.clients.results.store import FinishedMatch
 
 MODEL_NAMES = {Model.PLACKETT_LUCE: "Plackett-Luce", Model.PAIRWISE: "pairwise Bradley-Terry"}
 
