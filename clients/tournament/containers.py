@@ -16,13 +16,16 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import fcntl
 import os
 import re
 import secrets
+import shutil
 import signal
 import sys
 import tempfile
 import threading
+import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from types import FrameType
@@ -53,16 +56,50 @@ def address_inside(socket: Path) -> str:
     return f"unix:{SOCKET_FOLDER}/{socket.name}"
 
 
+SOCKET_PREFIX = "croupier-sock-"
+STALE_SECONDS = 10.0
+"""A socket folder's lock this old and held by no one is a killed run's (a live run locks its own
+at once, so a younger one may be a run starting)."""
+
+
 @contextlib.contextmanager
 def referee_socket(bots: Iterable[BotConfig]) -> Iterator[Path | None]:
     """Where an embedded referee listens for the bots in containers, if there are any: a
-    folder of its own (the runner mounts all of it), short enough for a socket's path."""
+    folder of its own (the runner mounts all of it), short enough for a socket's path.
+
+    The folder's lock file beside it (out of the bots' sight) is held while the run lasts; the
+    lock dies with the process, however it ends, so the next run removes what a killed one left."""
     if not any(bot.image for bot in bots):
         yield None
         return
-    with tempfile.TemporaryDirectory(prefix="croupier-") as folder:
-        Path(folder).chmod(0o755)  # a container's user is not ours
-        yield Path(folder) / "referee.sock"
+    sweep_socket_folders()
+    folder = Path(tempfile.mkdtemp(prefix=SOCKET_PREFIX))
+    try:
+        with folder.with_name(folder.name + ".lock").open("w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            folder.chmod(0o755)  # a container's user is not ours
+            yield folder / "referee.sock"
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+        folder.with_name(folder.name + ".lock").unlink(missing_ok=True)
+
+
+def sweep_socket_folders(now: float | None = None) -> int:
+    """Remove the socket folders of runs that ended without removing theirs; how many."""
+    now = time.time() if now is None else now
+    removed = 0
+    for lock_path in Path(tempfile.gettempdir()).glob(f"{SOCKET_PREFIX}*.lock"):
+        try:
+            if now - lock_path.stat().st_mtime < STALE_SECONDS:
+                continue
+            with lock_path.open("r") as lock:
+                fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                shutil.rmtree(lock_path.with_suffix(""), ignore_errors=True)
+                lock_path.unlink()
+                removed += 1
+        except OSError:  # held (a live run's), or gone meanwhile, or another user's
+            continue
+    return removed
 
 
 def bot_server(bot: BotConfig, replica: str, socket: Path | None) -> str:
@@ -123,6 +160,9 @@ def run_options(
         "mem_limit": limits.memory,
         "memswap_limit": limits.memory,  # no swap beyond the limit
         "init": True,  # an init as process 1: signals reach the bot, and its zombies are reaped
+        # not the image's HEALTHCHECK (croupier's checks a referee): a bot would show "unhealthy",
+        # and a check process would start in its container every 10 s
+        "healthcheck": {"test": ["NONE"]},
         "mounts": [Mount(SOCKET_FOLDER, str(socket.parent.absolute()), type="bind", read_only=True)],
         "log_config": LogConfig(type="json-file", config={"max-size": "10m", "max-file": "1"}),
         "detach": True,

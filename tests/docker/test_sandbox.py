@@ -162,6 +162,11 @@ def test_a_killed_runner_leaves_no_container(
         while not left_behind(docker_client, tmp_path):  # the bot's container is up
             assert runner.poll() is None and time.monotonic() < deadline
             time.sleep(0.2)
+        # croupier's image checks a referee's health: a bot's container runs no such check
+        (name,) = left_behind(docker_client, tmp_path)
+        bot = docker_client.containers.get(name)
+        assert bot.attrs["Config"]["Healthcheck"] == {"Test": ["NONE"]}
+        assert "Health" not in bot.attrs["State"]
     finally:
         runner.send_signal(signal.SIGKILL)
         runner.wait()

@@ -113,3 +113,42 @@ def test_the_launcher_reads_back_what_the_runner_wrote(
     ]  # fmt: skip
     assert main(argv[3:]) == 125
     assert "cannot start the container: no Docker engine answers" in capsys.readouterr().out
+
+
+KILLED_RUN = """
+import os, sys, tomllib
+from croupier.clients.tournament import containers
+from croupier.clients.tournament.config import parse
+config = parse(tomllib.loads(sys.argv[1]))
+with containers.referee_socket(config.bots) as socket:
+    print(socket, flush=True)
+    os.kill(os.getpid(), 9)  # killed midway: nothing of its own clean-up runs
+"""
+
+
+def test_the_next_run_removes_the_socket_folder_a_killed_run_left(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import os
+    import subprocess
+    import sys
+    import tempfile
+
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    monkeypatch.setattr(tempfile, "tempdir", None)  # read TMPDIR again, here and in the child
+    killed = subprocess.run([sys.executable, "-c", KILLED_RUN, FILE], capture_output=True, text=True)
+    assert killed.returncode == -9, killed.stderr
+    left = Path(killed.stdout.strip()).parent
+    assert left.is_dir() and left.parent == tmp_path
+    lock = left.with_name(left.name + ".lock")
+    past = lock.stat().st_mtime - 60
+    os.utime(lock, (past, past))  # the killed run's lock, a minute old and held by no one
+    config = parse(tomllib.loads(FILE))
+    with containers.referee_socket(config.bots) as live:  # the next run
+        assert live is not None and live.parent.is_dir()
+        assert not left.exists() and not lock.exists()
+        # a live run's folder stays, however old its lock
+        later = live.parent.with_name(live.parent.name + ".lock").stat().st_mtime + 60
+        assert containers.sweep_socket_folders(now=later) == 0
+        assert live.parent.is_dir()
+    assert sorted(tmp_path.iterdir()) == []  # the live run removed its own when it ended
