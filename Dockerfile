@@ -1,6 +1,8 @@
 # The croupier image: the referee (default command), and the tournament runner, bundled bots and
-# spectator (`croupier tournament|bot|watch ...`). Stubs generated at build time (setup.py), a slim non-root
-# runtime, a health check through gRPC health. deploy/ runs it (compose, Kubernetes).
+# spectator (`croupier tournament|bot|watch ...`). Two stages: the wheel is built, its engine compiled
+# by mypyc, where a C compiler and Python's headers are; the runtime stage gets the installed venv and
+# no compiler. Stubs generated at build time (setup.py), a slim non-root runtime, a health check
+# through gRPC health. deploy/ runs it (compose, Kubernetes).
 # No `# syntax=` line: BuildKit would fetch that frontend from a registry, and builds must work without one.
 
 # Any Debian-like image with python3 (3.11+) and its venv module; where no registry can be reached,
@@ -14,6 +16,16 @@ ARG PIP_EXTRA_INDEX_URL
 ARG PIP_TRUSTED_HOST
 WORKDIR /src
 ENV PIP_NO_CACHE_DIR=1 PIP_DISABLE_PIP_VERSION_CHECK=1
+# The compiled engine's toolchain, in this stage only: gcc, and Python's headers where the base has
+# none (Debian's python3 keeps them in python3-dev; python:3.11-slim ships them). Unpinned: the
+# base's own release of each, whatever it is, as its python3 is.
+SHELL ["/bin/bash", "-o", "pipefail", "-c"]
+# hadolint ignore=DL3008
+RUN want=(gcc libc6-dev); \
+    python3 -c 'import pathlib, sys, sysconfig; sys.exit(not pathlib.Path(sysconfig.get_paths()["include"], "Python.h").exists())' \
+      || want+=(python3-dev); \
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${want[@]}" >/dev/null \
+ && rm -rf /var/lib/apt/lists/*
 RUN python3 -m venv /opt/croupier
 COPY pyproject.toml setup.py README.md ./
 COPY engine/ engine/
@@ -21,8 +33,10 @@ COPY wire/ wire/
 COPY server/ server/
 COPY clients/ clients/
 COPY proto/ proto/
-# setup.py generates the croupier.v1 stubs into the wheel, so nothing else is needed at run time.
-RUN /opt/croupier/bin/pip install .
+# setup.py generates the croupier.v1 stubs into the wheel and compiles the engine; a build that fell
+# back to pure Python (no compiler found) fails here rather than ship a slow image.
+RUN /opt/croupier/bin/pip install . \
+ && /opt/croupier/bin/croupier --version | tee /dev/stderr | grep -q "hot path: compiled"
 
 FROM ${BASE_IMAGE}
 RUN useradd --system --uid 10001 --home-dir /data croupier \

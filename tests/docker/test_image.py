@@ -81,3 +81,22 @@ def test_the_image_serves_a_tournament_played_from_the_host(
         assert journals.strip() == "2", referee.logs().decode()
     finally:
         referee.remove(force=True)
+
+
+def test_the_image_runs_the_compiled_engine_with_no_compiler_in_it(
+    docker_client: docker.DockerClient, croupier_image: str
+) -> None:
+    """The build stage compiles the engine (mypyc); the runtime stage has its modules, not gcc."""
+    version = docker_client.containers.run(croupier_image, ["--version"], remove=True).decode()
+    assert "hot path: compiled (mypyc)" in version, version
+    compiled = docker_client.containers.run(
+        croupier_image,
+        ["-c", "import croupier.engine.games.spoil_five as m; print(m.__file__)"],
+        entrypoint=["python"],
+        remove=True,
+    ).decode()
+    assert compiled.strip().endswith(".so"), compiled  # the module that runs is the extension
+    tools = docker_client.containers.run(
+        croupier_image, ["-c", "command -v gcc cc || echo none"], entrypoint=["sh"], remove=True
+    ).decode()
+    assert tools.strip() == "none", tools
