@@ -46,12 +46,17 @@ def legal_by_slot(coding: Coding, state: GameState[Any, Any], seat: int) -> dict
     return by_slot
 
 
+def mask(coding: Coding, legal: dict[int, Action]) -> np.ndarray:
+    """The action mask of the legal actions by slot (``legal_by_slot``)."""
+    out = np.zeros(coding.action_count, dtype=np.int8)
+    out[list(legal)] = 1
+    return out
+
+
 def observation(coding: Coding, view: Any, legal: dict[int, Action]) -> Observation:
     """A seat's observation: its ``view`` encoded (the seat's own view: nothing else goes in) and
     the mask of its legal actions (``legal_by_slot``)."""
-    mask = np.zeros(coding.action_count, dtype=np.int8)
-    mask[list(legal)] = 1
-    return {"observation": coding.encode(view), "action_mask": mask}
+    return {"observation": coding.encode(view), "action_mask": mask(coding, legal)}
 
 
 class Table:
@@ -75,6 +80,10 @@ class Table:
         """Views built since the last change: an observation and an info ask for the same one."""
         self._legal: dict[int, dict[int, Action]] = {}
         """Legal actions by slot since the last change: the mask and the step ask for the same."""
+        self._observations: dict[int, Observation] = {}
+        """Observations since the last change: ``observe`` may be asked any number of times."""
+        self._encoded: dict[int, tuple[Any, np.ndarray]] = {}
+        """Each seat's last encoded view and its vector, this episode: the next is an update of it."""
 
     def reset(self, seed: int | None) -> None:
         """A new match: from ``seed``, or the next seed of the last one given (random at first)."""
@@ -85,8 +94,8 @@ class Table:
             self.seed = self.seeds.getrandbits(63)
         self.state = self.spec.new_game(self.options, Rng(self.seed))
         self.actions = []
-        self._views.clear()
-        self._legal.clear()
+        self._changed()
+        self._encoded.clear()
         self.events.clear()
         self.events.extend(self.state.opening)
 
@@ -106,7 +115,20 @@ class Table:
         return legal
 
     def observe(self, seat: int) -> Observation:
-        return observation(self.coding, self.view(seat), self.legal_by_slot(seat))
+        """The seat's observation, encoded once per change of the state (``Coding.update`` of the
+        seat's last one). The arrays are shared by every call until the state changes and are
+        never written after: copy one before changing it in place."""
+        obs = self._observations.get(seat)
+        if obs is None:
+            view = self.view(seat)
+            last = self._encoded.get(seat)
+            vector = self.coding.encode(view) if last is None else self.coding.update(last[1], last[0], view)
+            self._encoded[seat] = (view, vector)
+            obs = self._observations[seat] = {
+                "observation": vector,
+                "action_mask": mask(self.coding, self.legal_by_slot(seat)),
+            }
+        return obs
 
     def action_in(self, seat: int, slot: Any) -> Action:
         """The legal action in ``slot`` (an integer index); ValueError, naming the legal ones, if none."""
@@ -124,10 +146,15 @@ class Table:
     def apply(self, seat: int, action: Action) -> None:
         """Apply a legal action (from ``action_in``)."""
         events = self.state.apply(seat, action)
-        self._views.clear()
-        self._legal.clear()
+        self._changed()
         self.actions.append((seat, action))
         self.events.extend(events)
+
+    def _changed(self) -> None:
+        """Forget what was built from the state before it changed."""
+        self._views.clear()
+        self._legal.clear()
+        self._observations.clear()
 
     def rewards(self) -> list[float]:
         """The final rewards by seat: place-based (1 for first .. -1 for last, shared places
