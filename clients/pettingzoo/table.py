@@ -130,18 +130,21 @@ class Table:
             }
         return obs
 
-    def action_in(self, seat: int, slot: Any) -> Action:
-        """The legal action in ``slot`` (an integer index); ValueError, naming the legal ones, if none."""
-        legal = self.legal_by_slot(seat)
+    def action_in(self, seat: int, slot: Any) -> Action | None:
+        """The legal action in ``slot``, None if none is (``illegal`` says why). ValueError for
+        what is not an index of the action space (3.0, '3', True): a bug, not a move."""
         is_index = isinstance(slot, int | np.integer) and not isinstance(slot, bool)
-        if not is_index or int(slot) not in legal:
-            choices = ", ".join(f"{s} ({a})" for s, a in sorted(legal.items())) or "none"
-            raise ValueError(f"player_{seat}: action {slot!r} is not legal now; legal: {choices}")
-        return legal[int(slot)]
+        if not is_index or not 0 <= slot < self.coding.action_count:
+            last = self.coding.action_count - 1
+            raise ValueError(
+                f"player_{seat}: action {slot!r} is not in the action space (an integer 0 to {last})"
+            )
+        return self.legal_by_slot(seat).get(int(slot))
 
-    def play(self, seat: int, slot: Any) -> None:
-        """Apply the legal action in ``slot``; a slot with none raises ValueError and changes nothing."""
-        self.apply(seat, self.action_in(seat, slot))
+    def illegal(self, seat: int, slot: int) -> str:
+        """Why ``slot`` is refused, naming the legal actions."""
+        choices = ", ".join(f"{s} ({a})" for s, a in sorted(self.legal_by_slot(seat).items())) or "none"
+        return f"player_{seat}: action {int(slot)} is not legal now; legal: {choices}"
 
     def apply(self, seat: int, action: Action) -> None:
         """Apply a legal action (from ``action_in``)."""
