@@ -253,6 +253,11 @@ def chip_total(view: spoil_five.SpoilFiveView) -> int:
     return sum(view.banks) + view.pool + view.unassigned
 
 
+def put_banks(out: Vector, feature: Feature, view: spoil_five.SpoilFiveView, me: int, players: int) -> None:
+    chips = chip_total(view)
+    put_seats(out, feature, [bank / chips for bank in view.banks], me)
+
+
 def put_trick_seats(
     out: Vector, feature: Feature, view: spoil_five.SpoilFiveView, me: int, players: int
 ) -> None:
@@ -345,7 +350,7 @@ class SpoilFiveCoding(Coding):
             n,
             "each seat's chips / (players × bank)",
             chips,
-            lambda out, f, view, me, _: put_seats(out, f, [b / chip_total(view) for b in view.banks], me),
+            put_banks,
         )
         self.pool = add(
             "pool",
