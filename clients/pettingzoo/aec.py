@@ -7,6 +7,7 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 from pettingzoo import AECEnv
+from pettingzoo.utils.env_logger import EnvLogger
 
 from croupier.clients.pettingzoo.table import Observation, Table
 
@@ -43,8 +44,11 @@ class CroupierEnv(SeatSpaces, AECEnv):  # type: ignore[misc]  # pettingzoo ships
     ``player_i`` is seat i. The agent to act is the seat the engine waits on (in
     lockstep Pair Battle, the lowest seat that has not answered the tick). Rewards
     come once, when the match ends; a match that reaches ``max_steps`` actions is
-    truncated with no reward. ``infos[agent]["view"]`` is the seat's engine view,
-    current for the agent to act and, at the end, for every agent.
+    truncated with no reward. An illegal action (one the mask rules out) ends the
+    episode as PettingZoo's classic games do (``TerminateIllegalWrapper``): nothing is
+    applied, every agent terminates, the mover is rewarded ``illegal_reward`` and the
+    others 0, and the mover's info says why (``"illegal"``). ``infos[agent]["view"]`` is
+    the seat's engine view, current for the agent to act and, at the end, for every agent.
     """
 
     def __init__(
@@ -54,6 +58,7 @@ class CroupierEnv(SeatSpaces, AECEnv):  # type: ignore[misc]  # pettingzoo ships
         render_mode: str | None = None,
         reward: str = "place",
         max_steps: int | None = None,
+        illegal_reward: float = -1.0,
         **options: Any,
     ) -> None:
         super().__init__()
@@ -62,9 +67,11 @@ class CroupierEnv(SeatSpaces, AECEnv):  # type: ignore[misc]  # pettingzoo ships
         self.table = Table(game, options, reward)
         self.render_mode = render_mode
         self.max_steps = max_steps
+        self.illegal_reward = illegal_reward
         name = f"croupier_{self.table.spec.name}_v0"
         self.metadata = {"render_modes": ["ansi"], "name": name, "is_parallelizable": False}
         self.possible_agents = agent_names(self.table.players)
+        self.seats = {agent: seat for seat, agent in enumerate(self.possible_agents)}
         self.make_spaces(self.table)
         self.reset()
 
@@ -80,18 +87,34 @@ class CroupierEnv(SeatSpaces, AECEnv):  # type: ignore[misc]  # pettingzoo ships
         self._select()
 
     def observe(self, agent: str) -> Observation:
-        return self.table.observe(self.possible_agents.index(agent))
+        return self.table.observe(self.seats[agent])
 
     def step(self, action: Any) -> None:
         agent = self.agent_selection
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)
             return
-        self.table.play(self.possible_agents.index(agent), action)
+        seat = self.seats[agent]
+        move = self.table.action_in(seat, action)
         self._cumulative_rewards[agent] = 0.0
         self._clear_rewards()
+        if move is None:
+            self._refuse(agent, self.table.illegal(seat, action))
+            return
+        self.table.apply(seat, move)
         self._settle()
         self._select()
+
+    def _refuse(self, agent: str, reason: str) -> None:
+        """End the episode on an illegal action, as TerminateIllegalWrapper does (the state is left
+        as it was: the engine never applies an illegal action)."""
+        EnvLogger.warn_on_illegal_move()
+        self.rewards = dict.fromkeys(self.agents, 0.0)
+        self.rewards[agent] = float(self.illegal_reward)
+        self.terminations = dict.fromkeys(self.agents, True)
+        self._accumulate_rewards()
+        self._select()
+        self.infos[agent]["illegal"] = reason
 
     def _settle(self) -> None:
         """End the episode if the match is over (rewarded) or has run ``max_steps`` actions (not).
@@ -110,7 +133,7 @@ class CroupierEnv(SeatSpaces, AECEnv):  # type: ignore[misc]  # pettingzoo ships
         if all(self.terminations.values()) or all(self.truncations.values()):
             self.agent_selection = self.agents[0]
             for agent in self.agents:
-                self.infos[agent] = {"view": table.view(self.possible_agents.index(agent))}
+                self.infos[agent] = {"view": table.view(self.seats[agent])}
             return
         seats = table.to_act()
         if not seats:

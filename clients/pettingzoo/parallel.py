@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from pettingzoo import ParallelEnv
+from pettingzoo.utils.env_logger import EnvLogger
 
 from croupier.clients.pettingzoo.aec import SeatSpaces, agent_names
 from croupier.clients.pettingzoo.table import Observation, Table
@@ -18,8 +19,10 @@ class PairBattleParallelEnv(SeatSpaces, ParallelEnv):  # type: ignore[misc]  # p
     ``step`` takes one action per live agent: one tick (a seat that cannot play
     may only pass, slot 182). The answers are submitted in seat order; the
     engine applies them in its own seeded order, so the order given changes
-    nothing. Rewards, terminations, truncations and ``infos[agent]["view"]``
-    follow the AEC environment's rules.
+    nothing. Rewards, terminations, truncations, illegal actions and
+    ``infos[agent]["view"]`` follow the AEC environment's rules: a tick with an
+    illegal answer is not applied and ends the episode, each agent that answered
+    illegally rewarded ``illegal_reward``, the others 0.
     """
 
     metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi"], "name": "croupier_pair_battle_v0"}
@@ -30,6 +33,7 @@ class PairBattleParallelEnv(SeatSpaces, ParallelEnv):  # type: ignore[misc]  # p
         render_mode: str | None = None,
         reward: str = "place",
         max_steps: int | None = None,
+        illegal_reward: float = -1.0,
         **options: Any,
     ) -> None:
         if render_mode not in (None, "ansi"):
@@ -38,6 +42,7 @@ class PairBattleParallelEnv(SeatSpaces, ParallelEnv):  # type: ignore[misc]  # p
         self.render_mode = render_mode
         self.max_steps = max_steps
         """Ticks before the match is truncated (None: never)."""
+        self.illegal_reward = illegal_reward
         self.ticks = 0
         self.possible_agents = agent_names(self.table.players)
         self.agents = self.possible_agents[:]
@@ -59,18 +64,34 @@ class PairBattleParallelEnv(SeatSpaces, ParallelEnv):  # type: ignore[misc]  # p
         unknown = [agent for agent in actions if agent not in self.agents]
         if missing or unknown:
             raise ValueError(f"give one action per live agent: missing {missing}, not live {unknown}")
-        seats = [self.possible_agents.index(agent) for agent in self.agents]
-        answers = [
-            self.table.action_in(seat, actions[agent]) for seat, agent in zip(seats, self.agents, strict=True)
-        ]
-        for seat, answer in zip(seats, answers, strict=True):  # every answer checked before any applies
-            self.table.apply(seat, answer)
-        self.ticks += 1
         agents = self.agents
-        over = self.table.state.is_over()
-        truncated = not over and self.max_steps is not None and self.ticks >= self.max_steps
-        rewards = dict(zip(agents, self.table.rewards(), strict=True)) if over else dict.fromkeys(agents, 0.0)
+        seats = [self.possible_agents.index(agent) for agent in agents]
+        # Every answer is checked before any applies: a tick is played whole or not at all.
+        answers = [
+            self.table.action_in(seat, actions[agent]) for seat, agent in zip(seats, agents, strict=True)
+        ]
+        refused = {
+            agent: self.table.illegal(seat, actions[agent])
+            for seat, agent, answer in zip(seats, agents, answers, strict=True)
+            if answer is None
+        }
+        if refused:
+            EnvLogger.warn_on_illegal_move()
+            over, truncated = True, False
+            rewards = {agent: float(self.illegal_reward) if agent in refused else 0.0 for agent in agents}
+        else:
+            for seat, answer in zip(seats, answers, strict=True):
+                assert answer is not None
+                self.table.apply(seat, answer)
+            self.ticks += 1
+            over = self.table.state.is_over()
+            truncated = not over and self.max_steps is not None and self.ticks >= self.max_steps
+            rewards = (
+                dict(zip(agents, self.table.rewards(), strict=True)) if over else dict.fromkeys(agents, 0.0)
+            )
         observations, infos = self._observations(), self._infos()
+        for agent, reason in refused.items():
+            infos[agent]["illegal"] = reason
         terminations = dict.fromkeys(agents, over)
         truncations = dict.fromkeys(agents, truncated)
         if over or truncated:

@@ -47,12 +47,17 @@ def legal_by_slot(coding: Coding, state: GameState[Any, Any], seat: int) -> dict
     return by_slot
 
 
+def mask(coding: Coding, legal: dict[int, Action]) -> np.ndarray:
+    """The action mask of the legal actions by slot (``legal_by_slot``)."""
+    out = np.zeros(coding.action_count, dtype=np.int8)
+    out[list(legal)] = 1
+    return out
+
+
 def observation(coding: Coding, view: Any, legal: dict[int, Action]) -> Observation:
     """A seat's observation: its ``view`` encoded (the seat's own view: nothing else goes in) and
     the mask of its legal actions (``legal_by_slot``)."""
-    mask = np.zeros(coding.action_count, dtype=np.int8)
-    mask[list(legal)] = 1
-    return {"observation": coding.encode(view), "action_mask": mask}
+    return {"observation": coding.encode(view), "action_mask": mask(coding, legal)}
 
 
 class Table:
@@ -76,6 +81,10 @@ class Table:
         """Views built since the last change: an observation and an info ask for the same one."""
         self._legal: dict[int, dict[int, Action]] = {}
         """Legal actions by slot since the last change: the mask and the step ask for the same."""
+        self._observations: dict[int, Observation] = {}
+        """Observations since the last change: ``observe`` may be asked any number of times."""
+        self._encoded: dict[int, tuple[Any, np.ndarray]] = {}
+        """Each seat's last encoded view and its vector, this episode: the next is an update of it."""
 
     def reset(self, seed: int | None) -> None:
         """A new match: from ``seed``, or the next seed of the last one given (random at first)."""
@@ -86,8 +95,8 @@ class Table:
             self.seed = self.seeds.getrandbits(63)
         self.state = self.spec.new_game(self.options, Rng(self.seed))
         self.actions = []
-        self._views.clear()
-        self._legal.clear()
+        self._changed()
+        self._encoded.clear()
         self.events.clear()
         self.events.extend(self.state.opening)
 
@@ -107,28 +116,49 @@ class Table:
         return legal
 
     def observe(self, seat: int) -> Observation:
-        return observation(self.coding, self.view(seat), self.legal_by_slot(seat))
+        """The seat's observation, encoded once per change of the state (``Coding.update`` of the
+        seat's last one). The arrays are shared by every call until the state changes and are
+        never written after: copy one before changing it in place."""
+        obs = self._observations.get(seat)
+        if obs is None:
+            view = self.view(seat)
+            last = self._encoded.get(seat)
+            vector = self.coding.encode(view) if last is None else self.coding.update(last[1], last[0], view)
+            self._encoded[seat] = (view, vector)
+            obs = self._observations[seat] = {
+                "observation": vector,
+                "action_mask": mask(self.coding, self.legal_by_slot(seat)),
+            }
+        return obs
 
-    def action_in(self, seat: int, slot: Any) -> Action:
-        """The legal action in ``slot`` (an integer index); ValueError, naming the legal ones, if none."""
-        legal = self.legal_by_slot(seat)
+    def action_in(self, seat: int, slot: Any) -> Action | None:
+        """The legal action in ``slot``, None if none is (``illegal`` says why). ValueError for
+        what is not an index of the action space (3.0, '3', True): a bug, not a move."""
         is_index = isinstance(slot, int | np.integer) and not isinstance(slot, bool)
-        if not is_index or int(slot) not in legal:
-            choices = ", ".join(f"{s} ({a})" for s, a in sorted(legal.items())) or "none"
-            raise ValueError(f"player_{seat}: action {slot!r} is not legal now; legal: {choices}")
-        return legal[int(slot)]
+        if not is_index or not 0 <= slot < self.coding.action_count:
+            last = self.coding.action_count - 1
+            raise ValueError(
+                f"player_{seat}: action {slot!r} is not in the action space (an integer 0 to {last})"
+            )
+        return self.legal_by_slot(seat).get(int(slot))
 
-    def play(self, seat: int, slot: Any) -> None:
-        """Apply the legal action in ``slot``; a slot with none raises ValueError and changes nothing."""
-        self.apply(seat, self.action_in(seat, slot))
+    def illegal(self, seat: int, slot: int) -> str:
+        """Why ``slot`` is refused, naming the legal actions."""
+        choices = ", ".join(f"{s} ({a})" for s, a in sorted(self.legal_by_slot(seat).items())) or "none"
+        return f"player_{seat}: action {int(slot)} is not legal now; legal: {choices}"
 
     def apply(self, seat: int, action: Action) -> None:
         """Apply a legal action (from ``action_in``)."""
         events = self.state.apply(seat, action)
-        self._views.clear()
-        self._legal.clear()
+        self._changed()
         self.actions.append((seat, action))
         self.events.extend(events)
+
+    def _changed(self) -> None:
+        """Forget what was built from the state before it changed."""
+        self._views.clear()
+        self._legal.clear()
+        self._observations.clear()
 
     def rewards(self) -> list[float]:
         """The final rewards by seat: place-based (1 for first .. -1 for last, shared places

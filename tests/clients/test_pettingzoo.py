@@ -12,7 +12,8 @@ from typing import Any
 
 import numpy as np
 import pytest
-from pettingzoo.test import api_test, parallel_api_test
+from pettingzoo.test import api_test, parallel_api_test, parallel_seed_test, seed_test
+from pettingzoo.utils.conversions import aec_to_parallel, parallel_to_aec
 
 from croupier.clients.bots import strategy
 from croupier.clients.pettingzoo import CODINGS, env, example, parallel_env
@@ -76,6 +77,22 @@ def test_pettingzoos_own_api_test_passes(game: str, values: dict[str, Any]) -> N
 @pytest.mark.parametrize("players", [2, 3, 4])
 def test_pettingzoos_own_parallel_api_test_passes_for_lockstep_pair_battle(players: int) -> None:
     only_expected_warnings(lambda: parallel_api_test(parallel_env(players=players), num_cycles=400))
+
+
+@pytest.mark.parametrize("game", sorted(GAMES))
+def test_pettingzoos_own_seed_test_passes(game: str) -> None:
+    seed_test(lambda: env(game, **quick({}, game)), num_cycles=200)
+
+
+def test_pettingzoos_own_parallel_seed_test_passes_though_it_plays_without_the_mask() -> None:
+    # It samples every answer from the whole action space: the first tick is illegal and ends it.
+    parallel_seed_test(lambda: parallel_env(players=3), num_cycles=200)
+
+
+def test_pettingzoos_conversions_of_the_parallel_env_pass_its_api_tests() -> None:
+    only_expected_warnings(lambda: api_test(parallel_to_aec(parallel_env(players=3)), num_cycles=200))
+    round_trip = aec_to_parallel(parallel_to_aec(parallel_env(players=2)))
+    only_expected_warnings(lambda: parallel_api_test(round_trip, num_cycles=200))
 
 
 def play_episode(aec: Any, seed: int, chooser: random.Random) -> list[tuple[str, Observation, float]]:
@@ -201,19 +218,45 @@ def test_the_engine_view_is_in_info_and_the_mask_matches_the_legal_actions() -> 
     assert obs["observation"].dtype == np.float32 and aec.observation_space(aec.agent_selection).contains(obs)
 
 
-def test_an_illegal_action_is_refused_with_the_legal_ones_and_changes_nothing() -> None:
+def test_what_is_not_an_action_of_the_space_is_refused_with_an_error_and_changes_nothing() -> None:
     aec = env("chinese_ten", players=3)
     aec.reset(seed=2)
     obs, *_ = aec.last()
-    illegal = int(np.flatnonzero(obs["action_mask"] == 0)[0])
     before = aec.table.state.copy()
-    with pytest.raises(ValueError, match=rf"player_1: action {illegal} is not legal now; legal: \d+ \("):
-        aec.step(illegal)
     legal = int(np.flatnonzero(obs["action_mask"])[0])
-    for wrong in (None, float(legal), str(legal), True):
-        with pytest.raises(ValueError, match=f"action {re.escape(repr(wrong))} is not legal now"):
+    for wrong in (None, float(legal), str(legal), True, -1, 364):
+        with pytest.raises(
+            ValueError, match=rf"action {re.escape(repr(wrong))} is not in the action space \("
+        ):
             aec.step(wrong)
-    assert aec.table.state == before and aec.agent_selection == "player_1"
+    assert (
+        aec.table.state == before and aec.agent_selection == "player_1" and not any(aec.terminations.values())
+    )
+
+
+def test_an_illegal_action_ends_the_episode_as_in_pettingzoos_classic_games() -> None:
+    aec = env("chinese_ten", players=3, illegal_reward=-2.0)
+    aec.reset(seed=2)
+    obs, *_ = aec.last()
+    illegal = int(np.flatnonzero(obs["action_mask"] == 0)[0])
+    before, actions = aec.table.state.copy(), list(aec.table.actions)
+    aec.step(illegal)
+    assert aec.table.state == before and aec.table.actions == actions, "nothing is applied"
+    assert aec.terminations == dict.fromkeys(aec.agents, True)
+    assert not any(aec.truncations.values())
+    assert aec.rewards == {"player_0": 0.0, "player_1": -2.0, "player_2": 0.0}
+    assert re.fullmatch(
+        rf"player_1: action {illegal} is not legal now; legal: \d+ \(.*", aec.infos["player_1"]["illegal"]
+    )
+    assert all("illegal" not in aec.infos[a] and aec.infos[a]["view"] for a in ("player_0", "player_2"))
+    rewards = {}
+    for agent in aec.agent_iter():  # every agent sees the end, with its reward, then steps out
+        _, rewards[agent], terminated, _, _ = aec.last()
+        assert terminated
+        aec.step(None)
+    assert rewards == {"player_0": 0.0, "player_1": -2.0, "player_2": 0.0} and not aec.agents
+    aec.reset(seed=2)
+    assert aec.agents == aec.possible_agents and not any(aec.terminations.values())
 
 
 @pytest.mark.parametrize(("reward", "expected"), [("place", [1.0, 0.0, -1.0]), ("score", None)])
@@ -265,17 +308,58 @@ def test_ansi_rendering_is_the_spectators_screen_without_hidden_cards() -> None:
     assert env("chinese_ten").render() is None
 
 
-def test_the_parallel_env_refuses_a_tick_with_an_illegal_answer_and_changes_nothing() -> None:
-    par = parallel_env(players=2)
+def test_the_parallel_env_ends_the_episode_on_a_tick_with_an_illegal_answer_and_applies_none_of_it() -> None:
+    par = parallel_env(players=3)
     obs, _ = par.reset(seed=1)
     before = par.table.state.copy()
     legal = int(np.flatnonzero(obs["player_0"]["action_mask"])[0])
     illegal = int(np.flatnonzero(obs["player_1"]["action_mask"] == 0)[0])
-    with pytest.raises(ValueError, match=f"player_1: action {illegal} is not legal now"):
-        par.step({"player_0": legal, "player_1": illegal})
-    with pytest.raises(ValueError, match="missing \\['player_1'\\]"):
+    with pytest.raises(ValueError, match="missing \\['player_1', 'player_2'\\]"):
         par.step({"player_0": legal})
-    assert par.table.state == before
+    with pytest.raises(ValueError, match="action 'pass' is not in the action space"):
+        par.step({"player_0": legal, "player_1": "pass", "player_2": legal})
+    assert par.table.state == before and par.agents == par.possible_agents
+    _, rewards, terminations, truncations, infos = par.step(
+        {"player_0": legal, "player_1": illegal, "player_2": np.int64(illegal)}
+    )
+    assert par.table.state == before and not par.table.actions, "no answer of the tick is applied"
+    assert rewards == {"player_0": 0.0, "player_1": -1.0, "player_2": -1.0}
+    assert all(terminations.values()) and not any(truncations.values()) and par.agents == []
+    assert "illegal" not in infos["player_0"]
+    assert infos["player_2"]["illegal"].startswith(f"player_2: action {illegal} is not legal now; legal: ")
+
+
+# --- observations encoded once per change ------------------------------------------------------
+
+
+@pytest.mark.parametrize(("game", "values"), variants())
+def test_observations_updated_from_the_last_equal_observations_encoded_afresh(
+    game: str, values: dict[str, Any]
+) -> None:
+    """Random playouts, observed as a learner does (the agent to act) and as api_test does (every
+    agent, twice): each observation equals the one encoded from zeros, and none handed out changes."""
+    aec = env(game, **quick(values, game))
+    coding = aec.table.coding
+    for seed, everyone in ((1, False), (2, True)):
+        aec.reset(seed=seed)
+        chooser, handed = random.Random(seed), []
+        for agent in aec.agent_iter():
+            obs, _, terminated, truncated, _ = aec.last()
+            for other in aec.agents if everyone else [agent]:
+                seat, cached = aec.seats[other], aec.observe(other)
+                state = aec.table.state
+                fresh = observe(coding, state, seat, state.view(seat))
+                assert np.array_equal(cached["observation"], fresh["observation"]), (
+                    other,
+                    len(aec.table.actions),
+                )
+                assert np.array_equal(cached["action_mask"], fresh["action_mask"])
+                assert aec.observe(other) is cached, "observed again before a change: the same observation"
+                handed.append((cached["observation"], cached["observation"].copy()))
+            aec.step(
+                None if terminated or truncated else int(chooser.choice(np.flatnonzero(obs["action_mask"])))
+            )
+        assert all(np.array_equal(vector, copy) for vector, copy in handed), "an observation changed after"
 
 
 # --- the docs -------------------------------------------------------------------------------
