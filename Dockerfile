@@ -33,6 +33,7 @@ COPY wire/ wire/
 COPY server/ server/
 COPY clients/ clients/
 COPY proto/ proto/
+COPY gen/croupier/ gen/croupier/
 # setup.py generates the croupier.v1 stubs into the wheel and compiles the engine; a build that fell
 # back to pure Python (no compiler found) fails here rather than ship a slow image.
 RUN /opt/croupier/bin/pip install . \

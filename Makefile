@@ -68,10 +68,10 @@ $(INSTALLED): $(RUNTIME)
 	CROUPIER_PURE=1 $(PY) -m pip install --quiet --disable-pip-version-check -e '.[dev]'
 	touch $@
 
-# The croupier package root and its croupier.v1 stubs from the .proto files, never committed; gen/
-# also maps engine/, wire/, server/ and clients/ into the namespace (croupier.engine and so on).
+# The croupier.v1 stubs from the .proto files, never committed, into gen/croupier: the namespace,
+# committed (its root module, and links that map engine/, wire/, server/ and clients/ into it).
 $(STUBS): $(RUNTIME) $(PROTOS) proto/build_stubs.py
-	$(PY) proto/build_stubs.py gen --links
+	$(PY) proto/build_stubs.py
 	touch $@
 
 # A wheel with the stubs inside, in dist/: the hot path compiled where a C compiler is.
@@ -112,5 +112,5 @@ go-bot: go-toolchain
 	@ln -sfn $(GO_KEY)/croupier-bot build/go-bot/croupier-bot && echo "built build/go-bot/croupier-bot"
 
 clean:
-	rm -rf $(VENV) gen dist build $(NODE_DIR)/node_modules
+	rm -rf $(VENV) gen/.stamp gen/croupier/v1 gen/croupier/compiled.json gen/*.so dist build $(NODE_DIR)/node_modules
 	rm -f engine/*.so engine/games/*.so server/*.so wire/*.so

@@ -1,6 +1,6 @@
 """The wheel's layout: engine/, server/ and clients/ become croupier.engine, croupier.server and
-croupier.clients; croupier and croupier.v1 (the gRPC stubs) are generated from proto/ into gen/
-when missing, so `pip wheel .` and `python -m build` work on a fresh clone. Metadata is in
+croupier.clients; croupier is gen/croupier (committed), whose croupier.v1 (the gRPC stubs) is
+generated from proto/ when missing, so `pip wheel .` and `python -m build` work on a fresh clone. Metadata is in
 pyproject.toml.
 
 The hot path (croupier.wire.native.COMPILED) is compiled by mypyc where a C compiler and
@@ -20,12 +20,13 @@ from setuptools import Extension, find_packages, setup
 from setuptools.command.build_ext import build_ext
 
 ROOT = Path(__file__).resolve().parent
-MAPPED = ("engine", "wire", "server", "clients")
-
-GEN = ROOT / "gen" / "croupier"
-if not (GEN / "v1" / "bots_pb2.py").exists() or not (GEN / "engine").exists():
-    # with the links: mypyc names each module by its path (gen/croupier/engine/core.py)
-    runpy.run_path(str(ROOT / "proto" / "build_stubs.py"))["build"](ROOT / "gen", links=True)
+STUBS = runpy.run_path(str(ROOT / "proto" / "build_stubs.py"))
+MAPPED: tuple[str, ...] = STUBS["MAPPED"]
+GEN: Path = STUBS["PACKAGE"]
+"""gen/croupier: the committed namespace (its links name each module by its path for mypyc:
+gen/croupier/engine/core.py), the stubs generated into it when missing."""
+if not (GEN / "v1" / "bots_pb2.py").exists():
+    STUBS["build"]()
 
 sys.path.insert(0, str(ROOT / "gen"))
 from croupier.wire import native  # noqa: E402  (from the tree being built)

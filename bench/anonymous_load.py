@@ -21,7 +21,7 @@ Move to the next DecisionRequest (p50, p99, max), the live match's timeouts,
 and what the load got (streams held, calls answered, calls refused).
 ``--source`` runs the referee from another checkout (its gen/ built), for
 before-and-after figures: ``git archive main | tar -x -C /tmp/before``, then
-``python proto/build_stubs.py gen --links`` there.
+``python proto/build_stubs.py`` there (``gen --links`` in a checkout older than the committed namespace).
 """
 
 from __future__ import annotations

@@ -21,3 +21,22 @@ def test_a_long_file_says_why_it_is_kept_whole() -> None:
             if lines > LONGEST and "Over 600 lines" not in (ast.get_docstring(ast.parse(text)) or ""):
                 unexplained.append(f"{path.relative_to(ROOT)}: {lines} lines")
     assert not unexplained, "split these, or say atop each why not:\n" + "\n".join(unexplained)
+
+
+def test_the_namespace_is_committed_so_a_static_reader_resolves_it() -> None:
+    """An editor or code-navigation tool, given gen/ as a path (pyproject.toml says so for pyright,
+    mypy_path for mypy), finds croupier.engine.cards in engine/cards.py with nothing built: the
+    links of gen/croupier are in git, each to its top-level folder."""
+    import subprocess
+
+    staged = subprocess.run(
+        ["git", "ls-files", "-s", "gen/croupier"], cwd=ROOT, capture_output=True, text=True, check=True
+    ).stdout.splitlines()
+    modes = {line.split("\t")[1]: line.split()[0] for line in staged}
+    assert modes.get("gen/croupier/__init__.py") == "100644", modes
+    for name in ("engine", "wire", "server", "clients"):
+        assert modes.get(f"gen/croupier/{name}") == "120000", f"gen/croupier/{name} is not a committed link"
+        assert (ROOT / "gen" / "croupier" / name).resolve() == ROOT / name
+    assert not [path for path in modes if path.startswith("gen/croupier/v1")], (
+        "the stubs are built, not committed"
+    )
