@@ -23,6 +23,8 @@ from croupier.clients.results.schedule import (
     interleave,
     rotation_count,
 )
+from croupier.clients.tournament.bots import TOKEN_IN_ARGV
+from croupier.clients.tournament.isolation import MODES as ISOLATION
 from croupier.clients.tournament.sandbox import MIN_MEMORY, Sandbox, size_bytes
 from croupier.engine.core import CroupierError, GameSpec, options_to_dict
 from croupier.engine.games import GAMES, get_game
@@ -110,6 +112,8 @@ class TournamentConfig:
     processes: str = "shared"
     """"shared": one process of each bot plays all its matches; "per_rotation": rotation r of
     every set is played by the bot's own process number r (PROCESSES)."""
+    isolation: str = "auto"
+    """Whether command bots run isolated (isolation.MODES): not part of the schedule."""
 
     @property
     def per_rotation(self) -> bool:
@@ -208,6 +212,7 @@ def parse(data: Mapping[str, Any], source: Path | None = None) -> TournamentConf
     rotations = Rotations(top.choice("rotations", "williams", [r.value for r in Rotations]))
     deals = Deals(top.choice("deals", "duplicate", [d.value for d in Deals]))
     processes = top.choice("processes", "shared", PROCESSES)
+    isolation = top.choice("isolation", "auto", ISOLATION)
     concurrency = top.integer("concurrency", None, low=1)
     default_clock = _clock(top.table("clock"), Clock())
     game_tables = top.tables("games", required=True)
@@ -234,7 +239,7 @@ def parse(data: Mapping[str, Any], source: Path | None = None) -> TournamentConf
     if concurrency is None:  # every set must fit: 4, or the largest set's rotations
         concurrency = max([DEFAULT_CONCURRENCY] + [rotation_count(g.seats, rotations) for g in games])
     config = TournamentConfig(
-        name, seed, rounds, rotations, concurrency, games, bots, source, deals, processes
+        name, seed, rounds, rotations, concurrency, games, bots, source, deals, processes, isolation
     )
     for game in games:
         players = config.bots_of(game.game)
@@ -344,6 +349,8 @@ def _bot(
         command = tuple(raw_command)
     elif raw_command is not None:
         table.problem("command", "a string or a list of strings")
+    if command is not None and any("{token}" in part for part in command):
+        table.problem("command", TOKEN_IN_ARGV)
     image = table.get("image")
     if image is not None and (not isinstance(image, str) or not image):
         table.problem("image", f'a Docker image such as "mybot:1" is required, not {image!r}')
