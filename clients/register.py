@@ -18,12 +18,13 @@ from pathlib import Path
 
 from croupier.clients.connection import add_server_argument
 from croupier.clients.results.ratings_cli import DEFAULT_DATA, fail
+from croupier.wire.names import RULE, name_problem
 
 LOCAL_HOSTS = frozenset({"127.0.0.1", "localhost", "[::1]", "0.0.0.0"})
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("name", help="the bot's name in tables and logs (letters, digits, '.', '_', '-')")
+    parser.add_argument("name", help=f"the bot's name in tables and logs ({RULE.removeprefix('use ')})")
     add_server_argument(parser)
     parser.add_argument(
         "--admin-token",
@@ -42,6 +43,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     import asyncio
 
+    problem = name_problem(args.name)
+    if problem is not None:
+        return fail(f"croupier register: bot name {problem}", 2)
     admin_token, source = args.admin_token, "--admin-token or $CROUPIER_ADMIN_TOKEN"
     if not admin_token:
         if args.server.rpartition(":")[0] not in LOCAL_HOSTS:

@@ -67,6 +67,7 @@ from croupier.wire.errors import (
     ResourceExhausted,
     Unauthenticated,
 )
+from croupier.wire.names import name_problem
 
 log = structlog.get_logger("croupier.referee")
 
@@ -357,7 +358,9 @@ class Referee:
             return self._register_bot(name, bot_id, token)
 
     def _register_bot(self, name: str, bot_id: str, token: str) -> tuple[Bot, str]:
-        name = _check_name(name, "bot name")
+        problem = name_problem(name, instance=True)
+        if problem is not None:
+            raise InvalidArgument(f"bot name {problem}")
         if not bot_id and not token:
             bot_id, token = "b-" + secrets.token_hex(6), "bot_" + secrets.token_urlsafe(24)
         else:

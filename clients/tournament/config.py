@@ -28,8 +28,8 @@ from croupier.clients.tournament.isolation import MODES as ISOLATION
 from croupier.clients.tournament.sandbox import MIN_MEMORY, Sandbox, size_bytes
 from croupier.engine.core import CroupierError, GameSpec, options_to_dict
 from croupier.engine.games import GAMES, get_game
+from croupier.wire.names import name_problem
 
-BOT_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,39}")
 T = TypeVar("T")
 VERSION = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.+-]{0,39}")
 PROCESSES = ("shared", "per_rotation")
@@ -205,8 +205,8 @@ def parse(data: Mapping[str, Any], source: Path | None = None) -> TournamentConf
     problems: list[str] = []
     top = _Table(data, "", problems)
     name = top.string("name")
-    if name and not BOT_NAME.fullmatch(name):
-        top.problem("name", f"{name!r}: use letters, digits, '.', '_' or '-' (up to 40)")
+    if name and (problem := name_problem(name)):
+        top.problem("name", problem)
     seed = top.integer("seed", 0, low=0)
     rounds = top.integer("rounds", 1, low=1)
     rotations = Rotations(top.choice("rotations", "williams", [r.value for r in Rotations]))
@@ -338,8 +338,8 @@ def _bot(
     table: _Table, games: Sequence[str], default_sandbox: Sandbox, check_games: bool = True
 ) -> BotConfig:
     name = table.string("name")
-    if name and not BOT_NAME.fullmatch(name):
-        table.problem("name", f"bot name {name!r}: use letters, digits, '.', '_' or '-' (up to 40)")
+    if name and (problem := name_problem(name)):
+        table.problem("name", f"bot name {problem}")
     external = table.boolean("external", False)
     raw_command = table.get("command")
     command: tuple[str, ...] | None = None

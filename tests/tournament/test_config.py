@@ -225,7 +225,8 @@ KNOWN_GAMES = "chinese_ten, pair_battle, platinum_fish, spoil_five"
         ),
         (
             ('name = "beta"', 'name = "be ta"'),
-            "bots[1].name: bot name 'be ta': use letters, digits, '.', '_' or '-' (up to 40)",
+            "bots[1].name: bot name 'be ta': use letters, digits, '.', '_' or '-', "
+            "starting with a letter or digit (up to 40)",
         ),
         (
             ("external = true", 'external = true\ncommand = "x"'),
