@@ -49,7 +49,7 @@ async def test_register_bot_takes_names_and_instances_of_them(admin: Admin) -> N
 
 def test_croupier_register_refuses_such_a_name_before_asking_any_referee(tmp_path: Path) -> None:
     done = subprocess.run(
-        [sys.executable, "-m", "croupier.clients.cli", "register", "<script>x</script>", "--server", "127.0.0.1:1"],
+        [sys.executable, "-m", "croupier.clients.cli", "register", "<script>x</script>", "--server", "x:1"],
         capture_output=True, text=True, timeout=60, cwd=tmp_path,
     )  # fmt: skip
     assert done.returncode == 2
