@@ -73,7 +73,7 @@ async def _register(server: str, admin_token: str, source: str, name: str) -> in
 
     referee = Referee(server, admin_token)
     try:
-        bot_id, token = await referee.register_bot(name)
+        bot_id, token = await referee.register_bot(name, patience=0.0)  # a referee that is down: say so
     except RefereeError as exc:
         if exc.code in (grpc.StatusCode.PERMISSION_DENIED, grpc.StatusCode.UNAUTHENTICATED):
             return fail(
