@@ -135,6 +135,8 @@ class Referee:
         """The other workers of a ``croupier serve --workers`` group, whose bots this one knows too."""
         self.matches_dir = data_dir / "matches"
         self.admin_token_sha256 = token_sha256(admin_token)
+        self.port = 0
+        """The TCP port it listens on, which its ProveReferee answers name (set once bound)."""
         self.clocks = clocks
         self.metrics = metrics
         self.matches: dict[str, Match] = {}
