@@ -72,10 +72,16 @@ def processes() -> dict[int, list[str]]:
 
 
 def other_bots_environ() -> str:
+    """The token of the other bot of this tournament (the one on the same referee)."""
+    server = f"CROUPIER_SERVER={os.environ['CROUPIER_SERVER']}"
     for pid, argv in processes().items():
         if pid != os.getpid() and "random" in argv and "--strategy" in argv:
-            environ = read(f"/proc/{pid}/environ")
-            return next(v for v in environ.split("\0") if v.startswith("CROUPIER_TOKEN="))
+            try:
+                environ = read(f"/proc/{pid}/environ").split("\0")
+            except OSError:
+                continue
+            if server in environ:
+                return next(v for v in environ if v.startswith("CROUPIER_TOKEN="))
     raise LookupError("no other bot in sight")
 
 

@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from croupier.clients.tournament import isolation
+from croupier.clients.tournament.bots import BotProcess
 from croupier.server.app import Croupier, create_server
 from tests.tournament.hostile_bot import ATTACKS
 
@@ -136,3 +137,39 @@ def test_a_bot_folder_others_cannot_read_is_why_isolation_fails(
     assert jail is None
     assert line is not None and line.startswith("bots run as you (isolating them failed: ")
     assert "Permission denied" in line
+
+
+def running(marker: str) -> list[int]:
+    """The processes whose command line holds ``marker`` (root sees every pid namespace's)."""
+    found = []
+    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+        try:
+            if marker.encode() in cmdline.read_bytes():
+                found.append(int(cmdline.parent.name))
+        except OSError:
+            continue
+    return found
+
+
+@root_only
+@pytest.mark.parametrize("ignores_sigterm", [False, True])
+async def test_a_jailed_bot_is_stopped_with_its_launcher_and_its_log_is_kept(
+    tmp_path: Path, ignores_sigterm: bool
+) -> None:
+    marker = f"jailed-{tmp_path.name}"
+    stubborn = "import signal; signal.signal(signal.SIGTERM, signal.SIG_IGN); " if ignores_sigterm else ""
+    script = f"{stubborn}import os, time; print('uid', os.getuid(), flush=True); time.sleep(600)"
+    argv = isolation.Jail([tmp_path]).wrap([sys.executable, "-c", script, marker])
+    log = tmp_path / "ann.log"
+    bot = BotProcess("ann", argv, os.environ, log, lambda note: None)
+    bot.start()
+    while not log.exists() or "uid " not in log.read_text():
+        await asyncio.sleep(0.05)
+    assert int(log.read_text().split("uid ")[1].split()[0]) >= isolation.FIRST_UID  # not root's
+    assert running(marker)  # the watchdog, the jail, its process 1 and the bot
+    await bot.stop()
+    for _ in range(200):  # the watchdog kills 3 s after asking a bot that ignores it
+        if not running(marker):
+            break
+        await asyncio.sleep(0.05)
+    assert not running(marker)
