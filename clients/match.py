@@ -6,8 +6,10 @@ Plays GAME on a referee embedded in this process, one seat per --bot, with
 duplicate deals: each of the --games deals is played once in every rotation,
 so every bot holds every hand. A SPEC is a bundled strategy (random,
 heuristic) or a shell command that starts a bot; the command is run with
-``--server HOST:PORT --token TOKEN`` appended, and with the same in
-$CROUPIER_SERVER and $CROUPIER_TOKEN. It ends with each bot's results and
+``--server HOST:PORT`` appended, and with $CROUPIER_SERVER and its token in
+$CROUPIER_TOKEN (never on its command line, which every user of the machine
+can read). As root, each bot runs isolated (``--isolation``, as a tournament
+file's ``isolation``: docs/tournaments.md). It ends with each bot's results and
 the ratings of this run, and exits 0 when every match finished. Results and
 journals are kept under --data, as a tournament's are
 (``croupier matches``, ``croupier replay``).
@@ -31,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 
 from croupier.clients.results.ratings_cli import DEFAULT_DATA, DEFAULT_SAMPLES, fail, say
 from croupier.clients.results.schedule import Rotations, rotation_count
+from croupier.clients.tournament.isolation import MODES as ISOLATION
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -44,8 +47,9 @@ if TYPE_CHECKING:
 BUNDLED = ("random", "heuristic")
 SPECTATOR_SECONDS = 60.0
 """How long --watch's spectator may take to show the run's last matches before the tables."""
-CONNECT_OPTIONS = ' --server "$CROUPIER_SERVER" --token "$CROUPIER_TOKEN"'
-"""Appended to a SPEC that is a shell command (the shell fills them in from the bot's environment)."""
+CONNECT_OPTIONS = ' --server "$CROUPIER_SERVER"'
+"""Appended to a SPEC that is a shell command (the shell fills it in from the bot's environment);
+the token stays in $CROUPIER_TOKEN: on a command line any user of the machine reads it (ps)."""
 LAUNCHERS = frozenset(
     {"python", "python3", "node", "sh", "bash", "java", "ruby", "go", "run", "uv", "exec", "croupier", "bot"}
 )
@@ -94,6 +98,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="results, journals and bot logs go here (default: %(default)s)",
     )
     parser.add_argument("--plain", action="store_true", help="plain progress lines, even on a terminal")
+    parser.add_argument(
+        "--isolation",
+        choices=ISOLATION,
+        default="auto",
+        help="auto: run each command bot as a user of its own where this can (as root), else say so; "
+        "required: refuse to play where it cannot; off: run them as you (default: %(default)s)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -110,7 +121,11 @@ def run(args: argparse.Namespace) -> int:
         return fail(f"croupier match: {exc}", 2)
     seed = secrets.randbelow(2**31) if args.seed is None else args.seed
     try:
-        config = parse(settings(args.game, args.bot, args.games, options, seed, fresh=args.watch))
+        config = parse(
+            settings(
+                args.game, args.bot, args.games, options, seed, fresh=args.watch, isolation=args.isolation
+            )
+        )
     except ConfigError as exc:
         return fail("\n".join(f"croupier match: {_for_the_command_line(p)}" for p in exc.problems), 2)
     console = Console(width=None if sys.stdout.isatty() else 120)
@@ -132,7 +147,13 @@ def run(args: argparse.Namespace) -> int:
 
 
 def settings(
-    game: str, specs: Sequence[str], deals: int, options: dict[str, Any], seed: int, fresh: bool = False
+    game: str,
+    specs: Sequence[str],
+    deals: int,
+    options: dict[str, Any],
+    seed: int,
+    fresh: bool = False,
+    isolation: str = "auto",
 ) -> dict[str, Any]:
     """The match as a tournament file's settings: one game, one table of every bot, ``deals``
     duplicate sets played one at a time. ``fresh`` (--watch): every match its own deal, since a
@@ -145,6 +166,7 @@ def settings(
         "rounds": 1,
         "concurrency": rotations,  # a duplicate set (one match per rotation) at a time
         "deals": "fresh" if fresh else "duplicate",
+        "isolation": isolation,
         "games": [{"game": game, "seats": len(specs), "deals": deals, "options": options}],
         "bots": [
             {"name": name, "command": bot_command(spec, rotations)}

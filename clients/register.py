@@ -5,25 +5,32 @@
 
 A referee on this machine is asked with the admin token it keeps in its data
 directory (DATA/admin-token, written by ``croupier serve --data DATA``); give
---admin-token or $CROUPIER_ADMIN_TOKEN for any other. The token is printed
+--admin-token or $CROUPIER_ADMIN_TOKEN for any other. A token read from DATA is
+sent only to a referee that first proves it holds it (ProveReferee: an HMAC of
+a fresh nonce and its port, keyed by the token), so whatever else listens on
+the port while the referee is down receives nothing. The bot's token is printed
 alone on stdout, for scripts; how to use it goes to stderr.
 """
 
 from __future__ import annotations
 
 import argparse
+import hmac
 import os
+import secrets
 import sys
 from pathlib import Path
 
 from croupier.clients.connection import add_server_argument
 from croupier.clients.results.ratings_cli import DEFAULT_DATA, fail
+from croupier.wire.names import RULE, name_problem
 
 LOCAL_HOSTS = frozenset({"127.0.0.1", "localhost", "[::1]", "0.0.0.0"})
+PROVE_SECONDS = 10.0
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("name", help="the bot's name in tables and logs (letters, digits, '.', '_', '-')")
+    parser.add_argument("name", help=f"the bot's name in tables and logs ({RULE.removeprefix('use ')})")
     add_server_argument(parser)
     parser.add_argument(
         "--admin-token",
@@ -42,6 +49,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     import asyncio
 
+    problem = name_problem(args.name)
+    if problem is not None:
+        return fail(f"croupier register: bot name {problem}", 2)
     admin_token, source = args.admin_token, "--admin-token or $CROUPIER_ADMIN_TOKEN"
     if not admin_token:
         if args.server.rpartition(":")[0] not in LOCAL_HOSTS:
@@ -59,7 +69,43 @@ def run(args: argparse.Namespace) -> int:
                 "(or --admin-token)",
                 2,
             )
+        port = args.server.rpartition(":")[2]
+        if not port.isdigit():
+            return fail(f"croupier register: --server {args.server}: HOST:PORT, please", 2)
+        unproven = asyncio.run(_unproven(args.server, int(port), admin_token, path))
+        if unproven is not None:
+            return fail(f"croupier register: {unproven}", 1)
     return asyncio.run(_register(args.server, admin_token, source, args.name))
+
+
+async def _unproven(server: str, port: int, admin_token: str, path: Path) -> str | None:
+    """Why the admin token read from ``path`` must not go to ``server`` (None: the server proved it
+    holds that token already)."""
+    import grpc
+
+    from croupier.v1 import admin_pb2, admin_pb2_grpc
+    from croupier.wire.errors import no_referee
+    from croupier.wire.proof import admin_key, referee_proof
+
+    nonce = secrets.token_bytes(32)
+    request = admin_pb2.ProveRefereeRequest(nonce=nonce)
+    async with grpc.aio.insecure_channel(server) as channel:
+        try:  # no token in this call's metadata: it is the question whom to send one to
+            reply = await admin_pb2_grpc.AdminServiceStub(channel).ProveReferee(
+                request, timeout=PROVE_SECONDS
+            )
+        except grpc.aio.AioRpcError as exc:
+            if exc.code() == grpc.StatusCode.UNAVAILABLE:
+                return no_referee(server)
+            why = f"{exc.code().name}: {exc.details()}"
+        else:
+            if hmac.compare_digest(reply.proof, referee_proof(admin_key(admin_token), port, nonce)):
+                return None
+            why = "a wrong proof"
+    return (
+        f"what answers at {server} did not prove it is the referee of {path.parent} ({why}), so its admin "
+        "token was not sent: is that referee running there? (another one: give --admin-token)"
+    )
 
 
 async def _register(server: str, admin_token: str, source: str, name: str) -> int:
@@ -69,7 +115,7 @@ async def _register(server: str, admin_token: str, source: str, name: str) -> in
 
     referee = Referee(server, admin_token)
     try:
-        bot_id, token = await referee.register_bot(name)
+        bot_id, token = await referee.register_bot(name, patience=0.0)  # a referee that is down: say so
     except RefereeError as exc:
         if exc.code in (grpc.StatusCode.PERMISSION_DENIED, grpc.StatusCode.UNAUTHENTICATED):
             return fail(

@@ -1,11 +1,13 @@
-"""AdminService: registering bots, creating matches, waiting for results (admin token required)."""
+"""AdminService: registering bots, creating matches, waiting for results (admin token required),
+and the referee's proof that it holds that token (ProveReferee: none required)."""
 
 from __future__ import annotations
 
 from croupier.server.group import read_addresses
 from croupier.server.referee import Referee, tokens_of
 from croupier.v1 import admin_pb2, match_pb2
-from croupier.wire.errors import Context
+from croupier.wire.errors import Context, InvalidArgument
+from croupier.wire.proof import NONCE_BYTES, referee_proof
 
 
 class AdminService:
@@ -54,6 +56,17 @@ class AdminService:
     ) -> match_pb2.MatchInfo:
         self.referee.check_admin(tokens_of(context))
         return await self.referee.cancel_match(request.match_id, request.reason)
+
+    async def ProveReferee(
+        self, request: admin_pb2.ProveRefereeRequest, context: Context
+    ) -> admin_pb2.ProveRefereeResponse:
+        """No token wanted: the proof is how a caller holding it knows whom it would send it to."""
+        low, high = NONCE_BYTES
+        if not low <= len(request.nonce) <= high:
+            raise InvalidArgument(f"a nonce of {low} to {high} bytes, please")
+        referee = self.referee
+        proof = referee_proof(referee.admin_token_sha256, referee.port, request.nonce)
+        return admin_pb2.ProveRefereeResponse(proof=proof)
 
     async def GetReferee(
         self, request: admin_pb2.GetRefereeRequest, context: Context

@@ -173,6 +173,7 @@ async def create_server(
             "another --address (port 0 picks a free one)"
         ) from None
     referee.address = advertise or listening_address(address, port)
+    referee.port = port
     try:
         referee.load()
     except OSError as exc:

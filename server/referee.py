@@ -67,6 +67,7 @@ from croupier.wire.errors import (
     ResourceExhausted,
     Unauthenticated,
 )
+from croupier.wire.names import name_problem
 
 log = structlog.get_logger("croupier.referee")
 
@@ -134,6 +135,8 @@ class Referee:
         """The other workers of a ``croupier serve --workers`` group, whose bots this one knows too."""
         self.matches_dir = data_dir / "matches"
         self.admin_token_sha256 = token_sha256(admin_token)
+        self.port = 0
+        """The TCP port it listens on, which its ProveReferee answers name (set once bound)."""
         self.clocks = clocks
         self.metrics = metrics
         self.matches: dict[str, Match] = {}
@@ -357,7 +360,9 @@ class Referee:
             return self._register_bot(name, bot_id, token)
 
     def _register_bot(self, name: str, bot_id: str, token: str) -> tuple[Bot, str]:
-        name = _check_name(name, "bot name")
+        problem = name_problem(name, instance=True)
+        if problem is not None:
+            raise InvalidArgument(f"bot name {problem}")
         if not bot_id and not token:
             bot_id, token = "b-" + secrets.token_hex(6), "bot_" + secrets.token_urlsafe(24)
         else:

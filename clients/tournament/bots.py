@@ -26,17 +26,26 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-PLACEHOLDERS = ("server", "token", "name")
+PLACEHOLDERS = ("server", "name")
+"""No {token}: a command line is public (ps); the token is in the bot's environment."""
+TOKEN_IN_ARGV = (
+    "{token} would put the bot's token on its command line, which every user of the machine "
+    "reads (ps): the bot is given it as $CROUPIER_TOKEN"
+)
+PRIVATE = ("CROUPIER_ADMIN_TOKEN",)
+"""The runner's own settings a bot is not given."""
 FIRST_DELAY, MAX_DELAY = 0.5, 10.0
 STABLE_SECONDS = 30.0
 """A bot that ran this long before exiting is restarted without delay growth."""
 
 
 def expand(command: Sequence[str], values: Mapping[str, str]) -> list[str]:
-    """The command with ``{server}``, ``{token}`` and ``{name}`` filled in."""
+    """The command with ``{server}`` and ``{name}`` filled in."""
     out = []
     for part in command:
         for _, field, _, _ in string.Formatter().parse(part):
+            if field == "token":
+                raise ValueError(TOKEN_IN_ARGV)
             if field is not None and field not in PLACEHOLDERS:
                 raise ValueError(
                     f"unknown placeholder {{{field}}} in {part!r}; known: "
@@ -47,9 +56,10 @@ def expand(command: Sequence[str], values: Mapping[str, str]) -> list[str]:
 
 
 def bot_environment(name: str, server: str, token: str) -> dict[str, str]:
-    """The runner's environment, the bot's settings, and this Python's scripts first on PATH
-    (so ``croupier`` and ``python`` in a command are the ones the runner runs with)."""
-    env = dict(os.environ)
+    """The runner's environment but its admin token, the bot's settings, and this Python's
+    scripts first on PATH (so ``croupier`` and ``python`` in a command are the ones the runner
+    runs with)."""
+    env = {key: value for key, value in os.environ.items() if key not in PRIVATE}
     scripts = str(Path(sys.executable).parent)
     env["PATH"] = os.pathsep.join([scripts, env.get("PATH", "")])
     env.update(CROUPIER_SERVER=server, CROUPIER_TOKEN=token, CROUPIER_BOT_NAME=name)
@@ -82,7 +92,7 @@ class Instance:
         """Its process (not started) dialling ``server``, its placeholders filled in and the
         result passed through ``wrap`` (the container launcher's, for a bot given as an image);
         ``replica``: one of several replicas, named in its label and log."""
-        argv = expand(command, {"server": server, "token": token, "name": self.bot})
+        argv = expand(command, {"server": server, "name": self.bot})
         if wrap is not None:
             argv = wrap(argv)
         name = f"{self.label}@{replica}" if replica else self.label

@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     from croupier.clients.tournament.bots import BotProcess
     from croupier.clients.tournament.config import TournamentConfig
     from croupier.clients.tournament.display import Display
+    from croupier.clients.tournament.isolation import Jail
     from croupier.clients.tournament.referee import BotStatus, Replicas
     from croupier.clients.tournament.runner import Entrant, Runner
 
@@ -163,11 +164,16 @@ async def play(
     print the tables; the exit status. ``beside(address)`` runs while the embedded referee does,
     around the play (``croupier match --watch``'s spectator)."""
     from croupier.clients.tournament.display import make_display
+    from croupier.clients.tournament.isolation import IsolationError
     from croupier.clients.tournament.referee import RefereeError, Replicas, TargetError
     from croupier.clients.tournament.runner import Runner, ScheduleError
 
     display = display or make_display(console, plain=True if args.plain else None)
     logs = args.data / "logs" / f"{tournament.name}-{tournament.run}"
+    try:
+        jail = await _jail(args, config, store, display)
+    except IsolationError as exc:
+        return fail(str(exc), 2)
     launched: list[BotProcess] = []
     complete = False
     started = False
@@ -192,7 +198,7 @@ async def play(
                     f"matches spread over {len(referees.names)} referees: {', '.join(referees.names)}"
                 )
             try:
-                entrants = await _enter_bots(config, referees, logs, display, launched, socket)
+                entrants = await _enter_bots(config, referees, logs, display, launched, socket, jail)
                 runner = Runner(config, store, referees, entrants, display)
                 _on_interrupt(runner, display, main)
                 started = True
@@ -223,6 +229,25 @@ async def play(
         say(console, "stopped early; run the same command again to play the rest")
         return EXIT_INTERRUPTED
     return 0
+
+
+async def _jail(
+    args: argparse.Namespace, config: TournamentConfig, store: Store, display: Display
+) -> Jail | None:
+    """The jail the command bots are launched in, if they can be and should be (the one line
+    about it said); the data directory and the database are what it hides."""
+    from croupier.clients.tournament.isolation import choose
+
+    if not any(bot.command is not None and bot.image is None for bot in config.bots):
+        return None  # nothing of ours runs a bot's own code on this machine
+    setting = f'{config.source}: isolation = "required"' if config.source else "--isolation required"
+    hide = [args.data]
+    if not store.path.absolute().is_relative_to(args.data.absolute()):  # --db elsewhere: its files
+        hide += [store.path.with_name(store.path.name + end) for end in ("", "-wal", "-shm", ".lock")]
+    jail, line = await asyncio.to_thread(choose, config.isolation, hide, setting)
+    if line is not None:
+        display.note(line)
+    return jail
 
 
 def croupier_command() -> str:
@@ -312,6 +337,7 @@ async def _enter_bots(
     display: Display,
     launched: list[BotProcess],
     socket: Path | None,
+    jail: Jail | None = None,
 ) -> dict[str, Entrant]:
     """Register every instance of every bot on every replica (one id and token for all), launch
     the ones with a command once per replica (in its container, for a bot given as an image), wait
@@ -353,8 +379,10 @@ async def _enter_bots(
                         logs,
                         display.note,
                         replica=replica if len(replicas) > 1 else None,
-                        wrap=lambda argv, bot=bot: containers.bot_command(  # type: ignore[misc]
-                            bot, argv, socket, containers.label_of(logs)
+                        wrap=lambda argv, bot=bot: (  # type: ignore[misc]
+                            containers.bot_command(bot, argv, socket, containers.label_of(logs))
+                            if bot.image is not None or jail is None
+                            else jail.wrap(argv)
                         ),
                     )
                 except ValueError as exc:

@@ -23,11 +23,13 @@ from croupier.clients.results.schedule import (
     interleave,
     rotation_count,
 )
+from croupier.clients.tournament.bots import TOKEN_IN_ARGV
+from croupier.clients.tournament.isolation import MODES as ISOLATION
 from croupier.clients.tournament.sandbox import MIN_MEMORY, Sandbox, size_bytes
 from croupier.engine.core import CroupierError, GameSpec, options_to_dict
 from croupier.engine.games import GAMES, get_game
+from croupier.wire.names import name_problem
 
-BOT_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,39}")
 T = TypeVar("T")
 VERSION = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.+-]{0,39}")
 PROCESSES = ("shared", "per_rotation")
@@ -110,6 +112,8 @@ class TournamentConfig:
     processes: str = "shared"
     """"shared": one process of each bot plays all its matches; "per_rotation": rotation r of
     every set is played by the bot's own process number r (PROCESSES)."""
+    isolation: str = "auto"
+    """Whether command bots run isolated (isolation.MODES): not part of the schedule."""
 
     @property
     def per_rotation(self) -> bool:
@@ -201,13 +205,14 @@ def parse(data: Mapping[str, Any], source: Path | None = None) -> TournamentConf
     problems: list[str] = []
     top = _Table(data, "", problems)
     name = top.string("name")
-    if name and not BOT_NAME.fullmatch(name):
-        top.problem("name", f"{name!r}: use letters, digits, '.', '_' or '-' (up to 40)")
+    if name and (problem := name_problem(name)):
+        top.problem("name", problem)
     seed = top.integer("seed", 0, low=0)
     rounds = top.integer("rounds", 1, low=1)
     rotations = Rotations(top.choice("rotations", "williams", [r.value for r in Rotations]))
     deals = Deals(top.choice("deals", "duplicate", [d.value for d in Deals]))
     processes = top.choice("processes", "shared", PROCESSES)
+    isolation = top.choice("isolation", "auto", ISOLATION)
     concurrency = top.integer("concurrency", None, low=1)
     default_clock = _clock(top.table("clock"), Clock())
     game_tables = top.tables("games", required=True)
@@ -234,7 +239,7 @@ def parse(data: Mapping[str, Any], source: Path | None = None) -> TournamentConf
     if concurrency is None:  # every set must fit: 4, or the largest set's rotations
         concurrency = max([DEFAULT_CONCURRENCY] + [rotation_count(g.seats, rotations) for g in games])
     config = TournamentConfig(
-        name, seed, rounds, rotations, concurrency, games, bots, source, deals, processes
+        name, seed, rounds, rotations, concurrency, games, bots, source, deals, processes, isolation
     )
     for game in games:
         players = config.bots_of(game.game)
@@ -333,8 +338,8 @@ def _bot(
     table: _Table, games: Sequence[str], default_sandbox: Sandbox, check_games: bool = True
 ) -> BotConfig:
     name = table.string("name")
-    if name and not BOT_NAME.fullmatch(name):
-        table.problem("name", f"bot name {name!r}: use letters, digits, '.', '_' or '-' (up to 40)")
+    if name and (problem := name_problem(name)):
+        table.problem("name", f"bot name {problem}")
     external = table.boolean("external", False)
     raw_command = table.get("command")
     command: tuple[str, ...] | None = None
@@ -344,6 +349,8 @@ def _bot(
         command = tuple(raw_command)
     elif raw_command is not None:
         table.problem("command", "a string or a list of strings")
+    if command is not None and any("{token}" in part for part in command):
+        table.problem("command", TOKEN_IN_ARGV)
     image = table.get("image")
     if image is not None and (not isinstance(image, str) or not image):
         table.problem("image", f'a Docker image such as "mybot:1" is required, not {image!r}')

@@ -31,9 +31,14 @@ from croupier.wire.errors import no_referee
 TOKEN_METADATA = "croupier-token"
 T = TypeVar("T")
 RECONNECT_SECONDS = 120.0
-"""How long calls made while matches are played wait for a referee that went away (a restart
-resumes its matches from their journals), before the tournament stops."""
-RECONNECT_PAUSE = 0.5
+"""How long calls wait for a referee that went away (a restart resumes its matches from their
+journals, and keeps its bots), before the tournament stops: during play, and from the first
+answer of the start-up on."""
+FIRST_CONTACT_SECONDS = 10.0
+"""How long the first call waits for a referee that is not there: one restarting at that moment
+comes back within it, and a mistyped address is told soon."""
+RECONNECT_PAUSE, MAX_PAUSE = 0.25, 4.0
+"""The first pause before a call is made again, doubled each time up to the second."""
 SPREAD_SCHEMES = ("ipv4:", "ipv6:", "dns:")
 """Targets naming several referee replicas; anything else is one referee, dialled as given."""
 DEFAULT_PORT = 443
@@ -76,20 +81,33 @@ class Referee:
     async def close(self) -> None:
         await self._channel.close(None)
 
-    async def register_bot(self, name: str, bot_id: str = "", token: str = "") -> tuple[str, str]:
-        """A new bot id and its token; or the bot ``bot_id`` with ``token``, as another replica has it."""
+    async def register_bot(
+        self, name: str, bot_id: str = "", token: str = "", patience: float = RECONNECT_SECONDS
+    ) -> tuple[str, str]:
+        """A new bot id and its token; or the bot ``bot_id`` with ``token``, as another replica has it.
+        Made again while the referee restarts (for ``patience`` seconds): a registration whose
+        answer was lost leaves an unused bot behind, nothing worse."""
         request = admin_pb2.RegisterBotRequest(name=name, bot_id=bot_id, token=token)
-        reply = await self._call("RegisterBot", self._stub.RegisterBot(request, metadata=self._metadata))
+        reply = await self._patient_call(
+            "RegisterBot", lambda: self._stub.RegisterBot(request, metadata=self._metadata), patience
+        )
         return reply.bot_id, reply.token
 
-    async def describe(self) -> admin_pb2.RefereeInfo:
+    async def describe(self, patience: float = RECONNECT_SECONDS) -> admin_pb2.RefereeInfo:
         """The address this referee says it is reached at, and which run of which referee it is."""
         request = admin_pb2.GetRefereeRequest()
-        return await self._call("GetReferee", self._stub.GetReferee(request, metadata=self._metadata))
+        return await self._patient_call(
+            "GetReferee", lambda: self._stub.GetReferee(request, metadata=self._metadata), patience
+        )
 
-    async def bots(self) -> dict[str, BotStatus]:
+    async def bots(self, patient: bool = True) -> dict[str, BotStatus]:
+        """Its registered bots; not ``patient``: at once, or UNAVAILABLE."""
         request = admin_pb2.ListBotsRequest()
-        reply = await self._call("ListBots", self._stub.ListBots(request, metadata=self._metadata))
+        reply = await self._patient_call(
+            "ListBots",
+            lambda: self._stub.ListBots(request, metadata=self._metadata),
+            RECONNECT_SECONDS if patient else 0.0,
+        )
         return {
             bot.bot_id: BotStatus(
                 bot.bot_id,
@@ -138,17 +156,22 @@ class Referee:
             "WaitMatch", lambda: self._stub.WaitMatch(request, metadata=self._metadata)
         )
 
-    async def _patient_call(self, method: str, make_call: Callable[[], Awaitable[T]]) -> T:
-        """``make_call()``, made again while the referee is unreachable, for up to RECONNECT_SECONDS."""
+    async def _patient_call(
+        self, method: str, make_call: Callable[[], Awaitable[T]], patience: float = RECONNECT_SECONDS
+    ) -> T:
+        """``make_call()``, made again while the referee is unreachable, for up to ``patience``
+        seconds, with growing pauses."""
         loop = asyncio.get_running_loop()
-        give_up = loop.time() + RECONNECT_SECONDS
+        give_up = loop.time() + patience
+        pause = RECONNECT_PAUSE
         while True:
             try:
                 return await self._call(method, make_call())
             except RefereeError as exc:
                 if exc.code != grpc.StatusCode.UNAVAILABLE or loop.time() >= give_up:
                     raise
-            await asyncio.sleep(RECONNECT_PAUSE)
+            await asyncio.sleep(min(pause, max(0.0, give_up - loop.time())))
+            pause = min(MAX_PAUSE, pause * 2)
 
     async def _unless_not_found(self, method: str, make_call: Callable[[], Awaitable[T]]) -> T | None:
         """A patient call about a match; None when this referee does not know the match."""
@@ -194,7 +217,7 @@ class Replicas:
             for address in await resolve(target):
                 referee = Referee(address, admin_token)
                 try:
-                    info = await referee.describe()
+                    info = await referee.describe(FIRST_CONTACT_SECONDS)
                 finally:
                     await referee.close()
                 if info.instance in instances:
@@ -233,7 +256,8 @@ class Replicas:
         that answer: one restarting says nothing of its bots (its matches wait for it)."""
         names = self.names
         found = await asyncio.gather(
-            *(self.referees[name].bots() for name in names), return_exceptions=skip_unreachable
+            *(self.referees[name].bots(patient=not skip_unreachable) for name in names),
+            return_exceptions=skip_unreachable,
         )
         status = {}
         for name, bots in zip(names, found, strict=True):
@@ -281,11 +305,14 @@ class Replicas:
 
 async def _workers_of(address: str, admin_token: str) -> list[str]:
     """The workers of the group the referee at ``address`` is one of; none for a referee on its own
-    (or one that cannot say now: the calls that follow say why)."""
+    (or one that refuses to say: the calls that follow say why). The first call of a start-up:
+    it waits FIRST_CONTACT_SECONDS for a referee that is not there (restarting)."""
     referee = Referee(address, admin_token)
     try:
-        return list((await referee.describe()).workers)
-    except RefereeError:
+        return list((await referee.describe(FIRST_CONTACT_SECONDS)).workers)
+    except RefereeError as exc:
+        if exc.code == grpc.StatusCode.UNAVAILABLE:
+            raise
         return []
     finally:
         await referee.close()
@@ -304,8 +331,8 @@ async def _reach(info: admin_pb2.RefereeInfo, address: str, admin_token: str) ->
     that very replica."""
     name = info.address
     referee = Referee(name, admin_token)
-    try:
-        answer = await referee.describe()
+    try:  # at once: the replica answered a moment ago, at another address
+        answer = await referee.describe(patience=0.0)
     except RefereeError as exc:
         await referee.close()
         raise RefereeError(

@@ -76,7 +76,7 @@ async def test_a_registered_id_with_another_token_or_name_is_already_exists_and_
     other_token = await refused(admin, "shared", "t-shared-1", SHARED_TOKEN + "-not")
     assert other_token.code() == grpc.StatusCode.ALREADY_EXISTS
     assert other_token.details() == "bot 't-shared-1' is already registered, with another token"
-    other_name = await refused(admin, "someone else", "t-shared-1", SHARED_TOKEN)
+    other_name = await refused(admin, "someone-else", "t-shared-1", SHARED_TOKEN)
     assert other_name.code() == grpc.StatusCode.ALREADY_EXISTS
     assert other_name.details() == "bot 't-shared-1' is already registered, as 'shared'"
     taken_token = await refused(admin, "twin", "t-shared-2", SHARED_TOKEN)

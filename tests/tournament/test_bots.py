@@ -15,24 +15,30 @@ from croupier.clients.tournament.bots import BotProcess, bot_environment, expand
 
 
 def test_placeholders_are_filled_in() -> None:
-    values = {"server": "127.0.0.1:5", "token": "t0k", "name": "ann"}
-    assert expand(["bot", "--server={server}", "{token}", "{name}-x"], values) == [
+    values = {"server": "127.0.0.1:5", "name": "ann"}
+    assert expand(["bot", "--server={server}", "{name}-x"], values) == [
         "bot",
         "--server=127.0.0.1:5",
-        "t0k",
         "ann-x",
     ]
 
 
 def test_an_unknown_placeholder_is_a_clear_error() -> None:
-    with pytest.raises(
-        ValueError, match=r"unknown placeholder \{port\}.*known: \{server\}, \{token\}, \{name\}"
-    ):
-        expand(["bot", "{port}"], {"server": "s", "token": "t", "name": "n"})
+    with pytest.raises(ValueError, match=r"unknown placeholder \{port\}.*known: \{server\}, \{name\}"):
+        expand(["bot", "{port}"], {"server": "s", "name": "n"})
 
 
-def test_the_environment_carries_the_settings_and_this_python_first() -> None:
+def test_the_token_is_no_placeholder_since_every_local_user_reads_a_command_line() -> None:
+    with pytest.raises(ValueError, match=r"\{token\} would put the bot's token on its command line"):
+        expand(["bot", "--token", "{token}"], {"server": "s", "name": "n"})
+
+
+def test_the_environment_carries_the_settings_and_this_python_first_but_not_the_admin_token(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("CROUPIER_ADMIN_TOKEN", "admin-secret")
     env = bot_environment("ann", "127.0.0.1:5", "t0k")
+    assert "CROUPIER_ADMIN_TOKEN" not in env
     assert (env["CROUPIER_SERVER"], env["CROUPIER_TOKEN"], env["CROUPIER_BOT_NAME"]) == (
         "127.0.0.1:5",
         "t0k",

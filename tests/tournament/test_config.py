@@ -97,10 +97,11 @@ def test_the_defaults_are_williams_rotations_duplicate_deals_one_process_and_roo
             "bots": [{"name": n, "command": "x"} for n in "abc"],
         }
     )
-    assert (config.rotations, config.deals, config.processes) == (
+    assert (config.rotations, config.deals, config.processes, config.isolation) == (
         Rotations.WILLIAMS,
         Deals.DUPLICATE,
         "shared",
+        "auto",
     )
     assert config.concurrency == 6  # a three-seat Williams set starts 6 matches together
     assert [config.instances(bot) for bot in "abc"] == [1, 1, 1]
@@ -214,8 +215,18 @@ KNOWN_GAMES = "chinese_ten, pair_battle, platinum_fish, spoil_five"
         ),
         (('name = "beta"', 'name = "alpha"'), "two bots are named 'alpha'"),
         (
+            ("--server {server}", "--server {server} --token {token}"),
+            "bots[0].command: {token} would put the bot's token on its command line, which every user "
+            "of the machine reads (ps): the bot is given it as $CROUPIER_TOKEN",
+        ),
+        (
+            ("concurrency = 12", 'concurrency = 12\nisolation = "yes"'),
+            "isolation: 'yes': use 'auto' or 'required' or 'off'",
+        ),
+        (
             ('name = "beta"', 'name = "be ta"'),
-            "bots[1].name: bot name 'be ta': use letters, digits, '.', '_' or '-' (up to 40)",
+            "bots[1].name: bot name 'be ta': use letters, digits, '.', '_' or '-', "
+            "starting with a letter or digit (up to 40)",
         ),
         (
             ("external = true", 'external = true\ncommand = "x"'),
