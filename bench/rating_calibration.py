@@ -115,7 +115,8 @@ def play(game: str, seats: int, schedule: Sequence[DuplicateSet], tournament: st
         matches: list[Places] = []
         for match in duplicate.matches:
             number += 1
-            outcome = play_offline(spec, options, [factory(bot, number, tournament) for bot in match.seats], match.seed)
+            bots = [factory(bot, number, tournament) for bot in match.seats]
+            outcome = play_offline(spec, options, bots, match.seed)
             matches.append({bot: outcome.places[seat] for seat, bot in enumerate(match.seats)})
         sets.append(RatedSet(tournament, tuple(sorted(duplicate.bots)), tuple(matches)))
     return sets

@@ -171,9 +171,9 @@ async def play(
 
     display = display or make_display(console, plain=True if args.plain else None)
     if commit and tournament.secret is not None:  # before any match: anyone checks the run against it
-        from croupier.clients.tournament.commitment import commit
+        from croupier.clients.tournament import commitment
 
-        value, where = commit(args.data, config, tournament)
+        value, where = commitment.commit(args.data, config, tournament)
         display.note(
             f"schedule of {tournament.name} run {tournament.run} committed: sha256 {value} ({where}); "
             "keep it to check the whole run after it: croupier verify ARCHIVE --commitment HASH"
