@@ -2,6 +2,7 @@
 
 Usage: python -m bench.rating_calibration [--tournaments K] [--rounds R] [--samples B]
        [--seating before|after] [--seats 2 3 4] [--game NAME ...]
+       python -m bench.rating_calibration --pair-battle-twins [--tournaments K] [--rounds R]
 
 Each of K tournaments has four bots: two identical heuristic bots and two
 identical random ones (``random`` seeded per match), with a fresh secret, and
@@ -95,10 +96,13 @@ def legacy_schedule(game: str, seats: int, rounds: int, secret: bytes) -> list[D
     return sets
 
 
-def factory(bot: str, match_number: int) -> BotFactory:
+def factory(bot: str, match_number: int, tournament: str) -> BotFactory:
     if bot.startswith("heuristic"):
         return HeuristicBot
-    rng = random.Random(f"{bot}/{match_number}")
+    # Seeded by the tournament too: seeded by name and match number alone, a random bot replayed
+    # the same choices in every tournament, so its tournaments were not independent samples
+    # (random-1 fell behind random-2 in lockstep Pair Battle at z -4 to -7 over 100 of them).
+    rng = random.Random(f"{tournament}/{bot}/{match_number}")
     return lambda match: RandomBot(match, rng)
 
 
@@ -111,7 +115,8 @@ def play(game: str, seats: int, schedule: Sequence[DuplicateSet], tournament: st
         matches: list[Places] = []
         for match in duplicate.matches:
             number += 1
-            outcome = play_offline(spec, options, [factory(bot, number) for bot in match.seats], match.seed)
+            bots = [factory(bot, number, tournament) for bot in match.seats]
+            outcome = play_offline(spec, options, bots, match.seed)
             matches.append({bot: outcome.places[seat] for seat, bot in enumerate(match.seats)})
         sets.append(RatedSet(tournament, tuple(sorted(duplicate.bots)), tuple(matches)))
     return sets
@@ -159,6 +164,43 @@ def quintiles(values: Sequence[float]) -> str:
     return " ".join(f"{count:3d}" for count in counts)
 
 
+def pair_battle_twins(tournaments: int, rounds: int) -> None:
+    """Issue 30's anomaly: does random-1 fall behind its twin random-2 in lockstep Pair Battle?
+    Demo-shaped tournaments (the four bots two to a table, two deals per group and round, Williams
+    seating, each its own secret), played through the engine alone: no processes, no referee, so
+    what is left is the rules, the seating and the answer order. Paired units as the anomaly
+    counted them: per tournament, round and deal, random-1's pairwise points minus random-2's
+    against each heuristic, and their head-to-head; and seat 0's share of every match's points,
+    which an answer order favouring the first seat would lift above one half."""
+    points: dict[tuple[int, int, int, str, str], float] = {}
+    seat0, matches = 0.0, 0
+    for k in range(tournaments):
+        schedule = game_schedule("pair_battle", BOTS, 2, rounds, 2, seed=k, secret=secrets.token_bytes(32))
+        for duplicate, rated in zip(schedule, play("pair_battle", 2, schedule, f"t{k}"), strict=True):
+            for match, places in zip(duplicate.matches, rated.matches, strict=True):
+                first, second = match.seats
+                ahead = places[second] - places[first]
+                score = 1.0 if ahead > 0 else 0.5 if ahead == 0 else 0.0
+                seat0, matches = seat0 + score, matches + 1
+                for bot, opponent, won in ((first, second, score), (second, first, 1 - score)):
+                    unit = (k, match.key.round, match.key.deal, bot, opponent)
+                    points[unit] = points.get(unit, 0.0) + won
+    gaps = [
+        won - points[(k, r, d, "random-2", "random-1" if opponent == "random-2" else opponent)]
+        for (k, r, d, bot, opponent), won in points.items()
+        if bot == "random-1"
+    ]
+    mean = sum(gaps) / len(gaps)
+    spread = (sum((gap - mean) ** 2 for gap in gaps) / (len(gaps) - 1)) ** 0.5
+    share = seat0 / matches
+    print(
+        f"pair_battle twins: {tournaments} tournaments x {rounds} rounds, {len(gaps)} paired units: "
+        f"random-1 minus random-2 {mean:+.3f} points a unit (z {mean / spread * len(gaps) ** 0.5:+.2f}), "
+        f"behind in {sum(gap < 0 for gap in gaps)}, ahead in {sum(gap > 0 for gap in gaps)}; seat 0 takes "
+        f"{share:.3f} of {matches} matches' points (z {(share - 0.5) / (0.25 / matches) ** 0.5:+.2f})"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--tournaments", type=int, default=20, help="K (default %(default)s)")
@@ -167,8 +209,12 @@ def main() -> None:
     parser.add_argument("--seating", choices=("before", "after"), default="after")
     parser.add_argument("--seats", type=int, nargs="+", default=[2, 3, 4])
     parser.add_argument("--game", nargs="+", default=list(GAMES))
+    parser.add_argument("--pair-battle-twins", action="store_true", help="only issue 30's twin anomaly")
     args = parser.parse_args()
     print(f"# {machine()}")
+    if args.pair_battle_twins:
+        pair_battle_twins(args.tournaments, args.rounds)
+        return
     print(
         f"# seating {args.seating}: {args.tournaments} tournaments x {args.rounds} rounds, "
         f"{args.samples} bootstrap samples"

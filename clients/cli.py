@@ -51,9 +51,13 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
         "croupier.clients.matches",
         "list the matches in the results database: ids, seats, scores (then croupier replay ID)",
     ),
+    "export": (
+        "croupier.clients.tournament.export",
+        "write a finished tournament run in one archive for anyone to audit: schedule, journals, results",
+    ),
     "verify": (
-        "croupier.clients.tournament.reveal",
-        "check every deal of a revealed tournament against the commitments published at its start",
+        "croupier.clients.tournament.verify",
+        "audit a tournament run from its archive alone (or check a reveal file's deals)",
     ),
 }
 

@@ -282,8 +282,10 @@ async def _play(
             quiet.flush()
 
     if not args.watch:
-        return await play(runner_args, console, config, store, tournament, tables=_tables)
-    return await play(runner_args, console, config, store, tournament, quiet, spectating, _tables)
+        return await play(runner_args, console, config, store, tournament, tables=_tables, commit=False)
+    return await play(
+        runner_args, console, config, store, tournament, quiet, spectating, _tables, commit=False
+    )
 
 
 def _tables(

@@ -159,16 +159,27 @@ async def play(
     display: Display | None = None,
     beside: Callable[[str], contextlib.AbstractAsyncContextManager[None]] | None = None,
     tables: Report | None = None,
+    *,
+    commit: bool = True,
 ) -> int:
     """Play the tournament's matches not done yet (``args``: those of ``croupier tournament``) and
     print the tables; the exit status. ``beside(address)`` runs while the embedded referee does,
-    around the play (``croupier match --watch``'s spectator)."""
+    around the play (``croupier match --watch``'s spectator). ``commit``: commit to the schedule
+    first (not for ``croupier match``, whose deals come from its public --seed)."""
     from croupier.clients.tournament.display import make_display
     from croupier.clients.tournament.isolation import IsolationError
     from croupier.clients.tournament.referee import RefereeError, Replicas, TargetError
     from croupier.clients.tournament.runner import Runner, ScheduleError
 
     display = display or make_display(console, plain=True if args.plain else None)
+    if commit and tournament.secret is not None:  # before any match: anyone checks the run against it
+        from croupier.clients.tournament import commitment
+
+        value, where = commitment.commit(args.data, config, tournament)
+        display.note(
+            f"schedule of {tournament.name} run {tournament.run} committed: sha256 {value} ({where}); "
+            "keep it to check the whole run after it: croupier verify ARCHIVE --commitment HASH"
+        )
     logs = args.data / "logs" / f"{tournament.name}-{tournament.run}"
     try:
         jail = await _jail(args, config, store, display)
@@ -525,7 +536,7 @@ def _reveal(
     """Publish a finished run's secret: every deal it played can be checked from now on. Done by
     default, not on request: a deal can be checked only once the secret is out, and once the
     last match is over nothing is left that the secret could give away."""
-    from croupier.clients.tournament import reveal
+    from croupier.clients.tournament import commitment, reveal
 
     if tournament.secret is None:
         return  # dealt before secret deals: nothing to reveal
@@ -537,6 +548,13 @@ def _reveal(
         f"secret of {tournament.name} run {tournament.run}: {tournament.secret.hex()} "
         f"(every deal is HMAC-SHA256 of it; check them all: croupier verify {path})",
     )
+    if commitment.publish(data, tournament) is not None:
+        where = "" if data == DEFAULT_DATA else f" --data {data}"
+        say(
+            console,
+            f"publish the whole run (schedule, journals, results, ratings) for anyone to audit: "
+            f"croupier export {tournament.name} --run {tournament.run}{where}",
+        )
 
 
 def _journals_where(args: argparse.Namespace) -> str:
