@@ -1,7 +1,7 @@
-"""The wheel's layout: engine/, server/ and clients/ become croupier.engine, croupier.server and
-croupier.clients; croupier is gen/croupier (committed), whose croupier.v1 (the gRPC stubs) is
-generated from proto/ when missing, so `pip wheel .` and `python -m build` work on a fresh clone. Metadata is in
-pyproject.toml.
+"""The wheel's layout: engine/, wire/, server/ and clients/ become croupier.engine, croupier.wire,
+croupier.server and croupier.clients; croupier is gen/croupier (committed), whose croupier.v1 (the
+gRPC stubs) is generated from proto/ when missing, so `pip wheel .` and `python -m build` work on a
+fresh clone. Metadata is in pyproject.toml.
 
 The hot path (croupier.wire.native.COMPILED) is compiled by mypyc where a C compiler and
 Python's headers are, and stays pure Python elsewhere or with CROUPIER_PURE=1 (the development
