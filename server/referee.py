@@ -324,7 +324,12 @@ class Referee:
             raise PermissionDenied("that croupier-token is not the admin token")
 
     def identify(self, tokens: list[str]) -> Identity:
-        """The bot and seats a stream's tokens grant; UNAUTHENTICATED for any token we do not know."""
+        """The bot and seats a stream's tokens grant; UNAUTHENTICATED when none of them grants anything.
+
+        A token we do not know grants nothing, but does not cost the stream the seats its other
+        tokens hold: a seat token expires when its match ends, so a client reconnecting with the
+        tokens it was given (after a restart, say) holds some of ended matches. Refusing the whole
+        stream for those left its live seats unheld until the grace forfeited them."""
         if not tokens:
             raise Unauthenticated("send a bot token or seat tokens as croupier-token metadata")
         bot: Bot | None = None
@@ -340,11 +345,14 @@ class Referee:
                 self._learn_siblings_bots()  # registered through another worker since we looked
                 found = self.bot_tokens.get(digest)
             if found is None:
-                where = "" if self.siblings is None else ", and plays only on the worker holding its match"
-                raise Unauthenticated(f"unknown token (a seat token expires when its match ends{where})")
+                continue
             if bot is not None and bot is not found:
                 raise InvalidArgument("a stream plays for one bot: send one bot token")
             bot = found
+        if bot is None and not seats:
+            where = "" if self.siblings is None else ", and plays only on the worker holding its match"
+            what = "unknown token" if len(tokens) == 1 else "none of these tokens is known"
+            raise Unauthenticated(f"{what} (a seat token expires when its match ends{where})")
         return Identity(bot, tuple(seats))
 
     # --- bots ---------------------------------------------------------------------------------------

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import re
@@ -16,7 +17,7 @@ import grpc
 
 from croupier.server.journal import read_records
 from croupier.server.replay import replay_journal
-from croupier.v1 import match_pb2
+from croupier.v1 import admin_pb2, match_pb2
 from tests.server.botclient import ADMIN_TOKEN, Admin, Bot, first_legal
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -122,3 +123,49 @@ async def test_a_killed_referee_resumes_its_matches_and_bots_finish_them(tmp_pat
     ]
     finished = [entry["match_id"] for entry in logged if entry["event"] == "match finished"]
     assert sorted(finished) == sorted([match_id, waiting.match.match_id])
+
+
+async def test_after_a_restart_a_stream_holding_an_ended_matchs_token_is_seated_in_its_live_ones(
+    tmp_path: Path,
+) -> None:
+    """A bot given the seat tokens of several matches reconnects with all of them after a kill,
+    one of those matches having ended meanwhile: its live seats are held (the stale token grants
+    nothing), not refused whole and forfeited "disconnected" when the grace runs out."""
+    data = tmp_path / "data"
+    first = RefereeProcess(data, tmp_path / "referee.log")
+    try:
+        port = await first.port()
+        async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
+            admin = Admin(channel)
+            ended = await admin.create("platinum_fish", 2, seed=3)
+            live = await admin.create("platinum_fish", 2, seed=4)
+            await admin.stub.CancelMatch(
+                admin_pb2.CancelMatchRequest(match_id=ended.match.match_id, reason="over"),
+                metadata=[("croupier-token", ADMIN_TOKEN)],
+            )
+            first.kill()
+    finally:
+        if first.process.poll() is None:
+            first.kill()
+
+    second = RefereeProcess(data, tmp_path / "referee.log")
+    try:
+        port = await second.port()
+        async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
+            stale = Bot(channel, ended.seat_tokens[0], live.seat_tokens[0], name="both")
+            other = Bot(channel, live.seat_tokens[1], name="other")
+            await stale.hello()
+            await other.hello()
+            results = await asyncio.gather(stale.play(), other.play())
+            assert [r[0].match_id for r in results] == [live.match.match_id] * 2
+            assert results[0][0].status == match_pb2.MATCH_STATUS_FINISHED
+            assert not any(seat.forfeited for seat in results[0][0].result.seats)  # both seats played it out
+            await stale.close()
+            await other.close()
+            alone = Bot(channel, ended.seat_tokens[0], name="stale")  # a stale token alone: refused
+            with contextlib.suppress(grpc.aio.AioRpcError):
+                await alone.hello()
+            assert alone.call.code is not None
+            assert await alone.call.code() == grpc.StatusCode.UNAUTHENTICATED
+    finally:
+        assert second.stop() == 0
