@@ -8,6 +8,7 @@ Python's headers are, and stays pure Python elsewhere or with CROUPIER_PURE=1 (t
 tree's editable install: there `make compiled` builds it in place, `setup.py build_ext --inplace`).
 """
 
+import concurrent.futures
 import json
 import os
 import runpy
@@ -15,6 +16,7 @@ import shutil
 import sys
 import sysconfig
 from pathlib import Path
+from typing import Any
 
 from setuptools import Extension, find_packages, setup
 from setuptools.command.build_ext import build_ext
@@ -48,17 +50,50 @@ def cannot_compile() -> str | None:
     return None
 
 
+def compile_side_by_side(compiler: Any) -> None:
+    """The compiler's C sources compiled one per core at once (distutils compiles them in turn).
+    Same objects, same flags: only the order of the work changes."""
+
+    def compile(sources: list[str], output_dir: str | None = None, macros: Any = None,
+                include_dirs: Any = None, debug: bool = False, extra_preargs: Any = None,
+                extra_postargs: Any = None, depends: Any = None) -> list[str]:  # fmt: skip
+        macros, objects, extra_postargs, pp_opts, build = compiler._setup_compile(  # type: ignore[attr-defined]
+            output_dir, macros, include_dirs, sources, depends, extra_postargs
+        )
+        cc_args = compiler._get_cc_args(pp_opts, debug, extra_preargs)  # type: ignore[attr-defined]
+
+        def one(obj: str) -> None:
+            source, ext = build[obj]
+            compiler._compile(obj, source, ext, cc_args, extra_postargs, pp_opts)  # type: ignore[attr-defined]
+
+        with concurrent.futures.ThreadPoolExecutor(os.cpu_count() or 1) as pool:
+            list(pool.map(one, objects))  # list(): the first error is raised here
+        return list(objects)
+
+    compiler.compile = compile  # type: ignore[method-assign]
+
+
 class BuildCompiled(build_ext):
     """build_ext running mypyc first (only when building: metadata commands need no compiler),
-    then writing the manifest that says the build matches its sources (native.MANIFEST)."""
+    then writing the manifest that says the build matches its sources (native.MANIFEST).
+
+    mypyc writes one C file per module (multi_file), compiled side by side: the one 6 MB file of a
+    single-file build kept one core busy for most of the build while the other waited; measured,
+    the split costs the compiled engine no speed (docs/benchmarks.md, "make wheel")."""
 
     def finalize_options(self) -> None:
         if self.distribution.ext_modules:
             from mypyc.build import mypycify
 
             paths = [str(native.source(module, Path("gen/croupier"))) for module in native.COMPILED]
-            self.distribution.ext_modules = mypycify(paths, group_name=native.GROUP, target_dir="build/mypyc")
+            self.distribution.ext_modules = mypycify(
+                paths, group_name=native.GROUP, target_dir="build/mypyc", multi_file=True
+            )
         super().finalize_options()
+
+    def build_extensions(self) -> None:
+        compile_side_by_side(self.compiler)
+        super().build_extensions()
 
     def run(self) -> None:
         if self.inplace:  # a module no longer compiled would still be imported from an old build's file
