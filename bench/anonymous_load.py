@@ -39,8 +39,7 @@ from pathlib import Path
 
 import grpc
 
-from bench.harness import Latencies, Server, machine, python
-from bench.referee_throughput import ADMIN_TOKEN, TOKEN, create_request, referee_argv
+from bench.harness import ADMIN, TOKEN, Latencies, Server, create_request, machine, python, referee_argv
 from croupier.v1 import (
     admin_pb2,
     admin_pb2_grpc,
@@ -51,7 +50,6 @@ from croupier.v1 import (
     spectator_pb2_grpc,
 )
 
-ADMIN = [(TOKEN, ADMIN_TOKEN)]
 LOADS = ("quiet", "watchers", "replays", "listing")
 PER_CONNECTION = 8
 
