@@ -207,8 +207,9 @@ async def main(args: argparse.Namespace) -> None:
             record = await finished_record(admin, channel)
             if "listing" in args.loads:
                 seats = [admin_pb2.SeatSpec(name="w0"), admin_pb2.SeatSpec(name="w1")]
-                for k in range(args.listed):
-                    await admin.CreateMatch(create_request("chinese_ten", seats, seed=k), metadata=ADMIN)
+                for k in range(args.listed):  # seeds apart from the loads' own: a twin deal seals a match
+                    listed = create_request("chinese_ten", seats, seed=1_000_000 + k)
+                    await admin.CreateMatch(listed, metadata=ADMIN)
         print(
             f"referee from {source or 'this checkout'}; {args.seconds:g} s per load; {args.watchers} "
             f"watchers, {args.replays} replay or listing clients, {args.listed} matches listed"
