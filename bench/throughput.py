@@ -291,7 +291,11 @@ def arguments() -> argparse.Namespace:
     )
     referee.add_argument("--event-loop", choices=("uvloop", "asyncio"), help="the referee's event loop")
     cores = len(os.sched_getaffinity(0))
-    each["workers"].add_argument("--workers", default=",".join(str(n) for n in range(1, cores + 1)))
+    each["workers"].add_argument(
+        "--workers",
+        default=",".join(str(n) for n in range(1, cores + 1)),
+        help="comma-separated counts (1 .. cores)",
+    )
     each["workers"].add_argument(
         "--ramp", type=float, default=4.0, help="seconds for every match to start before the window (4)"
     )
