@@ -39,8 +39,7 @@ from pathlib import Path
 
 import grpc
 
-from bench.harness import Latencies, Server, machine, python
-from bench.referee_throughput import ADMIN_TOKEN, TOKEN, create_request, referee_argv
+from bench.harness import ADMIN, TOKEN, Latencies, Server, create_request, machine, python, referee_argv
 from croupier.v1 import (
     admin_pb2,
     admin_pb2_grpc,
@@ -51,7 +50,6 @@ from croupier.v1 import (
     spectator_pb2_grpc,
 )
 
-ADMIN = [(TOKEN, ADMIN_TOKEN)]
 LOADS = ("quiet", "watchers", "replays", "listing")
 PER_CONNECTION = 8
 
@@ -209,8 +207,9 @@ async def main(args: argparse.Namespace) -> None:
             record = await finished_record(admin, channel)
             if "listing" in args.loads:
                 seats = [admin_pb2.SeatSpec(name="w0"), admin_pb2.SeatSpec(name="w1")]
-                for k in range(args.listed):
-                    await admin.CreateMatch(create_request("chinese_ten", seats, seed=k), metadata=ADMIN)
+                for k in range(args.listed):  # seeds apart from the loads' own: a twin deal seals a match
+                    listed = create_request("chinese_ten", seats, seed=1_000_000 + k)
+                    await admin.CreateMatch(listed, metadata=ADMIN)
         print(
             f"referee from {source or 'this checkout'}; {args.seconds:g} s per load; {args.watchers} "
             f"watchers, {args.replays} replay or listing clients, {args.listed} matches listed"

@@ -1,41 +1,34 @@
-"""The raw ceiling: a bare grpc.aio bidirectional-stream ping-pong with decision-sized messages.
+"""The bare ceiling: a grpc.aio bidirectional-stream ping-pong with decision-sized messages.
 
-Usage: python -m bench.grpc_ceiling [--streams 1,64,512] [--seconds S] [--runs N] [--relay]
+Each stream sends a bot's Move (the real message, index 0) and waits for a real
+DecisionRequest-sized ServerMessage back, over and over: one round trip per decision, with no
+rules, no views and no journal. The relay (RELAY) pairs the streams and answers each Move on the
+partner stream, as the seat layout's moves are: what the hand-off between two streams' tasks
+costs is the difference between the two.
 
-Each stream sends a bot's Move (the real message, index 0) and waits for a
-real DecisionRequest-sized ServerMessage back, over and over: one round trip
-per decision, with no rules, no views and no journal. The server runs in its
-own process (``--serve``), like the referee in bench/referee_throughput.py,
-whose figures are read as a fraction of these.
-
-``--relay`` alternates each level's ping-pong with the relay (RELAY): as many
-pairs of streams, each Move answered on the partner stream, as the seat
-layout's moves are. What the hand-off between two streams' tasks costs is the
-difference between the two rows.
+``python -m bench.throughput ceiling`` measures it; the referee's and the workers' figures
+(``bench.throughput referee``, ``workers``) are read as fractions of it, in the same run. The
+server runs in its own process: ``python -m bench.grpc_ceiling ADDRESS`` (``ceiling_server()``).
 """
 
 from __future__ import annotations
 
-import argparse
 import asyncio
-import statistics
+import sys
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
 
 import grpc
 
-from bench.harness import Latencies, Server, cpu_seconds, machine, python, spread
+from bench.harness import Latencies, Server, cpu_seconds, python
 from croupier.engine.games import get_game
 from croupier.engine.rng import Rng
 from croupier.v1 import bots_pb2
 from croupier.wire import convert
-from croupier.wire.framing import action_result, decision_request
+from croupier.wire.framing import decision_request
 
 METHOD = "/croupier.bench.Ceiling/PingPong"
-SHAPED = "/croupier.bench.Ceiling/Shaped"
-"""Each ping answered with the messages a referee sends per decision in a two-player game: the
-mover's ActionResult and the next seat's DecisionRequest (here on one stream)."""
 RELAY = "/croupier.bench.Ceiling/Relay"
 """Each ping answered on another stream, its partner's (named in the call's metadata): the seat
 layout's transport, where a move comes on one seat's stream and the next DecisionRequest goes out
@@ -83,34 +76,14 @@ def move_sample() -> bots_pb2.BotMessage:
 # --- the server ---------------------------------------------------------------------------------
 
 
-def shaped_replies() -> list[bots_pb2.ServerMessage]:
-    """An ActionResult and a DecisionRequest, sized like the real ones."""
-    decision = decision_sample()
-    asked = decision.decision
-    accepted = bots_pb2.ActionResult.ACCEPTED
-    action = asked.legal_actions[0].SerializeToString()
-    result = bots_pb2.ServerMessage.FromString(
-        action_result(asked.match_id, 1, asked.decision_id, accepted, action, think_ms=1)
-    )
-    return [result, decision]
-
-
 async def serve(address: str) -> None:
     reply = decision_sample()
-    shaped = shaped_replies()
 
     async def ping_pong(
         requests: AsyncIterator[bots_pb2.BotMessage], context: Any
     ) -> AsyncIterator[bots_pb2.ServerMessage]:
         async for _ in requests:
             yield reply
-
-    async def shaped_pong(
-        requests: AsyncIterator[bots_pb2.BotMessage], context: Any
-    ) -> AsyncIterator[bots_pb2.ServerMessage]:
-        async for _ in requests:
-            for message in shaped:
-                yield message
 
     pairs: dict[str, tuple[asyncio.Queue[bots_pb2.ServerMessage], ...]] = {}
 
@@ -138,7 +111,7 @@ async def serve(address: str) -> None:
         name.rsplit("/", 1)[1]: grpc.stream_stream_rpc_method_handler(
             behaviour, bots_pb2.BotMessage.FromString, bots_pb2.ServerMessage.SerializeToString
         )
-        for name, behaviour in ((METHOD, ping_pong), (SHAPED, shaped_pong), (RELAY, relay))
+        for name, behaviour in ((METHOD, ping_pong), (RELAY, relay))
     }
     server = grpc.aio.server()
     service = METHOD.strip("/").split("/")[0]
@@ -176,21 +149,17 @@ async def load(
     seconds: float,
     server_pid: int,
     warmup: float = 0.5,
-    shaped: bool = False,
     relay: bool = False,
 ) -> Figures:
     """``streams`` concurrent ping-pong streams for ``seconds`` (after ``warmup``); bounded in time.
-    ``shaped``: each ping is answered with a decision's messages (see SHAPED). ``relay``: as many
-    pairs of streams, each ping answered on the partner's (see RELAY): a round trip is a hop, and a
-    latency is two (from a stream's Move to the message its partner's Move brings back)."""
+    ``relay``: as many pairs of streams, each ping answered on the partner's (see RELAY): a round
+    trip is a hop, and a latency is two (from a stream's Move to the message its partner's Move
+    brings back)."""
     if relay:
         return await _relay_load(port, streams, seconds, server_pid, warmup)
-    replies = len(shaped_replies()) if shaped else 1
     async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
         call_factory = channel.stream_stream(
-            SHAPED if shaped else METHOD,
-            bots_pb2.BotMessage.SerializeToString,
-            bots_pb2.ServerMessage.FromString,
+            METHOD, bots_pb2.BotMessage.SerializeToString, bots_pb2.ServerMessage.FromString
         )
         move = move_sample()
         loop = asyncio.get_running_loop()
@@ -205,8 +174,7 @@ async def load(
             lat = latencies[index]
             while (sent := loop.time()) < stop_at:
                 await call.write(move)
-                for _ in range(replies):
-                    await call.read()
+                await call.read()
                 if sent >= measure_from:
                     lat.add(loop.time() - sent)
                     counts[index] += 1
@@ -218,7 +186,7 @@ async def load(
             _cpu_seconds_at(measure_from, server_pid), *(one(i) for i in range(streams))
         )
         cpu = cpu_seconds(server_pid) - cpu_before
-        return Figures(streams, sum(counts), seconds, _merged(latencies), cpu)
+        return Figures(streams, sum(counts), seconds, Latencies.merged(latencies), cpu)
 
 
 async def _relay_load(port: int, pairs: int, seconds: float, server_pid: int, warmup: float) -> Figures:
@@ -256,7 +224,7 @@ async def _relay_load(port: int, pairs: int, seconds: float, server_pid: int, wa
         for task in sides:
             task.cancel()
         await asyncio.gather(*sides, return_exceptions=True)
-        return Figures(pairs, sum(counts), seconds, _merged(latencies), cpu)
+        return Figures(pairs, sum(counts), seconds, Latencies.merged(latencies), cpu)
 
 
 async def _cpu_seconds_at(when: float, pid: int) -> float:
@@ -264,13 +232,6 @@ async def _cpu_seconds_at(when: float, pid: int) -> float:
     loop = asyncio.get_running_loop()
     await asyncio.sleep(max(0.0, when - loop.time()))
     return cpu_seconds(pid)
-
-
-def _merged(latencies: list[Latencies]) -> Latencies:
-    merged = Latencies()
-    for each in latencies:
-        merged.extend(each)
-    return merged
 
 
 def row(figures: Figures, kind: str = "ping-pong") -> str:
@@ -285,45 +246,10 @@ HEADER = f"{'streams':>7} {'kind':>9} {'round trips/s':>12} {'p50 µs':>9} {'p99
 """A relay's streams column counts its pairs (the streams in flight), and a round trip is a hop."""
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--streams", default="1,64,512", help="comma-separated concurrency levels")
-    parser.add_argument("--seconds", type=float, default=3.0, help="measured time per level (default 3)")
-    parser.add_argument("--runs", type=int, default=3, help="runs per level (default 3)")
-    parser.add_argument(
-        "--relay", action="store_true", help="alternate each ping-pong with the relay between paired streams"
-    )
-    parser.add_argument("--serve", metavar="ADDRESS", help=argparse.SUPPRESS)
-    args = parser.parse_args()
-    if args.serve:
-        asyncio.run(serve(args.serve))
-        return
-    asyncio.run(run(args))
-
-
-async def run(args: argparse.Namespace) -> None:
-    levels = [int(x) for x in args.streams.split(",")]
-    reply, move = decision_sample(), move_sample()
-    print(machine())
-    print(f"ping {move.ByteSize()} B (a Move), pong {reply.ByteSize()} B (a median {SAMPLE_GAME} decision)")
-    print(HEADER)
-    with Server(python("-m", "bench.grpc_ceiling", "--serve", "127.0.0.1:0")) as server:
-        kinds = ("ping-pong", "relay") if args.relay else ("ping-pong",)
-        for streams in levels:
-            rates: dict[str, list[float]] = {kind: [] for kind in kinds}
-            for _ in range(args.runs):
-                for kind in kinds:
-                    relay = kind == "relay"
-                    figures = await load(server.port, streams, args.seconds, server.pid, relay=relay)
-                    rates[kind].append(figures.per_second)
-                    print(row(figures, kind), flush=True)
-            for kind, values in rates.items():
-                if len(values) > 1:
-                    print(
-                        f"{'':>7} {kind}: median {spread(values)} round trips/s, "
-                        f"stdev {statistics.pstdev(values):,.0f}"
-                    )
+def ceiling_server() -> Server:
+    """The ceiling's server in its own process."""
+    return Server(python("-m", "bench.grpc_ceiling", "127.0.0.1:0"))
 
 
 if __name__ == "__main__":
-    main()
+    asyncio.run(serve(sys.argv[1]))

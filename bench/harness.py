@@ -1,4 +1,5 @@
-"""What the load benchmarks share: the machine's description, latency figures, server subprocesses.
+"""What the load benchmarks share: the machine's description, latency figures, server subprocesses,
+the referee's command line and its admin calls.
 
 Servers run in their own process, so the load generator and the server each
 have a core (on a two-core machine they share both with whatever else runs:
@@ -18,12 +19,21 @@ import sys
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import IO
 
 import grpc
 from google.protobuf.internal import api_implementation
 
+from croupier.engine.games import get_game
+from croupier.v1 import admin_pb2
+from croupier.wire import convert
+
 LISTENING = re.compile(r"serving on [^\s:]+:(\d+)")
+ADMIN_TOKEN = "bench-admin-token"
+TOKEN = "croupier-token"
+ADMIN = [(TOKEN, ADMIN_TOKEN)]
+"""The admin calls' metadata."""
 
 
 def machine() -> str:
@@ -53,8 +63,9 @@ class Latencies:
     def add(self, seconds: float) -> None:
         self.samples.append(seconds)
 
-    def extend(self, other: Latencies) -> None:
-        self.samples.extend(other.samples)
+    @classmethod
+    def merged(cls, many: Sequence[Latencies]) -> Latencies:
+        return cls([sample for each in many for sample in each.samples])
 
     def percentile(self, p: float) -> float:
         """The p-th percentile in microseconds (0 with no samples)."""
@@ -84,16 +95,25 @@ def rss_bytes(pid: int) -> int:
 
 
 class Server:
-    """A server subprocess that prints ``serving on HOST:PORT`` once it listens; stopped on exit."""
+    """A server subprocess, ready once it prints a line matching ``ready`` (by default ``serving on
+    HOST:PORT``, whose port is kept); the lines it printed until then in ``output``. Stopped on exit."""
 
     def __init__(
-        self, argv: Sequence[str], env: dict[str, str] | None = None, stderr: IO[str] | None = None
+        self,
+        argv: Sequence[str],
+        env: dict[str, str] | None = None,
+        stderr: IO[str] | None = None,
+        ready: re.Pattern[str] = LISTENING,
+        stop_seconds: float = 10,
     ) -> None:
         self.argv = list(argv)
         self.env = env
         self.stderr = stderr
+        self.ready = ready
+        self.stop_seconds = stop_seconds
         self.process: subprocess.Popen[str] | None = None
         self.port = 0
+        self.output: list[str] = []
 
     @property
     def pid(self) -> int:
@@ -114,18 +134,21 @@ class Server:
         while time.monotonic() < deadline:
             line = self.process.stdout.readline()
             if not line:
+                self.__exit__()
                 raise RuntimeError(f"{self.argv[:4]} exited before listening ({self.process.wait()})")
-            found = LISTENING.search(line)
-            if found:
-                self.port = int(found.group(1))
+            self.output.append(line)
+            if listening := LISTENING.search(line):
+                self.port = self.port or int(listening.group(1))
+            if self.ready.search(line):
                 return self
+        self.__exit__()
         raise RuntimeError(f"{self.argv[:4]} did not listen within 60 s")
 
     def __exit__(self, *exc: object) -> None:
         assert self.process is not None
         self.process.terminate()
         try:
-            self.process.wait(10)
+            self.process.wait(self.stop_seconds)
         except subprocess.TimeoutExpired:
             self.process.kill()
             self.process.wait()
@@ -144,6 +167,22 @@ def _die_with_parent() -> None:
 def python(*args: str) -> list[str]:
     """argv running this Python on ``args``."""
     return [sys.executable, *args]
+
+
+def referee_argv(data: Path, *extra: str) -> list[str]:
+    """``croupier serve`` on a port of its choosing, journals in ``data``, metrics off."""
+    return python(
+        "-m", "croupier.server.cli", "--address", "127.0.0.1:0", "--data", str(data),
+        "--admin-token", ADMIN_TOKEN, "--metrics-address", "off", *extra,
+    )  # fmt: skip
+
+
+def create_request(
+    game: str, seats: list[admin_pb2.SeatSpec], seed: int, **options: object
+) -> admin_pb2.CreateMatchRequest:
+    """A match of ``game`` for ``seats``: ``options`` over the defaults, the referee's clocks."""
+    values = get_game(game).options({"players": len(seats), **options})
+    return admin_pb2.CreateMatchRequest(options=convert.codec(game).options(values), seats=seats, seed=seed)
 
 
 def spread(values: Sequence[float]) -> str:

@@ -26,12 +26,9 @@ from pathlib import Path
 
 import grpc
 
-from bench.harness import Server, machine, rss_bytes
-from bench.referee_throughput import ADMIN_TOKEN, TOKEN, create_request, referee_argv
+from bench.harness import ADMIN, TOKEN, Server, create_request, machine, referee_argv, rss_bytes
 from croupier.server.bots import MAX_MATCHES_PER_STREAM
 from croupier.v1 import admin_pb2, admin_pb2_grpc, bots_pb2, bots_pb2_grpc
-
-ADMIN = [(TOKEN, ADMIN_TOKEN)]
 
 
 class Seats:

@@ -32,8 +32,17 @@ from pathlib import Path
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
-from bench.harness import Latencies, Server, cpu_seconds, machine, rss_bytes
-from bench.referee_throughput import ADMIN_TOKEN, TOKEN, create_request, referee_argv
+from bench.harness import (
+    ADMIN,
+    TOKEN,
+    Latencies,
+    Server,
+    cpu_seconds,
+    create_request,
+    machine,
+    referee_argv,
+    rss_bytes,
+)
 from croupier.v1 import admin_pb2, admin_pb2_grpc, bots_pb2, bots_pb2_grpc
 
 MAX_SECONDS = 3600.0
@@ -44,7 +53,6 @@ GAMES: dict[str, dict[str, object]] = {
     "spoil_five": {},
 }
 """The games played in turn, two players each, with these options (defaults otherwise)."""
-ADMIN = [(TOKEN, ADMIN_TOKEN)]
 Result = bots_pb2.ActionResult
 
 

@@ -28,8 +28,7 @@ from typing import Any
 import aiohttp
 import grpc
 
-from bench.harness import Server, cpu_seconds, machine, python, rss_bytes
-from bench.referee_throughput import ADMIN_TOKEN, TOKEN, referee_argv
+from bench.harness import ADMIN, Server, cpu_seconds, machine, python, referee_argv, rss_bytes
 from croupier.clients.bots import RandomBot
 from croupier.clients.sdk import Client, Match
 from croupier.v1 import admin_pb2, admin_pb2_grpc, match_pb2, spectator_pb2, spectator_pb2_grpc
@@ -70,9 +69,7 @@ async def create(target: str, players: int) -> admin_pb2.CreateMatchResponse:
             seats=[admin_pb2.SeatSpec(name=f"bot{i}") for i in range(players)],
             clocks=match_pb2.Clocks(decision_ms=60_000, bank_ms=60_000),
         )
-        response: admin_pb2.CreateMatchResponse = await stub.CreateMatch(
-            request, metadata=[(TOKEN, ADMIN_TOKEN)]
-        )
+        response: admin_pb2.CreateMatchResponse = await stub.CreateMatch(request, metadata=ADMIN)
         return response
 
 
