@@ -342,6 +342,8 @@ class Hub:
             # a match this referee does not know, or no referee: a finished journal in --data will do
             gone = exc.code() in (grpc.StatusCode.NOT_FOUND, grpc.StatusCode.UNAVAILABLE)
             on_disk = await self._from_journal(match_id) if gone else None
+            if on_disk is None and self.sealed_here(match_id):  # its twin's journal is not over
+                raise Sealed(match_id) from None
             if on_disk is None:
                 raise Unknown(f"no match {match_id} on {self.server}: {exc.details()}") from None
             text = on_disk
