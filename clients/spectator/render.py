@@ -114,7 +114,7 @@ def result_panel(header: Header) -> Panel:
 
 
 def forfeit_text(header: Header, seat: int) -> Text:
-    """" (forfeited: timeouts)" after a seat that forfeited: why its place is last."""
+    """ " (forfeited: timeouts)" after a seat that forfeited: why its place is last."""
     why = header.forfeited[seat] if seat < len(header.forfeited) else ""
     return Text(f" (forfeited: {why})", style="bold red") if why else Text("")
 

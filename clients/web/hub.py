@@ -333,7 +333,9 @@ class Hub:
                 )
             text = dumps(replay_json(from_record(record), record.info))
         except grpc.aio.AioRpcError as exc:
-            if exc.code() == grpc.StatusCode.FAILED_PRECONDITION:  # running, sealed, or damaged: its feed says
+            if (
+                exc.code() == grpc.StatusCode.FAILED_PRECONDITION
+            ):  # running, sealed, or damaged: its feed says
                 if self.sealed_here(match_id):
                     raise Sealed(match_id) from None
                 return None

@@ -91,7 +91,13 @@ def tournament_page(db: Path, tournament_id: int) -> dict[str, Any]:
                 "results": None
                 if done is None
                 else [
-                    {"bot": r.bot, "score": r.score, "place": r.place, "forfeited": r.forfeited, "note": r.note}
+                    {
+                        "bot": r.bot,
+                        "score": r.score,
+                        "place": r.place,
+                        "forfeited": r.forfeited,
+                        "note": r.note,
+                    }
                     for r in done.results
                 ],
             }

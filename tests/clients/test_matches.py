@@ -72,7 +72,7 @@ def test_an_unknown_tournament_is_one_line_with_what_was_meant(data: Path) -> No
 
 
 def test_a_seat_that_forfeited_says_why_in_the_list(tmp_path: Path) -> None:
-    """"random 104 (2) · mybot 163 (3)" explains itself: the third place was a forfeit."""
+    """ "random 104 (2) · mybot 163 (3)" explains itself: the third place was a forfeit."""
     from croupier.clients.results.schedule import MatchKey, ScheduledMatch
     from croupier.clients.results.store import SeatResult, Store
 

@@ -295,7 +295,9 @@ async def test_with_no_referee_the_lobby_lists_the_finished_journals_and_keeps_t
         finished = listed[done.match.match_id]
         assert finished["status"] == "finished" and finished["watchable"] and finished["result"]
         sealed = listed[alone.match.match_id]
-        assert sealed["sealed"] and not sealed["watchable"] and sealed["result"] is None and "seed" not in sealed
+        assert (
+            sealed["sealed"] and not sealed["watchable"] and sealed["result"] is None and "seed" not in sealed
+        )
         status, _, body = await get(f"{web.url}api/matches/{alone.match.match_id}/record")
         assert status == 409 and json.loads(body)["sealed"] is True and not CARD.search(body)
         status, _, body = await get(f"{web.url}api/matches/{done.match.match_id}/record")

@@ -253,12 +253,9 @@ async def test_pair_battle_in_real_time_is_drawn_as_it_happens_then_replayed(
     await asyncio.wait_for(bots, WAIT)
     await page.wait_for_selector("#controls")
     assert "result" in await page.inner_text(".result") and not errors
-    laid = await page.evaluate(
-        "() => [...document.querySelectorAll('.seat .laid [data-card]')].map(c => c.dataset.card).sort()"
-    )
-    centre = await page.evaluate(
-        "() => [...document.querySelectorAll('.centre .rank-group [data-card]')].map(c => c.dataset.card).sort()"
-    )
+    cards_in = "(where) => [...document.querySelectorAll(where + ' [data-card]')].map(c => c.dataset.card)"
+    laid = await page.evaluate(cards_in, ".seat .laid")
+    centre = await page.evaluate(cards_in, ".centre .rank-group")
     # (a seat shows its last 16 laid cards)
     assert laid and set(laid) <= set(centre), "the centre draws the laid cards themselves, by rank"
     assert "×" not in await page.inner_text(".centre")
