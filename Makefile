@@ -13,10 +13,13 @@ NODE_MODULES := $(NODE_DIR)/node_modules/.package-lock.json
 
 # The demo: a duplicate round robin of the bundled bots on an embedded referee, ending with the
 # ratings table. Run again, it plays the same tournament with new deals (ratings keep every run);
-# interrupted, it resumes. The web viewer (croupier web) serves it on $(WEB) meanwhile, its address printed.
+# interrupted, it resumes. The web viewer (croupier web) serves it on $(WEB) meanwhile, its address printed:
+# every live match, the sealed rotations of a duplicate set too (docs/spectator.md). The bundled bots
+# wait PACE ms before each move, so the matches can be watched (a match lasts 10-15 s); PACE=0: full speed.
 WEB ?= 127.0.0.1:8080
+PACE ?= 100
 run: $(RUNTIME) $(STUBS)
-	$(PY) -m croupier.clients.cli tournament tournaments/demo.toml --again --web $(WEB)
+	CROUPIER_PACE_MS=$(PACE) $(PY) -m croupier.clients.cli tournament tournaments/demo.toml --again --web $(WEB)
 
 # The whole suite on the compiled hot path (pure Python where no C compiler is), then the suites
 # of what is compiled (PURE_TESTS) on pure Python.

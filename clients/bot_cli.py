@@ -3,12 +3,20 @@
     croupier bot --server HOST:PORT --token TOKEN --strategy heuristic
 
 Server, token and name default to $CROUPIER_SERVER, $CROUPIER_TOKEN and
-$CROUPIER_BOT_NAME, which the tournament runner sets for the bots it launches.
+$CROUPIER_BOT_NAME, which the tournament runner sets for the bots it launches;
+--pace-ms to $CROUPIER_PACE_MS, which ``make run PACE=...`` sets.
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
+import inspect
+import os
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from croupier.clients.sdk import BotFactory, Match
 
 from croupier.clients.connection import add_connection_arguments
 
@@ -21,6 +29,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "for a Bot subclass of yours (default: %(default)s)",
     )
     parser.add_argument("--seed", type=int, help="seed the random strategy (per match and seat)")
+    parser.add_argument(
+        "--pace-ms",
+        type=int,
+        default=int(os.environ.get("CROUPIER_PACE_MS") or 0),
+        help="wait this long before each move, so people can watch the matches (make run's demo); "
+        "each match waits on its own (default: $CROUPIER_PACE_MS, or 0)",
+    )
     add_connection_arguments(parser)
 
 
@@ -33,4 +48,27 @@ def run(args: argparse.Namespace) -> int:
     except (ValueError, ImportError, AttributeError) as exc:
         print(f"croupier bot: {exc}")
         return 2
-    return run_client(factory, args, default_name=args.strategy)
+    if not 0 <= args.pace_ms <= 60_000:
+        print("croupier bot: --pace-ms must be 0 to 60000")
+        return 2
+    return run_client(paced(factory, args.pace_ms), args, default_name=args.strategy)
+
+
+def paced(factory: BotFactory, pace_ms: int) -> BotFactory:
+    """``factory``'s bots, each answer held back ``pace_ms`` (an ``async`` wait: other matches go on)."""
+    if pace_ms <= 0:
+        return factory
+
+    def make(match: Match) -> Any:
+        bot = factory(match)
+        decide = bot.choose
+
+        async def choose(view: Any, legal: list[Any]) -> Any:
+            await asyncio.sleep(pace_ms / 1000)
+            choice = decide(view, legal)
+            return await choice if inspect.isawaitable(choice) else choice
+
+        bot.choose = choose  # type: ignore[method-assign]
+        return bot
+
+    return make

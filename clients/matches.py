@@ -80,12 +80,17 @@ def matches_table(title: str, records: list[MatchRecord], results: dict[int, Fin
     from rich.table import Table
 
     table = Table(title=title, title_justify="left")
-    for column in ("match", "game", "round/group/deal/rotation", "seats: bot score (place)", "status"):
-        table.add_column(column, no_wrap=column != "seats: bot score (place)")
+    seats = "seats: bot score (place, and why a seat forfeited)"
+    for column in ("match", "game", "round/group/deal/rotation", seats, "status"):
+        table.add_column(column, no_wrap=column != seats)
     for record in records:
         finished = results.get(record.id)
         if finished is not None:
-            seats = " · ".join(f"{r.seat} {r.bot} {r.score} ({r.place})" for r in finished.results)
+            seats = " · ".join(
+                f"{r.seat} {r.bot} {r.score} ({r.place}"
+                + (f", forfeited: {r.note or 'yes'})" if r.forfeited else ")")
+                for r in finished.results
+            )
         else:
             seats = " · ".join(f"{seat} {bot}" for seat, bot in enumerate(record.seats))
         key = record.key

@@ -36,6 +36,8 @@ class Header:
     """(place, score) per seat, once finished."""
     note: str = ""
     """A line for the header: the replay check's verdict, the source, ..."""
+    forfeited: tuple[str, ...] = ()
+    """Per seat, why it forfeited ("timeouts", "disconnected", "refusals"), or "" (or no seats: not known)."""
 
 
 @dataclass(frozen=True)
@@ -83,6 +85,7 @@ def header_of(info: match_pb2.MatchInfo, note: str = "") -> Header:
         status=STATUS.get(info.status, "unknown"),
         result=result,
         note=note,
+        forfeited=tuple(p.forfeited for p in sorted(info.players, key=lambda p: p.seat)),
     )
 
 
@@ -200,6 +203,7 @@ def from_journal(path: Path, seed: int | None = None) -> Replay:
         status="finished" if end else "unfinished",
         result=result,
         note=note,
+        forfeited=tuple(end.forfeited) if end is not None else (),
     )
     return Replay(header, collected)
 

@@ -75,10 +75,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "admin token, or the admin alone",
     )
     parser.add_argument(
+        "--feeds-per-client",
         "--feeds-per-connection",
         type=int,
         default=16,
-        help="live WatchMatch streams one connection may hold, the admin's aside (default 16)",
+        help="live WatchMatch streams one client (one address, whatever connections it opens) may "
+        "hold, the admin's and the organiser's aside (default 16)",
     )
     parser.add_argument(
         "--anonymous-feeds",
@@ -140,7 +142,7 @@ def run(args: argparse.Namespace) -> int:
     metrics = None if args.metrics_address == "off" else args.metrics_address
     if not 0 <= args.drain_seconds <= 3600:
         raise SystemExit("croupier serve: --drain-seconds must be 0 to 3600")
-    for flag in ("feeds_per_connection", "anonymous_feeds"):
+    for flag in ("feeds_per_client", "anonymous_feeds"):
         if not 0 <= getattr(args, flag) <= 100_000:
             raise SystemExit(f"croupier serve: --{flag.replace('_', '-')} must be 0 to 100000")
     if args.unix_socket is not None and len(os.fsencode(args.unix_socket.absolute())) > UNIX_PATH_MAX:
@@ -175,7 +177,7 @@ async def _serve(args: argparse.Namespace, clocks: Clocks, metrics: str | None, 
         unix_socket=args.unix_socket,
         spectators=Limits(
             access=Access(args.spectators),
-            feeds_per_connection=args.feeds_per_connection,
+            feeds_per_client=args.feeds_per_client,
             anonymous_feeds=args.anonymous_feeds,
         ),
         group=args.data.parent if args.worker is not None else None,

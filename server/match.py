@@ -34,6 +34,7 @@ from croupier.server.lifecycle import CANCELLED, FINISHED, RUNNING, WAITING, Pha
 from croupier.server.match_journal import JournalFull, Journaling
 from croupier.server.match_state import MatchState
 from croupier.server.messages import (
+    EDGES,
     Kind,
     Status,
     Subscription,
@@ -42,6 +43,7 @@ from croupier.server.messages import (
     ms,
     replay_frames,
     shown,
+    withheld,
 )
 from croupier.server.moves import Moves
 from croupier.server.seats import Decision, SeatState, decision_id, final_places
@@ -497,6 +499,8 @@ class Match(Moves, Timekeeping, Journaling, MatchState):
             self._events.extend(events)
         if self.subscribers:
             seq = len(self.records) - 1
+            # a twin still plays this deal: the end reveals nothing but to the admin (nor its seed)
+            sealed = (isinstance(record, EDGES) or self.state.is_over()) and self.sealed()
             built: dict[bool, spectator_pb2.MatchFrame] = {}
             for subscription in list(self.subscribers):
                 if subscription.frames.qsize() >= sessions.MAX_QUEUED:
@@ -515,6 +519,7 @@ class Match(Moves, Timekeeping, Journaling, MatchState):
                         self.state,
                         subscription.admin,
                         self.info,
+                        sealed and not subscription.admin,
                     )
                 subscription.frames.put_nowait(frame)
 
@@ -527,7 +532,8 @@ class Match(Moves, Timekeeping, Journaling, MatchState):
         subscription = Subscription(admin)
         backlog = list(self.records) if from_start else []
         if not from_start:
-            reveal = admin or self.status == FINISHED
+            sealed = not admin and self.sealed()
+            reveal = admin or (self.status == FINISHED and not sealed)
             view = self.state.full_view() if reveal else self.state.public_view()
             subscription.frames.put_nowait(
                 spectator_pb2.MatchFrame(
@@ -536,7 +542,7 @@ class Match(Moves, Timekeeping, Journaling, MatchState):
                     time_ms=ms(self.records[-1].at),
                     step=spectator_pb2.Step(kind=Kind.SNAPSHOT),
                     view=self.codec.view(view),
-                    info=self.info(),
+                    info=withheld(self.info()) if sealed else self.info(),
                 )
             )
         if self.done.is_set():
@@ -551,5 +557,6 @@ class Match(Moves, Timekeeping, Journaling, MatchState):
 
     def replay_frames(self, records: list[Record], admin: bool) -> Iterator[spectator_pb2.MatchFrame]:
         """Frames of past records, re-run from the seed (in the spectator's coroutine, not the actor)."""
-        reveal = admin or self.status == FINISHED
-        return replay_frames(self.spec, self.options, self._seed, records, reveal, self.info)
+        sealed = not admin and self.sealed()
+        reveal = admin or (self.status == FINISHED and not sealed)
+        return replay_frames(self.spec, self.options, self._seed, records, reveal, self.info, sealed)

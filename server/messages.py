@@ -105,6 +105,15 @@ def match_result(header: Header, end: End) -> match_pb2.MatchResult:
     )
 
 
+def withheld(info: match_pb2.MatchInfo) -> match_pb2.MatchInfo:
+    """A sealed match's info as a spectator may see it: without its seed and result."""
+    kept = match_pb2.MatchInfo()
+    kept.CopyFrom(info)
+    kept.ClearField("seed")
+    kept.ClearField("result")
+    return kept
+
+
 def build_frame(
     codec: convert.GameCodec,
     match_id: str,
@@ -114,13 +123,15 @@ def build_frame(
     state: GameState[Any, Any],
     reveal: bool,
     info: Callable[[], match_pb2.MatchInfo] | None,
+    sealed: bool = False,
 ) -> spectator_pb2.MatchFrame:
     """A frame of one journal record, after it was applied to ``state``.
 
-    Hidden cards and actions (which may name them) only if ``reveal`` or once the game is over;
-    the match's ``info`` on the records that start and end it.
+    Hidden cards and actions (which may name them) only if ``reveal`` or once the game is over
+    (unless ``sealed``: a twin still plays the deal, and the frame's info loses its seed and
+    result); the match's ``info`` on the records that start and end it.
     """
-    reveal = reveal or state.is_over()
+    reveal = reveal or (state.is_over() and not sealed)
     step = spectator_pb2.Step(
         kind=step_kind(record), seat=record.seat if isinstance(record, Played | Refuse | Forfeit) else None
     )
@@ -134,6 +145,9 @@ def build_frame(
             with contextlib.suppress(MalformedInput):  # an attempt that was no action: the reason says so
                 step.action.MergeFromString(codec.action_bytes(codec.spec.parse_action(record.action)))
     view = state.full_view() if reveal else state.public_view()
+    about = None
+    if info is not None and isinstance(record, EDGES):
+        about = withheld(info()) if sealed else info()
     return spectator_pb2.MatchFrame(
         match_id=match_id,
         seq=seq,
@@ -141,7 +155,7 @@ def build_frame(
         step=step,
         events=[codec.event(e) for e in events],
         view=codec.view(view),
-        info=info() if info is not None and isinstance(record, EDGES) else None,
+        info=about,
     )
 
 
@@ -152,8 +166,10 @@ def replay_frames(
     records: list[Record],
     reveal: bool,
     info: Callable[[], match_pb2.MatchInfo] | None = None,
+    sealed: bool = False,
 ) -> Iterator[spectator_pb2.MatchFrame]:
-    """The frames of a journal's records, re-run from the seed (the header is record 0)."""
+    """The frames of a journal's records, re-run from the seed (the header is record 0); ``sealed``
+    as ``build_frame`` takes it."""
     if not records:
         return
     codec = convert.codec(spec.name)
@@ -164,7 +180,7 @@ def replay_frames(
         if not shown(record):
             continue
         events = apply_record(spec, state, record)
-        yield build_frame(codec, header.match_id, seq, record, events, state, reveal, info)
+        yield build_frame(codec, header.match_id, seq, record, events, state, reveal, info, sealed)
 
 
 def ms(seconds: float) -> int:

@@ -22,7 +22,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import hashlib
 import heapq
+import hmac
 import json
 import re
 import secrets
@@ -51,7 +53,7 @@ from croupier.server.journal import (
     token_sha256,
 )
 from croupier.server.match import Match
-from croupier.server.messages import match_result
+from croupier.server.messages import match_result, withheld
 from croupier.server.metrics import Metrics
 from croupier.server.seats import Player
 from croupier.server.session import Session
@@ -80,6 +82,18 @@ MIN_TOKEN, MAX_TOKEN = 24, 200
 """A caller's own bot token: long enough to be a secret, short enough for metadata."""
 MIN_ADMIN_TOKEN = 16
 """The admin token, chosen by the operator (the one a referee makes itself is 38 characters)."""
+
+
+ORGANISER_PREFIX = "organiser_"
+
+
+def organiser_token(admin_token: str) -> str:
+    """The organiser's spectator token of the referee whose admin token is ``admin_token``: it
+    watches sealed matches live (their public frames) and may do nothing else the admin may.
+    Derived from the admin token (an HMAC), so every worker and replica sharing that token knows it
+    without a file of its own, and holding it tells nothing of the admin token."""
+    mac = hmac.new(admin_token.encode(), b"croupier organiser spectator v1", hashlib.sha256)
+    return ORGANISER_PREFIX + mac.hexdigest()
 
 
 def token_problem(token: str, shortest: int = MIN_TOKEN) -> str:
@@ -135,6 +149,7 @@ class Referee:
         """The other workers of a ``croupier serve --workers`` group, whose bots this one knows too."""
         self.matches_dir = data_dir / "matches"
         self.admin_token_sha256 = token_sha256(admin_token)
+        self.organiser_token_sha256 = token_sha256(organiser_token(admin_token))
         self.port = 0
         """The TCP port it listens on, which its ProveReferee answers name (set once bound)."""
         self.clocks = clocks
@@ -316,6 +331,11 @@ class Referee:
 
     def is_admin(self, tokens: list[str]) -> bool:
         return any(secrets.compare_digest(token_sha256(t), self.admin_token_sha256) for t in tokens)
+
+    def is_organiser(self, tokens: list[str]) -> bool:
+        """Whether a spectator holds the organiser's token (``organiser_token``)."""
+        digest = self.organiser_token_sha256
+        return any(secrets.compare_digest(token_sha256(t), digest) for t in tokens)
 
     def check_admin(self, tokens: list[str]) -> None:
         if not tokens:
@@ -569,14 +589,14 @@ class Referee:
         return self.live_deals[digest] > (1 if live else 0)
 
     def shown(self, info: match_pb2.MatchInfo, admin: bool) -> match_pb2.MatchInfo:
-        """A match as the caller may see it listed: while sealed, without its seed and result."""
-        if admin or not self.sealed(info.match_id):
+        """A match as the caller may see it listed, ``sealed`` said: while sealed, without its seed
+        and result (but to the admin)."""
+        if not self.sealed(info.match_id):
             return info
-        withheld = match_pb2.MatchInfo()
-        withheld.CopyFrom(info)
-        withheld.ClearField("seed")
-        withheld.ClearField("result")
-        return withheld
+        marked = match_pb2.MatchInfo()
+        marked.CopyFrom(info)
+        marked.sealed = True
+        return marked if admin else withheld(marked)
 
     def check_unsealed(self, match_id: str, admin: bool) -> None:
         """FAILED_PRECONDITION for a caller who may not see a sealed match's record."""

@@ -1,7 +1,9 @@
 """SpectatorService: listing, watching live and replaying matches.
 
 A spectator sees public facts only until a match is over; the admin token
-sees everything at any time. Past frames are rebuilt by re-running the engine
+sees everything at any time. A sealed match (its deal is a live twin's) shows
+nothing but its listing, except to the admin and, live and public facts only,
+to the organiser's token (the runner's own viewer). Past frames are rebuilt by re-running the engine
 from the journal, so live frames and replayed ones are made by the same code;
 that re-run takes turns with the matches on the event loop, a slice at a time,
 and who may ask for how much is the audience's to say.
@@ -58,9 +60,11 @@ class SpectatorService:
         self, request: spectator_pb2.WatchMatchRequest, context: Context
     ) -> AsyncIterator[spectator_pb2.MatchFrame]:
         caller = self.audience.admit(context)
-        self.referee.check_unsealed(request.match_id, caller.admin)
         match = self.referee.matches.get(request.match_id)
-        if match is None or match.done.is_set():
+        live = match is not None and not match.done.is_set()
+        # the organiser may watch a sealed match as it runs: public frames, nothing revealed at its end
+        self.referee.check_unsealed(request.match_id, caller.admin or (live and caller.organiser))
+        if match is None or not live:
             with self.audience.heavy_read(caller):
                 frames = await self._past_frames(request.match_id, caller.admin)
                 async for frame in self.audience.in_slices(frames):
@@ -75,9 +79,10 @@ class SpectatorService:
                             match.replay_frames(backlog, caller.admin)
                         ):
                             yield frame
-                while (live := await subscription.frames.get()) is not None:
-                    self.referee.check_unsealed(request.match_id, caller.admin)  # a twin dealt since
-                    yield live
+                while (change := await subscription.frames.get()) is not None:
+                    # a twin dealt since
+                    self.referee.check_unsealed(request.match_id, caller.admin or caller.organiser)
+                    yield change
                 if subscription.overrun:
                     await abort(
                         context,

@@ -37,7 +37,7 @@ STABLE_SECONDS = 60.0
 STOP_SECONDS = 30.0
 """How long past its drain a worker may take to stop before it is killed."""
 PASSED_ON = (
-    "drain_seconds", "spectators", "feeds_per_connection", "anonymous_feeds", "tls_cert", "tls_key",
+    "drain_seconds", "spectators", "feeds_per_client", "anonymous_feeds", "tls_cert", "tls_key",
     "tls_client_ca", "decision_ms", "bank_ms", "max_timeouts", "max_refusals", "grace_ms",
 )  # fmt: skip
 """``croupier serve`` flags every worker is given as the parent was."""

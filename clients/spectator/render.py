@@ -8,7 +8,6 @@ what is hidden stays hidden on the screen as it is in the view.
 from __future__ import annotations
 
 import re
-from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -107,10 +106,17 @@ def result_panel(header: Header) -> Panel:
             (f"{header.result[seat][0]}. ", "bold"),
             f"seat {seat} {header.players[seat]}: ",
             (str(header.result[seat][1]), "bold"),
+            forfeit_text(header, seat),
         )
         for seat in ranking
     ]
     return Panel(Text("\n").join(lines), title="result", title_align="left", border_style="green")
+
+
+def forfeit_text(header: Header, seat: int) -> Text:
+    """ " (forfeited: timeouts)" after a seat that forfeited: why its place is last."""
+    why = header.forfeited[seat] if seat < len(header.forfeited) else ""
+    return Text(f" (forfeited: {why})", style="bold red") if why else Text("")
 
 
 def seats_table(columns: Sequence[str]) -> Table:
@@ -258,8 +264,10 @@ def draw_platinum_fish(view: platinum_fish.PlatinumFishView, header: Header) -> 
 
 
 def draw_pair_battle(view: pair_battle.PairBattleView, header: Header) -> tuple[RenderableType, Table]:
-    counts = Counter(card.rank for laid in view.laid for card in laid)
-    on_table = Text("  ").join(Text(f"{rank}×{counts[rank]}") for rank in sorted(counts, reverse=True))
+    by_rank: dict[Any, list[Card]] = {}
+    for card in (card for laid in view.laid for card in laid):
+        by_rank.setdefault(card.rank, []).append(card)
+    on_table = Text("  ").join(cards_text(by_rank[rank]) for rank in sorted(by_rank, reverse=True))
     phase = view.phase.value
     if view.timing is pair_battle.Timing.LOCKSTEP and view.phase is pair_battle.Phase.PLAY:
         phase += f" · tick {view.tick}"
@@ -267,7 +275,7 @@ def draw_pair_battle(view: pair_battle.PairBattleView, header: Header) -> tuple[
         phase += f" ({view.end.value})"
     lines = [
         facts(("phase", phase), ("timing", view.timing.value)),
-        facts(("laid by rank", on_table if counts else Text("—", style="dim"))),
+        facts(("laid by rank", on_table if by_rank else Text("—", style="dim"))),
     ]
     seats = seats_table(["hand", "reserve", "laid", "score", "penalties"])  # no turns: no marker
     for seat, hand in enumerate(view.hands):

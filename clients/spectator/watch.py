@@ -113,6 +113,8 @@ async def matches_now(server: str) -> set[str]:
 async def _session(args: argparse.Namespace, console: Console, stub: Stub, metadata: Metadata) -> int:
     import asyncio
 
+    import grpc
+
     every: asyncio.Event | None = getattr(args, "every", None)
     watched: set[str] = set(getattr(args, "skip", ()))
     match_id = args.match
@@ -123,6 +125,10 @@ async def _session(args: argparse.Namespace, console: Console, stub: Stub, metad
             finishing = every is not None and every.is_set()  # set before the listing: it has them all
             live = await _live_matches(stub, args.game, ended=every is not None)
             live = [m for m in live if m.match_id not in watched]
+            sealed = 0
+            if args.follow and not metadata:  # a sealed match waits for its twin: follow another
+                sealed = sum(m.sealed for m in live)
+                live = [m for m in live if not m.sealed]
             if args.list:
                 _print_list(console, live, args.server)
                 return 0
@@ -134,15 +140,26 @@ async def _session(args: argparse.Namespace, console: Console, stub: Stub, metad
                     return 0
                 if not waiting:
                     game = f"{args.game} " if args.game else ""
-                    console.print(f"waiting for a {game}match to start on {args.server} (Ctrl-C to stop)")
+                    console.print(
+                        f"{sealed} live matches are sealed until their twins end (a duplicate set's "
+                        "rotations, dealt the same cards): waiting for one to open (Ctrl-C to stop)"
+                        if sealed
+                        else f"waiting for a {game}match to start on {args.server} (Ctrl-C to stop)"
+                    )
                     waiting = True
                 await asyncio.sleep(POLL_SECONDS)
                 continue
             waiting = False
-            match_id = _choose(console, live, args.server) if not watched else live[0].match_id
+            # following: the oldest live match, without asking (and the next one after it)
+            match_id = live[0].match_id if watched or args.follow else _choose(console, live, args.server)
             if match_id is None:
                 return 0
-        await _attach(console, stub, metadata, match_id, args.from_start)
+        try:
+            await _attach(console, stub, metadata, match_id, args.from_start)
+        except grpc.aio.AioRpcError as exc:
+            if not args.follow or exc.code() != grpc.StatusCode.FAILED_PRECONDITION:
+                raise
+            console.print(f"match {match_id}: {exc.details()}; following the next one")  # sealed since
         watched.add(match_id)
         if not args.follow:
             return 0

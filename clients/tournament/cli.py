@@ -89,7 +89,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--web",
         metavar="HOST:PORT",
         help="also serve the web viewer (croupier web) of the referee here while the tournament runs "
-        "(a free port if this one is taken)",
+        "(a free port if this one is taken); it shows every live match, a duplicate set's sealed "
+        "rotations too: give its address to no one with a bot in the tournament",
     )
     parser.add_argument(
         "--samples",
@@ -200,7 +201,7 @@ async def play(
                     f"referee on {target}; watch its matches: "
                     f"{croupier_command()} watch --server {target} --follow"
                 )
-            await alongside.enter_async_context(_web_viewer(args, console, target))
+            await alongside.enter_async_context(_web_viewer(args, console, target, admin_token))
             if not args.server and beside is not None:
                 await alongside.enter_async_context(beside(target))
             referees = await Replicas.connect(target, admin_token)
@@ -306,9 +307,15 @@ async def _referee(
 
 
 @contextlib.asynccontextmanager
-async def _web_viewer(args: argparse.Namespace, console: Console, target: str) -> AsyncIterator[None]:
-    """With --web, ``croupier web`` on this event loop beside the referee, its address printed."""
+async def _web_viewer(
+    args: argparse.Namespace, console: Console, target: str, admin_token: str
+) -> AsyncIterator[None]:
+    """With --web, ``croupier web`` on this event loop beside the referee, its address printed. It
+    holds the organiser's token, so the tournament's sealed matches (a duplicate set's rotations,
+    dealt the same cards) can be watched as they run: whoever reaches its address sees them, so
+    it listens on 127.0.0.1 unless --web says otherwise (docs/spectator.md)."""
     from croupier.clients.tournament.referee import SPREAD_SCHEMES
+    from croupier.server.referee import organiser_token
 
     if not args.web:
         yield
@@ -321,10 +328,11 @@ async def _web_viewer(args: argparse.Namespace, console: Console, target: str) -
         return
     from croupier.clients.web.app import start_web
 
+    token = organiser_token(admin_token)
     try:
-        viewer = await start_web(target, args.web, args.data)
+        viewer = await start_web(target, args.web, args.data, token=token)
     except OSError as exc:  # the port is taken: any free one will do for a demo
-        viewer = await start_web(target, "127.0.0.1:0", args.data)
+        viewer = await start_web(target, "127.0.0.1:0", args.data, token=token)
         say(console, f"--web {args.web}: {exc.strerror or exc}; serving on a free port instead")
     say(console, f"watch it in a browser: {viewer.url}")
     try:

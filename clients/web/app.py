@@ -21,8 +21,8 @@ from pathlib import Path
 from aiohttp import web
 
 from croupier.clients.web import STATIC
-from croupier.clients.web.hub import Busy, Hub, Unknown
-from croupier.clients.web.tournaments import NoDatabase, tournament_page
+from croupier.clients.web.hub import Busy, Hub, Sealed, Unknown
+from croupier.clients.web.tournaments import NoDatabase, Ratings, tournament_page
 
 KEEPALIVE_SECONDS = 15.0
 """A comment line on idle event streams, so proxies and browsers keep them open."""
@@ -35,6 +35,7 @@ SECURITY = {
     "Referrer-Policy": "no-referrer",
 }
 HUB = web.AppKey("hub", Hub)
+RATINGS = web.AppKey("ratings", Ratings)
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
@@ -47,6 +48,8 @@ async def headers(request: web.Request, handler: Handler) -> web.StreamResponse:
         response = web.json_response({"error": str(exc)}, status=404)
     except Busy as exc:
         response = web.json_response({"error": str(exc)}, status=503)
+    except Sealed as exc:
+        response = web.json_response({"sealed": True, "error": str(exc)}, status=409)
     if not response.prepared:
         response.headers.update(SECURITY)
         if request.path.startswith("/api/"):
@@ -88,10 +91,13 @@ async def record(request: web.Request) -> web.StreamResponse:
 
 async def live(request: web.Request) -> web.StreamResponse:
     """A live match's frames: a snapshot of now (or, reconnecting, what was missed), then every
-    change, then an ``end`` event (its data: an error, if the referee gave one)."""
-    match = request.app[HUB].watch(request.match_info["match_id"])
+    change, then an ``end`` event (its data: an error, if the referee gave one), or a ``sealed``
+    event if a twin was dealt meanwhile."""
+    hub = request.app[HUB]
+    client = request.remote or ""
+    match = hub.watch(request.match_info["match_id"], client)
     last = request.headers.get("Last-Event-ID", "")
-    listener, backlog = match.join(int(last) if last.isdigit() else None)
+    listener, backlog = match.join(int(last) if last.isdigit() else None, client)
     response = await _event_stream(request)
     try:
         with contextlib.suppress(ConnectionResetError):
@@ -111,24 +117,37 @@ async def live(request: web.Request) -> web.StreamResponse:
                     pending = []
                 while not listener.queue.empty():  # all that is waiting, in one write
                     pending.append(listener.queue.get_nowait())
-            if not listener.dropped:
+            if not listener.dropped and match.sealed:
+                await response.write(b"event: sealed\ndata: \n\n")
+            elif not listener.dropped:
                 error = (match.error or "").replace("\n", " ")
                 await response.write(f"event: end\ndata: {error}\n\n".encode())
     finally:
-        match.leave(listener)
+        hub.leave(match, listener)
     return response
 
 
 async def tournament(request: web.Request) -> web.StreamResponse:
-    hub = request.app[HUB]
-    if hub.data is None:
+    """A tournament's tables, without its ratings (``tournament_ratings``: they take longer)."""
+    db, tournament_id = _tournament_of(request)
+    return web.json_response(await asyncio.to_thread(tournament_page, db, tournament_id))
+
+
+async def tournament_ratings(request: web.Request) -> web.StreamResponse:
+    """Each game's ratings table: {"games": {game: rows}}."""
+    db, tournament_id = _tournament_of(request)
+    tables = await asyncio.to_thread(request.app[RATINGS].of, db, tournament_id)
+    return web.json_response({"games": tables})
+
+
+def _tournament_of(request: web.Request) -> tuple[Path, int]:
+    data = request.app[HUB].data
+    if data is None:
         raise NoDatabase("this viewer was started without --data: no tournaments")
     try:
-        tournament_id = int(request.match_info["tournament_id"])
+        return data / "results.db", int(request.match_info["tournament_id"])
     except ValueError:
         raise NoDatabase(f"not a tournament number: {request.match_info['tournament_id'][:40]!r}") from None
-    document = await asyncio.to_thread(tournament_page, hub.data / "results.db", tournament_id)
-    return web.json_response(document)
 
 
 async def _event_stream(request: web.Request) -> web.StreamResponse:
@@ -147,14 +166,17 @@ async def _event_stream(request: web.Request) -> web.StreamResponse:
 def make_app(hub: Hub) -> web.Application:
     app = web.Application(middlewares=[headers])
     app[HUB] = hub
+    app[RATINGS] = Ratings()
     app.router.add_get("/", page("lobby.html"))
     app.router.add_get("/match/{match_id}", page("match.html"))
     app.router.add_get("/tournament/{tournament_id}", page("tournament.html"))
+    app.router.add_get("/follow", page("follow.html"))
     app.router.add_get("/api/lobby", lobby)
     app.router.add_get("/api/lobby/live", lobby_live)
     app.router.add_get("/api/matches/{match_id}/record", record)
     app.router.add_get("/api/matches/{match_id}/live", live)
     app.router.add_get("/api/tournaments/{tournament_id}", tournament)
+    app.router.add_get("/api/tournaments/{tournament_id}/ratings", tournament_ratings)
     app.router.add_static("/static/", STATIC)
     return app
 
@@ -173,13 +195,19 @@ class WebViewer:
 
 
 async def start_web(
-    server: str, address: str = "127.0.0.1:8080", data: Path | None = None, tls_ca: Path | None = None
+    server: str,
+    address: str = "127.0.0.1:8080",
+    data: Path | None = None,
+    tls_ca: Path | None = None,
+    token: str | None = None,
 ) -> WebViewer:
-    """Serve the viewer of the referee at ``server`` on ``address`` (port 0: a free one)."""
+    """Serve the viewer of the referee at ``server`` on ``address`` (port 0: a free one); with
+    ``token`` (the organiser's: ``referee.organiser_token``), sealed matches are shown live too, to
+    whoever reaches ``address``."""
     host, _, port = address.rpartition(":")
     host = host.strip("[]") or "127.0.0.1"
     listening = socket.create_server((host, int(port)), family=_family(host), reuse_port=False)
-    hub = Hub(server, data, tls_ca)
+    hub = Hub(server, data, tls_ca, token)
     runner = web.AppRunner(make_app(hub), handle_signals=False, access_log=None, shutdown_timeout=1.0)
     await runner.setup()
     await web.SockSite(runner, listening).start()

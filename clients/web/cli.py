@@ -3,8 +3,11 @@
 The lobby lists the live and finished matches (updating as they change) and the tournaments
 of the results database; a match's page draws its table live, hands as card backs until the
 end, then steps through it as a replay (``?step=N`` in the address); a tournament's page shows
-its progress, crosstable and ratings. The viewer is a spectator like any other: it holds no
-admin token and sees only what the referee shows anyone.
+its progress, crosstable and ratings; ``/follow`` moves from one live match to the next. The
+viewer is a spectator like any other: it holds no admin token and sees only what the referee
+shows anyone (a sealed match: not until its twin ends; ``croupier tournament --web`` starts one
+that holds the organiser's token: docs/spectator.md). With no referee answering, the lobby lists
+the finished journals of --data.
 """
 
 from __future__ import annotations

@@ -48,6 +48,7 @@ def header_json(header: Header, info: match_pb2.MatchInfo | None = None) -> dict
         document["created_unix_ms"] = info.created_unix_ms
         document["forfeited"] = [p.forfeited for p in sorted(info.players, key=lambda p: p.seat)]
         document["seed_sha256"] = info.seed_sha256
+        document["sealed"] = info.sealed  # its twin still plays the deal (anyone can tell: seed_sha256)
         if info.HasField("seed"):
             document["seed"] = str(info.seed)
         if info.result.seats:

@@ -3,7 +3,14 @@
 shared by every browser watching it.
 
 It holds no admin token: every call is a spectator's, so the referee's own rules decide what
-it may see (public facts while a match runs, every hand once it is over).
+it may see (public facts while a match runs, every hand once it is over). The viewer a tournament
+runner starts holds the organiser's token, which also watches sealed matches as they run (their
+public facts: docs/spectator.md); any other viewer lists a sealed match without a link to it.
+While no referee answers, the lobby lists the finished journals of the data directory.
+
+Browsers are shared out by address: one may keep at most ``LIVE_PER_CLIENT`` live matches open,
+and a match nobody has open any more stops being followed, so one visitor's pages cannot take
+every live feed the referee grants this viewer.
 """
 
 from __future__ import annotations
@@ -21,9 +28,12 @@ import grpc
 
 from croupier.clients.results.store import StoreError
 from croupier.clients.scenes import JOURNAL_FOLDERS, RECORD_BYTES, from_journal, from_record
+from croupier.clients.web.disk import JournalList
 from croupier.clients.web.frames import LiveFeed, dumps, lobby_entry, replay_json
 from croupier.clients.web.tournaments import tournament_list
 from croupier.v1 import match_pb2, spectator_pb2, spectator_pb2_grpc
+
+TOKEN_METADATA = "croupier-token"
 
 POLL_SECONDS = 1.0
 """How often the lobby asks the referee for its matches."""
@@ -37,6 +47,11 @@ MAX_BEHIND = 1000
 """Messages a browser may fall behind before it is dropped (its EventSource reconnects)."""
 LINGER_SECONDS = 30.0
 """How long a finished match's live stream stays for late and reconnecting browsers."""
+IDLE_SECONDS = 10.0
+"""How long a live match nobody has open is still followed (a page reloading comes back)."""
+LIVE_PER_CLIENT = 4
+"""Live matches one browser address may have open at once: a quarter of the feeds a referee grants
+one client by default (``croupier serve --feeds-per-client``, 16), so three others still get theirs."""
 RECORDS_CACHED = 32
 HEAVY_AT_ONCE = 2
 """Listings and replays under way at once: no more than a referee lets one connection have
@@ -54,10 +69,19 @@ class Busy(RuntimeError):
     """Too many live matches followed at once."""
 
 
+class Sealed(LookupError):
+    """A match this viewer may not show yet: another match dealt the same cards is not over."""
+
+    def __init__(self, match_id: str) -> None:
+        super().__init__(f"match {match_id} is sealed until its twin ends")
+
+
 @dataclass(eq=False)
 class Listener:
     """One browser's stream of a live match."""
 
+    client: str = ""
+    """The browser's address."""
     queue: asyncio.Queue[str | None] = field(default_factory=lambda: asyncio.Queue(MAX_BEHIND))
     dropped: bool = False
 
@@ -75,6 +99,9 @@ class LiveMatch:
         self.listeners: set[Listener] = set()
         self.done = asyncio.Event()
         self.error: str | None = None
+        self.sealed = False
+        """Ended because it became sealed to this viewer (a twin was dealt)."""
+        self.task: asyncio.Task[None] | None = None
 
     @property
     def count(self) -> int:
@@ -105,11 +132,11 @@ class LiveMatch:
                 listener.queue.get_nowait()
             listener.queue.put_nowait(None)
 
-    def join(self, after: int | None) -> tuple[Listener, list[str | None]]:
-        """A new listener and what it is sent first: the messages after number ``after`` when it
-        reconnects and they are still kept, else one snapshot (the match's header and its scene
-        now); None last if the match is over."""
-        listener = Listener()
+    def join(self, after: int | None, client: str = "") -> tuple[Listener, list[str | None]]:
+        """A new listener (of the browser at ``client``) and what it is sent first: the messages
+        after number ``after`` when it reconnects and they are still kept, else one snapshot (the
+        match's header and its scene now); None last if the match is over."""
+        listener = Listener(client)
         self.listeners.add(listener)
         backlog: list[str | None]
         if after is not None and self.first <= after + 1 <= self.count:
@@ -126,18 +153,25 @@ class LiveMatch:
     def leave(self, listener: Listener) -> None:
         self.listeners.discard(listener)
 
-    def close(self, error: str | None = None) -> None:
+    def close(self, error: str | None = None, sealed: bool = False) -> None:
         self.error = error
+        self.sealed = sealed
         self.done.set()
         for listener in self.listeners:
             self._send(listener, None)
 
 
 class Hub:
-    def __init__(self, server: str, data: Path | None = None, tls_ca: Path | None = None) -> None:
+    def __init__(
+        self, server: str, data: Path | None = None, tls_ca: Path | None = None, token: str | None = None
+    ) -> None:
         self.server = server
         self.data = data
         """The data directory: its results database (tournaments) and finished journals."""
+        self.organiser = token is not None
+        """It holds the organiser's token: sealed matches are watched live too."""
+        self.metadata = None if token is None else ((TOKEN_METADATA, token),)
+        self.journals = None if data is None else JournalList(data)
         options = [("grpc.max_receive_message_length", RECORD_BYTES)]
         self.channel = (
             grpc.aio.secure_channel(server, grpc.ssl_channel_credentials(tls_ca.read_bytes()), options)
@@ -179,9 +213,14 @@ class Hub:
     async def refresh_lobby(self) -> None:
         lobby = dict(self.lobby)
         try:
-            lobby.update(matches=lobby_matches(await self._all_matches()), error=None)
+            lobby.update(matches=lobby_matches(await self._all_matches(), self.organiser), error=None)
         except grpc.aio.AioRpcError as exc:
-            lobby["error"] = f"referee {self.server}: {exc.code().name}: {exc.details()}"
+            if exc.code() == grpc.StatusCode.UNAVAILABLE and self.journals is not None:
+                finished = await asyncio.to_thread(self.journals.finished)
+                lobby["matches"] = lobby_matches(finished, self.organiser)
+                lobby["error"] = f"no referee answers at {self.server}: the finished matches of {self.data}"
+            else:
+                lobby["error"] = f"referee {self.server}: {exc.code().name}: {exc.details()}"
         if self.data is not None:
             try:
                 lobby["tournaments"] = await asyncio.to_thread(tournament_list, self.data / "results.db")
@@ -200,7 +239,7 @@ class Hub:
         while True:
             request = spectator_pb2.ListMatchesRequest(page_size=PAGE, page_token=token)
             async with self.heavy:
-                response = await self.stub.ListMatches(request, timeout=10)
+                response = await self.stub.ListMatches(request, timeout=10, metadata=self.metadata)
             found.extend(response.matches)
             token = response.next_page_token
             if not token:
@@ -214,32 +253,63 @@ class Hub:
 
     # --- live matches ----------------------------------------------------------------------------
 
-    def watch(self, match_id: str) -> LiveMatch:
-        """The match's live stream, started if nobody follows it yet."""
+    def watch(self, match_id: str, client: str = "") -> LiveMatch:
+        """The match's live stream, started if nobody follows it yet; Busy if the browser at
+        ``client`` has its share of live matches open already, or this viewer all it may follow."""
         check_id(match_id)
+        if self.sealed_here(match_id):
+            raise Sealed(match_id)
+        others = {m.match_id for m in self.live.values() for l in m.listeners if l.client == client}
+        if len(others - {match_id}) >= LIVE_PER_CLIENT:
+            raise Busy(f"you have {LIVE_PER_CLIENT} live matches open already: close one to open another")
         match = self.live.get(match_id)
         if match is not None:
             return match
         if len(self.live) >= MAX_LIVE:
             raise Busy(f"{MAX_LIVE} matches are being followed already: try again later")
         match = self.live[match_id] = LiveMatch(match_id)
-        self._spawn(self._follow(match))
+        match.task = self._spawn(self._follow(match))
         return match
 
+    def leave(self, match: LiveMatch, listener: Listener) -> None:
+        """A browser is done with the match; once nobody has it open, stop following it soon."""
+        match.leave(listener)
+        if not match.listeners and not match.done.is_set():
+            self._spawn(self._drop_if_idle(match))
+
+    async def _drop_if_idle(self, match: LiveMatch) -> None:
+        await asyncio.sleep(IDLE_SECONDS)
+        if not match.listeners and match.task is not None and not match.done.is_set():
+            match.task.cancel()
+
     async def _follow(self, match: LiveMatch) -> None:
-        error = None
+        error, sealed = None, False
         try:
             # from now, not from the start: replaying the start is a heavy read the referee rations
             request = spectator_pb2.WatchMatchRequest(match_id=match.match_id)
-            async for frame in self.stub.WatchMatch(request):
+            async for frame in self.stub.WatchMatch(request, metadata=self.metadata):
                 match.add(frame)
         except grpc.aio.AioRpcError as exc:
             error = f"{exc.code().name}: {exc.details()}"
+            if exc.code() == grpc.StatusCode.FAILED_PRECONDITION:  # a twin dealt since, or damaged
+                await self.refresh_lobby()
+                sealed = self.sealed_here(match.match_id)
+        except asyncio.CancelledError:  # nobody has it open any more (or the viewer stops)
+            self._forget(match)
+            raise
         finally:
-            match.close(error)
+            match.close(error, sealed)
         await asyncio.sleep(LINGER_SECONDS if error is None else 0)
+        self._forget(match)
+
+    def _forget(self, match: LiveMatch) -> None:
         if self.live.get(match.match_id) is match:
             del self.live[match.match_id]
+
+    def sealed_here(self, match_id: str) -> bool:
+        """Whether the lobby lists the match as one this viewer may not show now (sealed)."""
+        entry = next((m for m in self.lobby["matches"] if m["match_id"] == match_id), None)
+        return entry is not None and not entry["watchable"]
 
     # --- finished matches ------------------------------------------------------------------------
 
@@ -259,17 +329,23 @@ class Hub:
         try:
             async with self.heavy:
                 record = await self.stub.GetRecord(
-                    spectator_pb2.GetRecordRequest(match_id=match_id), timeout=60
+                    spectator_pb2.GetRecordRequest(match_id=match_id), timeout=60, metadata=self.metadata
                 )
             text = dumps(replay_json(from_record(record), record.info))
         except grpc.aio.AioRpcError as exc:
-            if exc.code() == grpc.StatusCode.FAILED_PRECONDITION:  # running (or damaged: its feed says)
+            if (
+                exc.code() == grpc.StatusCode.FAILED_PRECONDITION
+            ):  # running, sealed, or damaged: its feed says
+                if self.sealed_here(match_id):
+                    raise Sealed(match_id) from None
                 return None
             if exc.code() == grpc.StatusCode.RESOURCE_EXHAUSTED:
                 raise Busy(f"the referee is busy: {exc.details()}") from None
             # a match this referee does not know, or no referee: a finished journal in --data will do
             gone = exc.code() in (grpc.StatusCode.NOT_FOUND, grpc.StatusCode.UNAVAILABLE)
             on_disk = await self._from_journal(match_id) if gone else None
+            if on_disk is None and self.sealed_here(match_id):  # its twin's journal is not over
+                raise Sealed(match_id) from None
             if on_disk is None:
                 raise Unknown(f"no match {match_id} on {self.server}: {exc.details()}") from None
             text = on_disk
@@ -311,8 +387,15 @@ def check_id(match_id: str) -> None:
 LIVE = (match_pb2.MATCH_STATUS_RUNNING, match_pb2.MATCH_STATUS_WAITING)
 
 
-def lobby_matches(infos: Any) -> list[dict[str, Any]]:
-    """Live matches (oldest first), then the newest finished and cancelled ones (newest first)."""
+def lobby_matches(infos: Any, organiser: bool = False) -> list[dict[str, Any]]:
+    """Live matches (oldest first), then the newest finished and cancelled ones (newest first),
+    each saying whether this viewer may show it: a sealed one live only with the organiser's token,
+    finished not until its twin ends."""
     live = [info for info in infos if info.status in LIVE]
     past = [info for info in infos if info.status not in LIVE][::-1][:FINISHED_SHOWN]
-    return [lobby_entry(info) for info in live + past]
+    entries = []
+    for info in live + past:
+        entry = lobby_entry(info)
+        entry["watchable"] = not info.sealed or (organiser and info.status in LIVE)
+        entries.append(entry)
+    return entries

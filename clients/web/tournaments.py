@@ -3,11 +3,15 @@ intervals, and every match with a link to its replay.
 
 The database is read as the runner writes it (SQLite in WAL mode lets both go on); each call
 opens it, reads and closes, off the event loop. Ratings are fitted over this tournament's own
-duplicate sets (``croupier ratings`` gives them over every tournament).
+duplicate sets (``croupier ratings`` gives them over every tournament). The page's tables come
+first (``tournament_page``: a few milliseconds), the ratings after (``Ratings``: seconds of
+bootstrap for a demo's 192 matches), each game's fitted again only once its finished matches
+change, so the page paints at once and a refresh while play goes on costs a fit per change.
 """
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -50,7 +54,8 @@ def tournament_list(db: Path) -> list[dict[str, Any]]:
         return found
 
 
-def tournament_page(db: Path, tournament_id: int, samples: int = SAMPLES) -> dict[str, Any]:
+def tournament_page(db: Path, tournament_id: int) -> dict[str, Any]:
+    """Progress, crosstables and every match; each game's ``ratings`` None (``Ratings`` has them)."""
     with _open(db) as store:
         tournament = next((t for t in store.tournaments() if t.id == tournament_id), None)
         if tournament is None:
@@ -70,18 +75,7 @@ def tournament_page(db: Path, tournament_id: int, samples: int = SAMPLES) -> dic
         played = [match for match in finished if match.record.key.game == name]
         bots, rows = crosstable_rows(played)
         game["crosstable"] = {"bots": bots, "rows": [{"bot": b, "cells": c, "total": t} for b, c, t in rows]}
-        game["ratings"] = [
-            {
-                "bot": r.bot,
-                "elo": round(r.elo),
-                "low": None if r.low is None else round(r.low),
-                "high": None if r.high is None else round(r.high),
-                "los_next": r.los_next,
-                "score": r.score,
-                "games": r.games,
-            }
-            for r in rate(_duplicate_sets(played), samples=samples)
-        ]
+        game["ratings"] = None
     matches = []
     for record in sorted(
         scheduled.values(), key=lambda r: (r.key.game, r.key.round, r.key.group, r.key.deal, r.key.rotation)
@@ -97,7 +91,13 @@ def tournament_page(db: Path, tournament_id: int, samples: int = SAMPLES) -> dic
                 "results": None
                 if done is None
                 else [
-                    {"bot": r.bot, "score": r.score, "place": r.place, "forfeited": r.forfeited}
+                    {
+                        "bot": r.bot,
+                        "score": r.score,
+                        "place": r.place,
+                        "forfeited": r.forfeited,
+                        "note": r.note,
+                    }
                     for r in done.results
                 ],
             }
@@ -112,6 +112,51 @@ def tournament_page(db: Path, tournament_id: int, samples: int = SAMPLES) -> dic
         "games": list(games.values()),
         "matches": matches,
     }
+
+
+class Ratings:
+    """Each game's ratings table of a tournament, as the page shows it, kept until the game's
+    finished matches change (the runner only adds to them)."""
+
+    def __init__(self, samples: int = SAMPLES) -> None:
+        self.samples = samples
+        self._tables: dict[tuple[Path, int, str], tuple[frozenset[int], list[dict[str, Any]]]] = {}
+        self._fitting = threading.Lock()
+        """One fit at a time (they are CPU-bound; two pages asking at once share the first's)."""
+
+    def of(self, db: Path, tournament_id: int) -> dict[str, list[dict[str, Any]]]:
+        """game -> its ratings rows, best first (called off the event loop)."""
+        with _open(db) as store:
+            if not any(t.id == tournament_id for t in store.tournaments()):
+                raise NoDatabase(f"no tournament {tournament_id} in {db}")
+            finished = store.finished(tournament_id)
+        by_game: dict[str, list[FinishedMatch]] = {}
+        for match in finished:
+            by_game.setdefault(match.record.key.game, []).append(match)
+        with self._fitting:
+            tables = {}
+            for game, played in by_game.items():
+                key, ids = (db, tournament_id, game), frozenset(m.record.id for m in played)
+                kept = self._tables.get(key)
+                if kept is None or kept[0] != ids:
+                    kept = self._tables[key] = (ids, _ratings_rows(played, self.samples))
+                tables[game] = kept[1]
+            return tables
+
+
+def _ratings_rows(played: list[FinishedMatch], samples: int) -> list[dict[str, Any]]:
+    return [
+        {
+            "bot": r.bot,
+            "elo": round(r.elo),
+            "low": None if r.low is None else round(r.low),
+            "high": None if r.high is None else round(r.high),
+            "los_next": r.los_next,
+            "score": r.score,
+            "games": r.games,
+        }
+        for r in rate(_duplicate_sets(played), samples=samples)
+    ]
 
 
 def _duplicate_sets(matches: list[FinishedMatch]) -> list[list[Places]]:

@@ -69,3 +69,26 @@ def test_an_unknown_tournament_is_one_line_with_what_was_meant(data: Path) -> No
     assert listed.stderr.splitlines() == [
         f"no tournament 'tiy' in {data / 'results.db'} (did you mean tiny?); there: tiny"
     ]
+
+
+def test_a_seat_that_forfeited_says_why_in_the_list(tmp_path: Path) -> None:
+    """ "random 104 (2) · mybot 163 (3)" explains itself: the third place was a forfeit."""
+    from croupier.clients.results.schedule import MatchKey, ScheduledMatch
+    from croupier.clients.results.store import SeatResult, Store
+
+    db = tmp_path / "results.db"
+    with Store(db) as store:
+        tournament = store.open_tournament("cup", "fingerprint", {}, again=False)
+        key = MatchKey("platinum_fish", 1, 0, 0, 0)
+        store.schedule(tournament.id, [ScheduledMatch(key, 5, ("random", "mybot", "other"))])
+        record = store.matches(tournament.id)[key]
+        store.mark_started(record.id, "m-1", None)
+        results = [
+            SeatResult(0, "random", 104, 2),
+            SeatResult(1, "mybot", 163, 3, timeouts=3, forfeited=True, note="timeouts"),
+            SeatResult(2, "other", 120, 1),
+        ]
+        store.record_result(record.id, results, None)
+    listed = run("matches", "--db", str(db))
+    assert listed.returncode == 0, listed.stderr
+    assert "0 random 104 (2) · 1 mybot 163 (3, forfeited: timeouts) · 2 other 120 (1)" in listed.stdout

@@ -133,3 +133,20 @@ def test_red_suits_are_red_and_black_suits_plain() -> None:
     ansi = console.export_text(styles=True)
     assert "\x1b[1;31m10♥" in ansi and "\x1b[1mQ♠" in ansi
     assert words_text("seat 2's 7d captures 3c and As").plain == "seat 2's 7♦ captures 3♣ and A♠"
+
+
+def test_the_end_screen_says_which_seat_forfeited_and_why() -> None:
+    from rich.console import Console
+
+    from croupier.clients.scenes import Header
+    from croupier.clients.spectator.render import result_panel
+
+    header = Header(
+        "m-1", "platinum_fish", "Platinum Fish", ("random", "mybot"), "finished", ((1, 104), (2, 163)),
+        forfeited=("", "disconnected"),
+    )  # fmt: skip
+    console = Console(width=100, record=True)
+    console.print(result_panel(header))
+    lines = console.export_text().splitlines()
+    assert any("2. seat 1 mybot: 163 (forfeited: disconnected)" in line for line in lines)
+    assert not any("seat 0 random: 104 (" in line for line in lines)

@@ -226,6 +226,20 @@ async def test_watch_without_a_match_id_asks_which_live_match_to_watch(
     assert f"match {second.match.match_id} is finished" in final
 
 
+async def test_watch_follow_watches_the_oldest_live_match_then_the_next_without_asking(
+    referee: Croupier, admin: Admin, terminals: list[Terminal]
+) -> None:
+    first = await admin.create("spoil_five", 3, {"deals": 1}, seed=1)
+    second = await admin.create("chinese_ten", 3, {"target": 50}, seed=2)
+    terminal = Terminal(croupier("watch", "--server", f"127.0.0.1:{referee.port}", "--follow"))
+    terminals.append(terminal)
+    shown = await wait_for(terminal, lambda s: first.match.match_id in s, "the oldest live match")
+    assert "watch which?" not in shown and "Spoil Five" in shown
+    await asyncio.wait_for(await play(referee, first, RandomBot), WAIT)
+    after = await wait_for(terminal, lambda s: second.match.match_id in s, "the next live match")
+    assert "watch which?" not in after and "Chinese Ten" in after
+
+
 async def test_watch_of_a_finished_match_prints_its_end_once_where_there_is_no_terminal(
     referee: Croupier, journal: Path
 ) -> None:

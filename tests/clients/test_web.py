@@ -267,3 +267,40 @@ def test_banks_are_spent_as_the_referee_spends_them() -> None:
     slow = banks.update(frame(11000, kind.ACTION, 1), [0])
     assert slow["banks_ms"] == [30000, 27000], "8 s on a 5 s move: 3 s from the bank"
     assert banks.update(frame(50000, kind.TIMEOUT, 0), [1])["banks_ms"] == [0, 27000]
+
+
+async def test_with_no_referee_the_lobby_lists_the_finished_journals_and_keeps_twins_sealed(
+    referee: Croupier, admin: Admin, tmp_path: Path
+) -> None:
+    """``croupier web --data croupier-data`` after ``make run`` stopped its referee: the finished
+    matches from the journals, a match whose twin never ended sealed (no result, no link)."""
+    import socket
+
+    done = await admin.create("chinese_ten", 2, {"target": 100}, seed=11)
+    alone = await admin.create("chinese_ten", 2, {"target": 100}, seed=12)
+    twin = await admin.create("chinese_ten", 2, {"target": 100}, seed=12)  # never played
+    for created in (done, alone):
+        await asyncio.wait_for(await play(referee, created, RandomBot), WAIT)
+        await admin.wait(created.match.match_id)
+    await referee.stop(grace=None)
+    with socket.socket() as free:  # a port nobody answers on
+        free.bind(("127.0.0.1", 0))
+        dead = f"127.0.0.1:{free.getsockname()[1]}"
+    web = await start_web(dead, "127.0.0.1:0", tmp_path / "data")
+    try:
+        lobby = json.loads((await get(f"{web.url}api/lobby"))[2])
+        assert lobby["error"] == f"no referee answers at {dead}: the finished matches of {tmp_path / 'data'}"
+        listed = {m["match_id"]: m for m in lobby["matches"]}
+        assert twin.match.match_id not in listed, "an unfinished journal is not listed as finished"
+        finished = listed[done.match.match_id]
+        assert finished["status"] == "finished" and finished["watchable"] and finished["result"]
+        sealed = listed[alone.match.match_id]
+        assert (
+            sealed["sealed"] and not sealed["watchable"] and sealed["result"] is None and "seed" not in sealed
+        )
+        status, _, body = await get(f"{web.url}api/matches/{alone.match.match_id}/record")
+        assert status == 409 and json.loads(body)["sealed"] is True and not CARD.search(body)
+        status, _, body = await get(f"{web.url}api/matches/{done.match.match_id}/record")
+        assert status == 200 and json.loads(body)["header"]["result"]
+    finally:
+        await web.stop()

@@ -155,6 +155,7 @@ async def test_a_chinese_ten_replay_steps_forward_back_and_to_any_step_in_its_ad
     await page.fill(".step-number", "7")
     await page.press(".step-number", "Enter")
     await page.wait_for_url("**?step=7")
+    assert await page.locator(".seat.acting .marker").count() == 1, "a replay marks whose turn it is"
     await screenshots(page, "replay-chinese-ten")
     await page.get_by_title("the last step (End)").click()
     await page.wait_for_url(f"**?step={steps}")
@@ -180,7 +181,8 @@ async def test_a_tournament_page_shows_progress_crosstable_ratings_and_replays(
     await page.wait_for_selector("section.game")
     text = await page.inner_text("main")
     assert "web-cup" in text and "3 / 4 matches" in text and "1 playing" not in text
-    ratings = page.locator("section.game table.list").first
+    await page.wait_for_selector(".ratings-slot table")  # fitted after the tables are drawn
+    ratings = page.locator(".ratings-slot table.list").first
     rows = await ratings.locator("tbody tr").all_inner_texts()
     assert len(rows) == 2 and {"alice", "bob"} <= {row.split("\t")[1] for row in rows}
     assert all("–" in row for row in rows), "each rating has its 95% interval"
@@ -251,3 +253,9 @@ async def test_pair_battle_in_real_time_is_drawn_as_it_happens_then_replayed(
     await asyncio.wait_for(bots, WAIT)
     await page.wait_for_selector("#controls")
     assert "result" in await page.inner_text(".result") and not errors
+    cards_in = "(where) => [...document.querySelectorAll(where + ' [data-card]')].map(c => c.dataset.card)"
+    laid = await page.evaluate(cards_in, ".seat .laid")
+    centre = await page.evaluate(cards_in, ".centre .rank-group")
+    # (a seat shows its last 16 laid cards)
+    assert laid and set(laid) <= set(centre), "the centre draws the laid cards themselves, by rank"
+    assert "×" not in await page.inner_text(".centre")

@@ -1,5 +1,6 @@
 """Spectators as an attacker would be one: listing a page at a time, the --spectators setting, and
-limits per connection and for anonymous callers on live feeds and replays; a replay runs in a
+limits per client (its address, over any number of connections) and for anonymous callers on live
+feeds and replays; a replay runs in a
 worker thread, so the matches play on while it is re-run."""
 
 from __future__ import annotations
@@ -24,25 +25,39 @@ from tests.server.test_spectators import play_match
 Code = grpc.StatusCode
 
 
+ELSEWHERE = "[::1]"
+"""A second client's address on this machine: the referee listens on IPv4 and IPv6 at once, and a
+caller over IPv6's loopback has another address than one over IPv4's."""
+
+
 async def referee_with(tmp_path: Path, limits: Limits) -> Croupier:
     return await create_server(
-        "127.0.0.1:0", tmp_path / "data", admin_token=ADMIN_TOKEN, clocks=Clocks(), spectators=limits
+        "[::]:0", tmp_path / "data", admin_token=ADMIN_TOKEN, clocks=Clocks(), spectators=limits
     )
 
 
 @pytest.fixture
 async def limited(tmp_path: Path) -> AsyncIterator[Croupier]:
-    limits = Limits(feeds_per_connection=2, anonymous_feeds=3, heavy_reads_per_connection=1)
+    limits = Limits(feeds_per_client=2, anonymous_feeds=3, heavy_reads_per_client=1)
     croupier = await referee_with(tmp_path, limits)
     yield croupier
     await croupier.stop(grace=None)
 
 
-def dial(croupier: Croupier) -> grpc.aio.Channel:
+def dial(croupier: Croupier, host: str = "127.0.0.1") -> grpc.aio.Channel:
     """A channel on a connection of its own (channels in one process share one by default)."""
     return grpc.aio.insecure_channel(
-        f"127.0.0.1:{croupier.port}", options=[("grpc.use_local_subchannel_pool", 1)]
+        f"{host}:{croupier.port}", options=[("grpc.use_local_subchannel_pool", 1)]
     )
+
+
+async def feed(
+    channel: grpc.aio.Channel, match_id: str, metadata: Any = None
+) -> tuple[Any, tuple[Code, str]]:
+    """A live feed of the match, and how its first read went (OK: it holds a feed now)."""
+    request = spectator_pb2.WatchMatchRequest(match_id=match_id)
+    call = spectator_pb2_grpc.SpectatorServiceStub(channel).WatchMatch(request, metadata=metadata)
+    return call, await status_of(call.read())
 
 
 async def status_of(call: Any) -> tuple[Code, str]:
@@ -133,37 +148,51 @@ async def test_spectator_access_token_or_off_turns_callers_away(tmp_path: Path, 
         assert with_tokens == [refused] * 2
 
 
-async def test_live_feeds_are_limited_per_connection_and_for_anonymous_callers(limited: Croupier) -> None:
-    async with dial(limited) as one, dial(limited) as two:
+async def test_live_feeds_are_limited_per_client_and_for_anonymous_callers(limited: Croupier) -> None:
+    async with dial(limited) as one, dial(limited) as again, dial(limited, ELSEWHERE) as two:
         admin = Admin(one)
         match_id = (await admin.create("chinese_ten", 2)).match.match_id
-        request = spectator_pb2.WatchMatchRequest(match_id=match_id)
-
-        async def feed(channel: grpc.aio.Channel, metadata: Any = None) -> Any:
-            call = spectator_pb2_grpc.SpectatorServiceStub(channel).WatchMatch(request, metadata=metadata)
-            return call, await status_of(call.read())
-
-        held = [await feed(one), await feed(one)]
+        held = [await feed(one, match_id), await feed(one, match_id)]
         assert [answer for _, answer in held] == [(Code.OK, "")] * 2
-        assert (await feed(one))[1] == (
+        busy = (
             Code.RESOURCE_EXHAUSTED,
-            "this connection has 2 live feeds under way already: wait for one to end",
+            "your address has 2 live feeds under way already: wait for one to end",
         )
-        held.append(await feed(two))
+        assert (await feed(one, match_id))[1] == busy
+        assert (await feed(again, match_id))[1] == busy, (
+            "a new connection from the same address is no way round"
+        )
+        held.append(await feed(two, match_id))
         assert held[-1][1] == (Code.OK, "")
-        assert (await feed(two))[1] == (
+        assert (await feed(two, match_id))[1] == (
             Code.RESOURCE_EXHAUSTED,
             "anonymous spectators have 3 live feeds under way already: try again shortly, or with a token",
         )
-        assert [(await feed(one, ADMIN))[1] for _ in range(3)] == [(Code.OK, "")] * 3  # the admin: no limit
+        admin_feeds = [(await feed(one, match_id, ADMIN))[1] for _ in range(3)]
+        assert admin_feeds == [(Code.OK, "")] * 3  # the admin: no limit
         held[0][0].cancel()
         await asyncio.sleep(0.1)  # the referee notices the cancel (not a timing check: retried below)
         for _ in range(100):
-            again = await feed(two)
-            if again[1][0] == Code.OK:
+            retried = await feed(two, match_id)
+            if retried[1][0] == Code.OK:
                 break
             await asyncio.sleep(0.1)
-        assert again[1] == (Code.OK, "")
+        assert retried[1] == (Code.OK, "")
+
+
+async def test_one_client_with_every_page_open_leaves_another_client_its_share(tmp_path: Path) -> None:
+    """The default limits: one visitor opening live feeds over two connections until refused
+    (before, 16 per connection: it took all 32 anonymous feeds, and nobody else got one)."""
+    croupier = await referee_with(tmp_path, Limits())
+    try:
+        async with dial(croupier) as one, dial(croupier) as more, dial(croupier, ELSEWHERE) as other:
+            match_id = (await Admin(one).create("chinese_ten", 2)).match.match_id
+            greedy = [await feed(channel, match_id) for channel in (one, more) for _ in range(16)]
+            assert (await feed(other, match_id))[1] == (Code.OK, ""), "another client still gets in"
+            taken = [answer for _, answer in greedy if answer[0] == Code.OK]
+            assert len(taken) == 16, "one address holds its 16 feeds, whatever connections it opens"
+    finally:
+        await croupier.stop(grace=None)
 
 
 async def test_a_replay_takes_turns_with_the_matches_and_one_runs_per_connection(
@@ -200,7 +229,7 @@ async def test_a_replay_takes_turns_with_the_matches_and_one_runs_per_connection
         second = await status_of(admin.spectator.GetRecord(request))
         assert second == (
             Code.RESOURCE_EXHAUSTED,
-            "this connection has 1 listings or replays under way already: wait for one to end",
+            "your address has 1 listings or replays under way already: wait for one to end",
         )
         playing = await Admin(other).create("chinese_ten", 2, {"target": 100})
         await play_match(other, list(playing.seat_tokens))

@@ -21,7 +21,19 @@
     if (match.status === "damaged") return el("span", "notes", `damaged: ${match.damage || "its files cannot be read"}`);
     if (!match.result) return "";
     const order = match.result.map((r, seat) => ({ seat, place: r[0], score: r[1] })).sort((a, b) => a.place - b.place);
-    return el("span", "", ...order.map(({ seat, place, score }, i) => el("span", place === 1 ? "winner" : "", `${i ? ", " : ""}${match.players[seat]} ${score}`)));
+    return el("span", "", ...order.map(({ seat, place, score }, i) => el("span", place === 1 ? "winner" : "", `${i ? ", " : ""}${match.players[seat]} ${score}`, forfeitNote(match, seat))));
+  }
+
+  // "(forfeited: timeouts)" after a seat that forfeited, so its place explains itself.
+  function forfeitNote(match, seat) {
+    const why = match.forfeited && match.forfeited[seat];
+    return why ? el("span", "forfeit", ` (forfeited: ${why})`) : null;
+  }
+
+  // The link to a match, or why there is none yet: a sealed match opens once its twin ends.
+  function action(match, finished) {
+    if (match.watchable === false) return el("span", "sealed", "sealed until its twin ends");
+    return link(`/match/${encodeURIComponent(match.match_id)}`, finished ? "replay" : "watch");
   }
 
   function matchTable(matches, finished) {
@@ -35,7 +47,7 @@
         el("td", "players", m.players.join(", ")),
         el("td", "", el("span", `status ${m.status}`, m.status)),
         el("td", "", finished ? scores(m) : when(m.created_unix_ms)),
-        el("td", "", link(`/match/${encodeURIComponent(m.match_id)}`, finished ? "replay" : "watch")),
+        el("td", "", action(m, finished)),
       );
       row.dataset.match = m.match_id;
       return row;
@@ -62,12 +74,20 @@
     );
   }
 
+  // Follow mode (as lichess TV): one live match after another, moving on as each ends.
+  function followLink(live) {
+    if (!live.some((m) => m.watchable !== false)) return null;
+    const a = link("/follow", "▶ follow live play");
+    a.className = "follow";
+    return el("span", "", " · ", a);
+  }
+
   function draw(lobby) {
     const live = lobby.matches.filter((m) => m.status === "running" || m.status === "waiting");
     const past = lobby.matches.filter((m) => !(m.status === "running" || m.status === "waiting"));
     root.replaceChildren(
       lobby.error ? el("div", "problem", lobby.error) : "",
-      el("section", "", el("h2", "", `live matches (${live.length})`), matchTable(live, false)),
+      el("section", "", el("h2", "", `live matches (${live.length})`, followLink(live)), matchTable(live, false)),
       el("section", "", el("h2", "", "tournaments"), tournaments(lobby.tournaments || [])),
       el("section", "", el("h2", "", "finished matches"), matchTable(past, true)),
     );

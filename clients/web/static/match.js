@@ -40,9 +40,44 @@
     source.addEventListener("end", (event) => {
       source.close();
       clearInterval(ticker);
-      if (event.data) problem(`the referee says: ${event.data}`);
+      if (following()) setTimeout(followNext, event.data ? 0 : FOLLOW_PAUSE_MS); // its end, then the next
+      else if (event.data) problem(`the referee says: ${event.data}`);
       else setTimeout(load, 200, 10); // the match is over: its replay, every hand shown
     });
+    source.addEventListener("sealed", () => {
+      source.close();
+      clearInterval(ticker);
+      sealedWait();
+    });
+  }
+
+  // --- sealed, and follow mode ---------------------------------------------------------------
+
+  const FOLLOW_PAUSE_MS = 4000;
+  const SEALED_RETRY_MS = 2000;
+
+  // A match dealt the same cards as one still playing shows nothing yet: say so, and open it
+  // once it may be watched (or, following, go on to the next live match).
+  function sealedWait() {
+    if (following()) return followNext();
+    root.replaceChildren(el("div", "note sealed", `match ${matchId} is sealed until its twin ends: another match dealt the same cards is still being played. This page opens it as soon as it may be watched.`));
+    setTimeout(load, SEALED_RETRY_MS, 0);
+  }
+
+  function following() {
+    return new URLSearchParams(location.search).has("follow");
+  }
+
+  function followNext() {
+    location.replace(`/follow?after=${encodeURIComponent(matchId)}`);
+  }
+
+  function followBar() {
+    if (!following()) return;
+    const stop = el("a", "", "stop following");
+    stop.href = location.pathname;
+    const bar = el("nav", "following", "following live play: the next live match opens as this one ends · ", stop);
+    root.before(bar);
   }
 
   // --- replay ----------------------------------------------------------------------------------
@@ -135,6 +170,8 @@
     }
     if (response.ok) return replay(await response.json());
     if (response.status === 409) {
+      const body = await response.json().catch(() => ({}));
+      if (body.sealed) return sealedWait();
       if (tries) return setTimeout(load, 500, tries - 1); // just ended: the record is moments away
       return live();
     }
@@ -144,5 +181,8 @@
 
   const embedded = document.getElementById("replay-data");
   if (embedded) replay(JSON.parse(embedded.textContent));
-  else load(0);
+  else {
+    followBar();
+    load(0);
+  }
 })();

@@ -99,15 +99,12 @@
     },
 
     pair_battle(view, ctx) {
-      const counts = {};
-      for (const laid of view.laid) for (const c of laid) counts[c.slice(0, -1)] = (counts[c.slice(0, -1)] || 0) + 1;
-      const order = ["A", "K", "Q", "J", "10", "9", "8", "7", "6", "5", "4", "3", "2"];
-      const byRank = el("div", "ranks", ...order.filter((r) => counts[r]).map((r) => el("span", "rank-count", `${r}×${counts[r]}`)));
+      const byRank = laidByRank(view.laid);
       let phase = view.phase;
       if (view.timing === "lockstep" && view.phase === "play") phase += ` · tick ${view.tick}`;
       if (view.end !== null) phase += ` (${view.end})`;
       return {
-        centre: [el("div", "pile grow", el("div", "pile-label", "laid by rank"), Object.keys(counts).length ? byRank : el("span", "none", "nothing laid yet"))],
+        centre: [el("div", "pile grow", el("div", "pile-label", "laid by rank"), byRank || el("span", "none", "nothing laid yet"))],
         info: facts(["phase", phase], ["timing", view.timing === "realtime" ? "real time: plays as they reach the referee" : "lockstep ticks"]),
         seat: (seat) => ({
           hand: hand(view, seat),
@@ -118,6 +115,16 @@
       };
     },
   };
+
+  // Pair Battle's laid cards, every seat's, as faces grouped by rank (highest first); null if none.
+  function laidByRank(laid) {
+    const order = ["A", "K", "Q", "J", "10", "9", "8", "7", "6", "5", "4", "3", "2"];
+    const groups = {};
+    for (const cardsOfSeat of laid) for (const c of cardsOfSeat) (groups[c.slice(0, -1)] = groups[c.slice(0, -1)] || []).push(c);
+    const ranks = order.filter((r) => groups[r]);
+    if (!ranks.length) return null;
+    return el("div", "ranks", ...ranks.map((r) => el("div", "rank-group", cards(groups[r], "tiny"))));
+  }
 
   // --- the whole match -----------------------------------------------------------------------
 
@@ -152,7 +159,6 @@
   function draw(root, header, scene, nowMs) {
     const ctx = { players: header.players };
     const game = GAMES[header.game](scene.view, ctx);
-    const over = header.status !== "running" && header.status !== "waiting";
     const hidden = scene.view.hands.some((h) => h === null);
     const bar = el(
       "header",
@@ -171,7 +177,7 @@
     const seats = el("div", "seats");
     scene.view.hands.forEach((_, seat) => {
       const parts = game.seat(seat);
-      const acting = !game.noTurns && scene.to_act.includes(seat) && !over;
+      const acting = !game.noTurns && scene.to_act.includes(seat); // a replay's steps too
       const forfeited = header.forfeited && header.forfeited[seat];
       const stats = el("div", "stats", ...parts.stats.map(([label, value]) => el("span", "stat", el("span", "label", label), " ", el("b", "", `${value}`))));
       const box = el(

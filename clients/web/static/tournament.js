@@ -18,6 +18,60 @@
     return el("div", "progress", label ? el("span", "label", label) : null, bar, ` ${done} / ${total} matches`);
   }
 
+  // Ratings come after the tables (/ratings: a bootstrap fit takes seconds): the last ones known
+  // are shown meanwhile, or a placeholder the fetch fills in.
+  const known = {};
+  let fitting = false;
+
+  function ratingsOf(game) {
+    if (known[game]) return ratings(known[game]);
+    const pending = el("p", "none ratings-pending", "fitting the ratings…");
+    pending.dataset.game = game;
+    return pending;
+  }
+
+  async function fillRatings() {
+    if (fitting) return;
+    fitting = true;
+    try {
+      const response = await fetch(`/api/tournaments/${encodeURIComponent(id)}/ratings`);
+      if (!response.ok) return;
+      const body = await response.json();
+      Object.assign(known, body.games);
+      for (const [game, list] of Object.entries(body.games)) {
+        const section = root.querySelector(`section.game[data-game="${game}"] .ratings-slot`);
+        if (section) section.replaceChildren(ratings(list));
+      }
+      for (const pending of root.querySelectorAll(".ratings-pending")) pending.replaceWith(ratings([]));
+    } catch (_) {
+      // the next refresh asks again
+    } finally {
+      fitting = false;
+    }
+  }
+
+  // Each bot's forfeits in a game and why ("random-1: 2 (timeouts 2)"): a place a forfeit made.
+  function forfeits(list, game) {
+    const per = {};
+    for (const m of list) {
+      if (m.game !== game || !m.results) continue;
+      for (const r of m.results) {
+        if (!r.forfeited) continue;
+        const why = (per[r.bot] = per[r.bot] || {});
+        const reason = r.note || "forfeited";
+        why[reason] = (why[reason] || 0) + 1;
+      }
+    }
+    const bots = Object.keys(per).sort();
+    if (!bots.length) return null;
+    const text = bots.map((bot) => {
+      const reasons = Object.entries(per[bot]);
+      const total = reasons.reduce((sum, [, n]) => sum + n, 0);
+      return `${bot}: ${total} (${reasons.map(([why, n]) => `${why} ${n}`).join(", ")})`;
+    });
+    return el("p", "caption forfeits", el("span", "forfeit", "forfeits: "), text.join(" · "), " — a forfeiting seat takes the last place");
+  }
+
   function ratings(list) {
     if (!list.length) return el("p", "none", "no finished matches yet");
     const rows = list.map((r, i) => {
@@ -37,7 +91,7 @@
     const rows = list
       .filter((m) => m.game === game)
       .map((m) => {
-        const result = m.results ? m.results.map((r) => `${r.bot} ${r.score}${r.forfeited ? " (forfeited)" : ""}`).join(", ") : m.seats.join(", ");
+        const result = m.results ? m.results.map((r) => `${r.bot} ${r.score}${r.forfeited ? ` (forfeited${r.note ? ": " + r.note : ""})` : ""}`).join(", ") : m.seats.join(", ");
         let action = "";
         if (m.match_id) {
           const a = el("a", "", m.status === "done" ? "replay" : "watch live");
@@ -57,20 +111,24 @@
       el("p", "", back),
       el("h1", "", `${t.name}`, el("span", "run", ` run ${t.run}`), el("span", `status ${t.finished ? "finished" : "running"}`, t.finished ? "finished" : "in play")),
       progress(t.done, t.total),
-      ...t.games.map((g) =>
-        el(
+      ...t.games.map((g) => {
+        const section = el(
           "section",
           "game",
           el("h2", "", TITLES[g.game] || g.game),
           progress(g.done, g.total, g.started ? `${g.started} playing` : ""),
           el("h3", "", "ratings (Elo, maximum likelihood, 95% bootstrap interval over duplicate sets)"),
-          ratings(g.ratings),
+          el("div", "ratings-slot", g.ratings ? ratings(g.ratings) : ratingsOf(g.game)),
+          forfeits(t.matches, g.game),
           el("h3", "", "crosstable"),
           crosstable(g.crosstable),
           matches(t.matches, g.game),
-        ),
-      ),
+        );
+        section.dataset.game = g.game;
+        return section;
+      }),
     );
+    fillRatings();
     return t.finished;
   }
 
