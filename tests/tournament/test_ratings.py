@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import io
 import math
 import random
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from rich.console import Console
 
 from croupier.clients.results.ratings import (
     Model,
@@ -25,6 +27,7 @@ from croupier.clients.results.ratings import (
     rate,
     widen,
 )
+from croupier.clients.results.ratings_cli import RatingProgress
 
 
 def elo_gap(share: float) -> float:
@@ -252,3 +255,26 @@ def test_few_sets_widen_the_bootstrap_as_students_t_does() -> None:
     factor = math.sqrt(4 / 3) * 3.182 / 1.959964  # four sets
     assert spread == pytest.approx(factor * (max(d["a"] for d in raw) - min(d["a"] for d in raw)))
     assert plain.low is not None and plain.high is not None
+
+
+def test_the_bootstrap_reports_its_progress_in_samples_up_to_all_of_them() -> None:
+    sets = [[{"a": 1, "b": 2, "c": 3}, {"b": 1, "c": 2, "a": 3}], [{"c": 1, "a": 2, "b": 3}]] * 3
+    calls: list[tuple[int, int]] = []
+    rate(sets, samples=250, seed=1, progress=lambda done, total: calls.append((done, total)))
+    assert len(calls) > 1
+    assert {total for _, total in calls} == {250}
+    done = [done for done, _ in calls]
+    assert done == sorted(set(done)) and done[0] > 0 and done[-1] == 250
+
+
+def test_the_ratings_progress_line_waits_a_second_then_shows_one_line_a_second() -> None:
+    now = [0.0]
+    out = io.StringIO()
+    progress = RatingProgress("chinese_ten: ratings", Console(file=out, width=200), clock=lambda: now[0])
+    for clock, done in ((0.0, 100), (0.9, 200), (1.2, 300), (1.6, 400), (2.3, 500)):
+        now[0] = clock
+        progress(done, 1000)
+    assert out.getvalue().splitlines() == [
+        "chinese_ten: ratings: bootstrap 300/1000 samples, 1s so far",
+        "chinese_ten: ratings: bootstrap 500/1000 samples, 2s so far",
+    ]
