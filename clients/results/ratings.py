@@ -177,7 +177,7 @@ def fit(evidence: Mapping[Choice, float], prior: float = DEFAULT_PRIOR) -> dict[
     positive = {choice: n for choice, n in evidence.items() if n > 0}
     arrays = _Evidence(positive)
     strengths = _full_fit(arrays, arrays.counts([positive]), prior)
-    return {bot: ANCHOR + SCALE * strengths[i] for i, bot in enumerate(arrays.bots)}
+    return {bot: float(ANCHOR + SCALE * strengths[i]) for i, bot in enumerate(arrays.bots)}
 
 
 def fit_elo(tally: Tally, prior: float = DEFAULT_PRIOR) -> dict[str, float]:
@@ -247,7 +247,7 @@ def rate(
     strengths = _full_fit(evidence, counts, prior)
     draws = _bootstrap(sets, evidence, counts, strengths, prior, samples, seed, resample, True, progress)
     column = {bot: i for i, bot in enumerate(evidence.bots)}
-    elo = {bot: ANCHOR + SCALE * strengths[i] for bot, i in column.items()}
+    elo = {bot: float(ANCHOR + SCALE * strengths[i]) for bot, i in column.items()}
     groups = sorted(_groups(sets), key=lambda group: (-len(group), min(group)))
     table = []
     for number, group in enumerate(groups):
@@ -378,12 +378,13 @@ def widen(
 
 def _widening(units: int) -> float:
     df = units - 1
-    t = T_975[df - 1] if df <= len(T_975) else _t_975(df)
-    return math.sqrt(units / df) * t / Z_975
+    return math.sqrt(units / df) * t_975(df) / Z_975
 
 
-def _t_975(df: int) -> float:
-    """Student's t 97.5% quantile for larger degrees of freedom (Cornish-Fisher, within 0.003)."""
+def t_975(df: int) -> float:
+    """Student's t 97.5% quantile: the table, then Cornish-Fisher (within 0.003)."""
+    if df <= len(T_975):
+        return T_975[df - 1]
     z = Z_975
     return z + (z**3 + z) / (4 * df) + (5 * z**5 + 16 * z**3 + 3 * z) / (96 * df**2)
 

@@ -28,6 +28,7 @@ from croupier.clients.results.ratings import (
     widen,
 )
 from croupier.clients.results.ratings_cli import RatingProgress
+from croupier.clients.results.report import ratings_table
 
 
 def elo_gap(share: float) -> float:
@@ -278,3 +279,24 @@ def test_the_ratings_progress_line_waits_a_second_then_shows_one_line_a_second()
         "chinese_ten: ratings: bootstrap 300/1000 samples, 1s so far",
         "chinese_ten: ratings: bootstrap 500/1000 samples, 2s so far",
     ]
+
+
+def test_bots_whose_results_mirror_each_other_tie_listed_by_name_at_even_odds() -> None:
+    # each set holds every match and its mirror (b and c swapped): b and c are equal in the fit and
+    # in every resample, however the arithmetic rounds (here c came out 2e-13 ahead)
+    sets = [
+        [{"c": 1, "a": 2, "b": 3}, {"b": 1, "a": 2, "c": 3}],
+        [{"a": 1, "c": 2, "b": 3}, {"a": 1, "b": 2, "c": 3}] * 2,
+        [{"b": 1, "a": 2, "c": 3}, {"c": 1, "a": 2, "b": 3}],
+    ]
+    table = rate(sets, prior=1.0, samples=200, seed=1)
+    assert [row.bot for row in table] == ["a", "b", "c"]
+    assert table[1].elo == pytest.approx(table[2].elo, abs=1e-9)
+    assert table[1].los_next == 0.5
+
+
+def test_the_ratings_table_names_its_prior_in_the_caption() -> None:
+    out = io.StringIO()
+    sets = [[{"a": 1, "b": 2}, {"b": 1, "a": 2}], [{"a": 1, "b": 2}, {"a": 1, "b": 2}]]
+    Console(file=out, width=200).print(ratings_table("g", rate(sets, prior=0.25, samples=20), prior=0.25))
+    assert "prior 0.25 virtual draws per pair of bots that met" in out.getvalue()
