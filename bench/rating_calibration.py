@@ -29,7 +29,9 @@ and bootstrap (over duplicate sets, or over groups and then their sets):
   predicts, 1 / (1 + 10^(-gap/400)): how many pairs' prediction lies within
   the 95% (Wilson) interval of their observed score, and the mean difference
   over the tournaments with its 95% interval (a prior that compresses gaps
-  predicts too little: the difference is positive).
+  predicts too little: the difference is positive); and the same difference
+  on held-out sets (gaps fitted on half the sets, scores observed on the
+  other half, both ways round).
 Each ``--prior`` (virtual draws per pair) rates the same matches; a summary
 per prior closes the run: the twins' excl0 and the known-strength difference
 over every game and seat count.
@@ -159,6 +161,7 @@ class Figures:
             mine.observed += theirs.observed
             mine.predicted += theirs.predicted
             mine.within += theirs.within
+            mine.held_out += theirs.held_out
         self.pairs += other.pairs
 
 
@@ -172,6 +175,9 @@ class Known:
     predicted: list[float] = field(default_factory=list)
     within: int = 0
     """Pairs whose predicted score lies in the 95% interval of the observed one."""
+    held_out: list[float] = field(default_factory=list)
+    """Per tournament, the same difference on held-out sets: gaps fitted on one half of the
+    sets, scores observed on the other (both ways round)."""
 
 
 def measure(
@@ -195,15 +201,25 @@ def measure(
     for model in Model:
         known_strengths(sets, prior, model, figures.known[model])
     halves = (sets[0::2], sets[1::2])
+    held_misses: dict[Model, list[float]] = {model: [] for model in Model}
     for train, test in (halves, halves[::-1]):
         held = [places for rated in test for places in rated.matches]
+        tally = Tally(held)
         for model in Model:
             elo = fit(merged(choices(p, model) for rated in train for p in rated.matches), prior)
+            held_misses[model] += [
+                tally.points[strong, weak] / tally.games[strong, weak] - expected(elo[strong] - elo[weak])
+                for strong, weak in KNOWN
+                if tally.games.get((strong, weak)) and strong in elo and weak in elo
+            ]
             usable = [p for p in held if all(bot in elo for bot in p)]
             figures.held_out[model] = figures.held_out.get(model, 0.0) + sum(
                 log_likelihood(elo, p) for p in usable
             )
         figures.held_out_matches += len(usable)
+    for model, misses in held_misses.items():
+        if misses:
+            figures.known[model].held_out.append(statistics.fmean(misses))
 
 
 def expected(gap: float) -> float:
@@ -246,14 +262,21 @@ def implied(score: float) -> float:
 def known_line(known: Known) -> str:
     if len(known.misses) < 2:
         return "known strengths: too few tournaments"
-    mean = statistics.fmean(known.misses)
-    half = t_975(len(known.misses) - 1) * statistics.stdev(known.misses) / math.sqrt(len(known.misses))
     observed, predicted = statistics.fmean(known.observed), statistics.fmean(known.predicted)
     return (
         f"within {100 * known.within / len(known.observed):5.1f}%; score {observed:.3f} observed "
         f"({implied(observed):3.0f} Elo), {predicted:.3f} predicted ({implied(predicted):3.0f} Elo); "
-        f"difference {mean:+.4f} [{mean - half:+.4f}, {mean + half:+.4f}]"
+        f"difference {interval(known.misses)}; held out {interval(known.held_out)}"
     )
+
+
+def interval(values: Sequence[float]) -> str:
+    """The mean and its 95% interval (Student's t)."""
+    if len(values) < 2:
+        return "n/a"
+    mean = statistics.fmean(values)
+    half = t_975(len(values) - 1) * statistics.stdev(values) / math.sqrt(len(values))
+    return f"{mean:+.4f} [{mean - half:+.4f}, {mean + half:+.4f}]"
 
 
 def quintiles(values: Sequence[float]) -> str:

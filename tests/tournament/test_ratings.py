@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from rich.console import Console
 
 from croupier.clients.results.ratings import (
+    DEFAULT_PRIOR,
     Model,
     RatedSet,
     Resample,
@@ -52,9 +53,9 @@ def test_two_players_three_wins_in_four_are_log10_3_times_400_apart_around_1500(
     assert elo["b"] == pytest.approx(1500 - 200 * math.log10(3), abs=1e-6)
 
 
-def test_the_prior_adds_one_virtual_draw_per_pair() -> None:
+def test_the_prior_adds_virtual_draws_per_pair() -> None:
     tally = Tally([{"a": 1, "b": 2}] * 3 + [{"a": 2, "b": 1}])
-    elo = fit_elo(tally)  # 3.5 of 5: the odds are 3.5 / 1.5
+    elo = fit_elo(tally, prior=1.0)  # 3.5 of 5: the odds are 3.5 / 1.5
     assert elo["a"] - elo["b"] == pytest.approx(400 * math.log10(3.5 / 1.5), abs=1e-6)
 
 
@@ -78,7 +79,7 @@ def test_one_clean_ranking_of_three_with_the_prior() -> None:
     # a > b > c once; with one virtual draw per pair every pair stands 1.5 to 0.5. By symmetry the
     # gaps are equal (d); a's likelihood equation p(d) + p(2d) = 1.5 with q = 10^(d/400) gives
     # q^3 - q^2 - q - 3 = 0.
-    elo = fit_elo(Tally([{"a": 1, "b": 2, "c": 3}]))
+    elo = fit_elo(Tally([{"a": 1, "b": 2, "c": 3}]), prior=1.0)
     d = elo["a"] - elo["b"]
     assert elo["b"] - elo["c"] == pytest.approx(d, abs=1e-6)
     assert elo["b"] == pytest.approx(1500, abs=1e-6)
@@ -97,8 +98,19 @@ def test_without_a_prior_a_perfect_record_has_no_finite_rating() -> None:
 
 
 def test_with_the_prior_a_perfect_record_is_finite_and_ahead() -> None:
-    elo = fit_elo(Tally([{"a": 1, "b": 2}] * 3))
+    elo = fit_elo(Tally([{"a": 1, "b": 2}] * 3), prior=1.0)
     assert elo["a"] - elo["b"] == pytest.approx(elo_gap(3.5 / 4))
+    elo = fit_elo(Tally([{"a": 1, "b": 2}] * 3))  # the default: a tenth of a draw, 3.05 of 3.1
+    assert elo["a"] - elo["b"] == pytest.approx(elo_gap(3.05 / 3.1))
+
+
+def test_the_default_prior_keeps_the_gap_the_head_to_head_score_implies() -> None:
+    tally = Tally([{"a": 1, "b": 2}] * 9 + [{"a": 2, "b": 1}])  # 9 of 10: 382 Elo
+    assert DEFAULT_PRIOR == 0.1
+    assert fit_elo(tally)["a"] - fit_elo(tally)["b"] == pytest.approx(elo_gap(9.05 / 10.1))  # 374
+    assert elo_gap(0.9) - (fit_elo(tally)["a"] - fit_elo(tally)["b"]) < 10
+    one_draw = fit_elo(tally, prior=1.0)
+    assert elo_gap(0.9) - (one_draw["a"] - one_draw["b"]) > 60  # 9.5 of 11: 321
 
 
 def test_groups_that_never_met_are_each_anchored_at_1500() -> None:
