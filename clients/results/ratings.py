@@ -18,7 +18,7 @@ prior of virtual draws fixes that: every pair of bots that met gets ``prior``
 extra drawn results (half of them a win each way), which pulls small samples
 towards equality and vanishes against real data. The fit is then a maximum a
 posteriori estimate, always finite and unique. The default is a tenth of a
-draw: one whole draw per pair made heuristic-random gaps predict 2-4% less
+draw: one whole draw per pair made heuristic-random gaps predict 2-5% less
 of their head-to-head score than they made, on fresh sets too; a tenth
 leaves the twins' intervals as honest as before (bench/rating_calibration.py,
 docs/tournaments.md).
