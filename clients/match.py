@@ -31,7 +31,7 @@ from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from croupier.clients.results.ratings_cli import DEFAULT_DATA, DEFAULT_SAMPLES, fail, say
+from croupier.clients.results.ratings_cli import DEFAULT_DATA, DEFAULT_SAMPLES, RatingProgress, fail, say
 from croupier.clients.results.schedule import Rotations, rotation_count
 from croupier.clients.tournament.isolation import MODES as ISOLATION
 
@@ -310,10 +310,10 @@ def _tables(
     for match in finished:
         key = match.record.key
         sets.setdefault((key.round, key.group, key.deal), []).append(match.places)
-    title = f"{config.games[0].game}: ratings of this run (Elo, 95% interval)"
-    console.print(
-        ratings_table(config.games[0].game, rate(list(sets.values()), samples=samples), title=title)
-    )
+    game = config.games[0].game
+    title = f"{game}: ratings of this run (Elo, 95% interval)"
+    table = rate(list(sets.values()), samples=samples, progress=RatingProgress(f"{game}: ratings"))
+    console.print(ratings_table(game, table, title=title))
     journals = [match.record.journal for match in finished if match.record.journal]
     if journals:
         say(console, f"journals in {Path(journals[0]).parent}")

@@ -15,9 +15,13 @@ which the pairwise model makes of every pair and Plackett-Luce of every place.
 
 A bot that won (or lost) every result has no finite maximum. As in BayesElo, a
 prior of virtual draws fixes that: every pair of bots that met gets ``prior``
-extra drawn results (default one: half a win each way), which pulls small
-samples gently towards equality and vanishes against real data. The fit is
-then a maximum a posteriori estimate, always finite and unique.
+extra drawn results (half of them a win each way), which pulls small samples
+towards equality and vanishes against real data. The fit is then a maximum a
+posteriori estimate, always finite and unique. The default is a tenth of a
+draw: one whole draw per pair made heuristic-random gaps predict 2-5% less
+of their head-to-head score than they made, on fresh sets too; a tenth
+leaves the twins' intervals as honest as before (bench/rating_calibration.py,
+docs/tournaments.md).
 
 Bots that no chain of matches links are separate groups, each anchored at a
 mean of 1500: their ratings cannot be compared, and no LOS is given between
@@ -27,6 +31,13 @@ bots and their sets in two stages; the likelihood of superiority (LOS) of a bot
 over the next one down is the share of bootstrap samples in which it stays
 ahead. ``RunningElo`` is the classic order-dependent update, only for the live
 display.
+
+The fit is Newton's method on numpy arrays, every bootstrap sample at once: each choice is a
+column, a sample is a row of weights over the duplicate sets, and the samples start from the
+full fit. numpy is a runtime dependency for it: the runner and the web viewer rate on the
+runtime install, and 1,000 refits a game in pure Python kept the demo silent for ~35 s
+(bench/ratings_speed.py). A hand-vectorised pure-Python solver could not come near, and two
+solvers would be two things to keep identical.
 """
 
 from __future__ import annotations
@@ -35,13 +46,19 @@ import enum
 import math
 import random
 from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
 
 ANCHOR = 1500.0
 SCALE = 400.0 / math.log(10.0)  # natural-log strengths -> Elo points
-DEFAULT_PRIOR = 1.0
+DEFAULT_PRIOR = 0.1
+"""Virtual draws per pair of bots that met (the calibration chose it: see the docstring)."""
 DEFAULT_SAMPLES = 1000
+TIE = 1e-6
+"""Ratings closer than this (Elo) are equal: the solver's rounding is far below it."""
 
 Places = Mapping[str, int]
 """One match: each bot's place, 1 best; equal places are a shared result."""
@@ -162,22 +179,10 @@ def fit(evidence: Mapping[Choice, float], prior: float = DEFAULT_PRIOR) -> dict[
     Raises ValueError if ``prior`` is 0 and some bot's results have no finite
     maximum (it won or lost everything against the rest of its group).
     """
-    if prior < 0:
-        raise ValueError(f"the prior is a number of virtual draws, not {prior}")
-    evidence = merged([{choice: n for choice, n in evidence.items() if n > 0}])
-    if prior:
-        pairs = {(a, b) for _, among in evidence for i, a in enumerate(among) for b in among[i + 1 :]}
-        for a, b in pairs:
-            evidence[(a,), (a, b)] += prior / 2
-            evidence[(b,), (a, b)] += prior / 2
-    bots = sorted({bot for _, among in evidence for bot in among})
-    index = {bot: i for i, bot in enumerate(bots)}
-    coded = [
-        (tuple(index[b] for b in chosen), tuple(index[b] for b in among), n)
-        for (chosen, among), n in evidence.items()
-    ]
-    strengths = _fit(len(bots), coded, check_finite=not prior)
-    return {bot: ANCHOR + SCALE * strengths[i] for i, bot in enumerate(bots)}
+    positive = {choice: n for choice, n in evidence.items() if n > 0}
+    arrays = _Evidence(positive)
+    strengths = _full_fit(arrays, arrays.counts([positive]), prior)
+    return {bot: float(ANCHOR + SCALE * strengths[i]) for i, bot in enumerate(arrays.bots)}
 
 
 def fit_elo(tally: Tally, prior: float = DEFAULT_PRIOR) -> dict[str, float]:
@@ -223,6 +228,10 @@ class Rating:
         return self.points / self.games if self.games else 0.0
 
 
+Progress = Callable[[int, int], None]
+"""Called as the bootstrap goes: (samples done, samples in all)."""
+
+
 def rate(
     duplicate_sets: Sequence[RatedSet | Sequence[Places]],
     prior: float = DEFAULT_PRIOR,
@@ -230,22 +239,30 @@ def rate(
     seed: int = 0,
     model: Model = DEFAULT_MODEL,
     resample: Resample = DEFAULT_RESAMPLE,
+    progress: Progress | None = None,
 ) -> list[Rating]:
     """The ratings table of one game, group by group, best first, from its duplicate sets."""
     sets = [_rated_set(item) for item in duplicate_sets]
     tally = Tally(places for rated in sets for places in rated.matches)
     if not tally.bots:
         return []
-    elo = fit(merged(choices(places, model) for rated in sets for places in rated.matches), prior)
-    draws = bootstrap(sets, prior, samples, seed, model, resample)
+    per_set = [merged(choices(places, model) for places in rated.matches) for rated in sets]
+    evidence = _Evidence(choice for part in per_set for choice in part)
+    counts = evidence.counts(per_set)
+    strengths = _full_fit(evidence, counts, prior)
+    draws = _bootstrap(sets, evidence, counts, strengths, prior, samples, seed, resample, True, progress)
+    column = {bot: i for i, bot in enumerate(evidence.bots)}
+    elo = {bot: float(ANCHOR + SCALE * strengths[i]) for bot, i in column.items()}
     groups = sorted(_groups(sets), key=lambda group: (-len(group), min(group)))
     table = []
     for number, group in enumerate(groups):
-        order = sorted(group, key=lambda bot: (-elo[bot], bot))
+        order = sorted(group, key=lambda bot: (-round(elo[bot] / TIE), bot))
         for rank, bot in enumerate(order):
-            own = sorted(draw[bot] for draw in draws if bot in draw)
-            low, high = (_quantile(own, 0.025), _quantile(own, 0.975)) if own else (None, None)
-            los = _los(draws, bot, order[rank + 1]) if rank + 1 < len(order) else None
+            own = draws[:, column[bot]]
+            own = own[~np.isnan(own)]
+            low, high = (float(q) for q in np.quantile(own, (0.025, 0.975))) if own.size else (None, None)
+            below = column[order[rank + 1]] if rank + 1 < len(order) else None
+            los = _los(draws[:, column[bot]], draws[:, below]) if below is not None else None
             points, games = tally.score(bot)
             table.append(Rating(bot, elo[bot], low, high, los, points, games, number))
     return table
@@ -271,134 +288,6 @@ class RunningElo:
             self.elo[bot] = self.elo.get(bot, ANCHOR) + change
 
 
-# --- the numerical fit -------------------------------------------------------------
-
-Coded = tuple[tuple[int, ...], tuple[int, ...], float]  # (chosen, field, times) by player number
-
-
-def _fit(players: int, coded: Sequence[Coded], check_finite: bool) -> list[float]:
-    """Natural-log strengths, mean zero in each group of players linked by choices."""
-    strengths = [0.0] * players
-    for component in _components(players, coded):
-        local = {player: k for k, player in enumerate(component)}
-        sub = [
-            (tuple(local[i] for i in chosen), tuple(local[i] for i in among), n)
-            for chosen, among, n in coded
-            if among[0] in local
-        ]
-        if check_finite:
-            _check_finite(len(component), sub)
-        for player, value in zip(component, _newton(len(component), sub), strict=True):
-            strengths[player] = value
-    return strengths
-
-
-def _newton(players: int, coded: Sequence[Coded]) -> list[float]:
-    """Maximise the log-likelihood by Newton's method with backtracking.
-
-    The log-likelihood is concave; the last player is pinned at 0 to remove
-    the free offset, then the result is centred.
-    """
-    r = [0.0] * players
-    if players == 1:
-        return r
-    current = _log_likelihood(r, coded)
-    for _ in range(100):
-        grad = [0.0] * players
-        info = [[0.0] * players for _ in range(players)]
-        for chosen, among, n in coded:
-            top = max(r[i] for i in among)
-            weights = [math.exp(r[i] - top) for i in among]
-            total = sum(weights)
-            shares = [w / total for w in weights]
-            picks = n * len(chosen)
-            for i in chosen:
-                grad[i] += n
-            for i, share in zip(among, shares, strict=True):
-                grad[i] -= picks * share
-                info[i][i] += picks * share
-            for i, share_i in zip(among, shares, strict=True):
-                for j, share_j in zip(among, shares, strict=True):
-                    info[i][j] -= picks * share_i * share_j
-        if max(abs(g) for g in grad) < 1e-10:
-            break
-        step = [*_solve([row[:-1] for row in info[:-1]], grad[:-1]), 0.0]
-        scale = 1.0
-        while True:
-            trial = [x + scale * s for x, s in zip(r, step, strict=True)]
-            value = _log_likelihood(trial, coded)
-            if value >= current - 1e-12 or scale < 1e-6:
-                break
-            scale /= 2
-        r, current = trial, value
-    mean = sum(r) / players
-    return [x - mean for x in r]
-
-
-def _log_likelihood(r: Sequence[float], coded: Sequence[Coded]) -> float:
-    total = 0.0
-    for chosen, among, n in coded:
-        top = max(r[i] for i in among)  # log-sum-exp without overflow
-        log_field = top + math.log(sum(math.exp(r[i] - top) for i in among))
-        total += n * sum(r[i] - log_field for i in chosen)
-    return total
-
-
-def _solve(matrix: list[list[float]], vector: list[float]) -> list[float]:
-    """Gaussian elimination with partial pivoting (the systems are a few bots wide)."""
-    size = len(vector)
-    rows = [[*row, vector[k]] for k, row in enumerate(matrix)]
-    for col in range(size):
-        pivot = max(range(col, size), key=lambda k: abs(rows[k][col]))
-        rows[col], rows[pivot] = rows[pivot], rows[col]
-        for k in range(col + 1, size):
-            factor = rows[k][col] / rows[col][col]
-            if factor:
-                for c in range(col, size + 1):
-                    rows[k][c] -= factor * rows[col][c]
-    out = [0.0] * size
-    for k in reversed(range(size)):
-        out[k] = (rows[k][size] - sum(rows[k][c] * out[c] for c in range(k + 1, size))) / rows[k][k]
-    return out
-
-
-def _components(players: int, coded: Sequence[Coded]) -> list[list[int]]:
-    """Groups of players linked by choices; ratings are comparable only within one."""
-    parent = list(range(players))
-
-    def root(x: int) -> int:
-        while parent[x] != x:
-            parent[x] = parent[parent[x]]
-            x = parent[x]
-        return x
-
-    for _, among, _ in coded:
-        for other in among[1:]:
-            parent[root(other)] = root(among[0])
-    groups: dict[int, list[int]] = {}
-    for player in range(players):
-        groups.setdefault(root(player), []).append(player)
-    return list(groups.values())
-
-
-def _check_finite(players: int, coded: Sequence[Coded]) -> None:
-    """Without a prior the maximum is finite only if every player can reach every other through
-    "was chosen over" links (no group won or lost everything)."""
-    beats: list[set[int]] = [set() for _ in range(players)]
-    for chosen, among, n in coded:
-        if n > 0:
-            for i in chosen:
-                beats[i].update(j for j in among if j != i)
-    for start in range(players):
-        seen, todo = {start}, [start]
-        while todo:
-            for nxt in beats[todo.pop()] - seen:
-                seen.add(nxt)
-                todo.append(nxt)
-        if len(seen) < players:
-            raise ValueError("no finite maximum-likelihood ratings: some bots won or lost all their results")
-
-
 def bootstrap(
     sets: Sequence[RatedSet],
     prior: float = DEFAULT_PRIOR,
@@ -411,33 +300,65 @@ def bootstrap(
     """The ratings refitted on ``samples`` resamples (with replacement) of the duplicate sets,
     or of the groups and then of each drawn group's sets; widened for few of them (``widen``)
     unless ``few`` is false (the plain bootstrap, for comparison)."""
-    if samples <= 0 or len(sets) < 2:  # one set resampled is itself: no spread to measure
-        return []
     per_set = [merged(choices(places, model) for places in rated.matches) for rated in sets]
+    evidence = _Evidence(choice for part in per_set for choice in part)
+    counts = evidence.counts(per_set)
+    if samples <= 0 or len(sets) < 2:
+        return []
+    strengths = _full_fit(evidence, counts, prior)
+    draws = _bootstrap(sets, evidence, counts, strengths, prior, samples, seed, resample, few)
+    return [
+        {bot: float(value) for bot, value in zip(evidence.bots, draw, strict=True) if not math.isnan(value)}
+        for draw in draws
+    ]
+
+
+def _bootstrap(
+    sets: Sequence[RatedSet],
+    evidence: _Evidence,
+    counts: Floats,
+    estimate: Floats,
+    prior: float,
+    samples: int,
+    seed: int,
+    resample: Resample,
+    few: bool,
+    progress: Progress | None = None,
+) -> Floats:
+    """The bootstrap's draws on the Elo scale, one row each (NaN for a bot absent from it);
+    resamples drawn from ``random.Random(seed)`` exactly as one refit at a time drew them, so a
+    seed gives the same intervals as it always did."""
     clusters: dict[tuple[str, tuple[str, ...]], list[int]] = {}
     for number, rated in enumerate(sets):
         clusters.setdefault((rated.tournament, rated.group), []).append(number)
     by_cluster = list(clusters.values())
+    units = len(by_cluster) if resample is Resample.GROUPS else len(sets)
+    if samples <= 0 or len(sets) < 2 or units < 2:  # one unit resampled is itself: no spread
+        return np.empty((0, len(evidence.bots)))
     rng = random.Random(seed)
-    draws: list[dict[str, float]] = []
-    for _ in range(samples):
-        if resample is Resample.GROUPS:
-            picked: list[int] = []
+    if resample is Resample.SETS:
+        weights = _counted(_randrange(rng, len(sets), samples * len(sets)).reshape(samples, -1), len(sets))
+    else:
+        picked = []
+        for _ in range(samples):
+            row: list[int] = []
             for _ in by_cluster:
                 cluster = by_cluster[rng.randrange(len(by_cluster))]
-                picked.extend(cluster[rng.randrange(len(cluster))] for _ in cluster)
-        else:
-            picked = [rng.randrange(len(per_set)) for _ in per_set]
-        try:
-            draws.append(fit(merged(per_set[number] for number in picked), prior))
-        except ValueError:  # prior 0 and a resample without a finite maximum: no evidence there
-            continue
-    units = len(by_cluster) if resample is Resample.GROUPS else len(per_set)
-    if units < 2:
-        return []
+                row.extend(cluster[rng.randrange(len(cluster))] for _ in cluster)
+            picked.append(np.bincount(row, minlength=len(sets)))
+        weights = np.array(picked, dtype=float)
+    chunk = max(1, min(CHUNK, CELLS // evidence.chosen.size))  # bounded (samples x choices x bots)
+    kept = []
+    for done in range(0, samples, chunk):
+        strengths, finite = evidence.fit(weights[done : done + chunk] @ counts, prior, estimate)
+        kept.append(strengths[finite])  # prior 0 and no finite maximum: no evidence in that one
+        if progress:
+            progress(min(done + chunk, samples), samples)
+    draws = ANCHOR + SCALE * np.concatenate(kept)
     if not few:
         return draws
-    return widen(draws, fit(merged(per_set), prior), units)
+    centre = ANCHOR + SCALE * estimate
+    return centre + _widening(units) * (draws - centre)
 
 
 T_975 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228)
@@ -453,17 +374,22 @@ def widen(
     uncertain; so, as Student's t does, each draw's distance from the estimate is scaled by
     sqrt(n/(n-1)) * t(n-1) / z (1.08 for 24 sets, 1.17 for 12, 2.7 for 3). Twins' intervals missed
     0 a quarter of the time with three sets a tournament without it (bench/rating_calibration.py)."""
-    df = units - 1
-    t = T_975[df - 1] if df <= len(T_975) else _t_975(df)
-    factor = math.sqrt(units / df) * t / Z_975
+    factor = _widening(units)
     return [
         {bot: estimate[bot] + factor * (value - estimate[bot]) for bot, value in draw.items()}
         for draw in draws
     ]
 
 
-def _t_975(df: int) -> float:
-    """Student's t 97.5% quantile for larger degrees of freedom (Cornish-Fisher, within 0.003)."""
+def _widening(units: int) -> float:
+    df = units - 1
+    return math.sqrt(units / df) * t_975(df) / Z_975
+
+
+def t_975(df: int) -> float:
+    """Student's t 97.5% quantile: the table, then Cornish-Fisher (within 0.003)."""
+    if df <= len(T_975):
+        return T_975[df - 1]
     z = Z_975
     return z + (z**3 + z) / (4 * df) + (5 * z**5 + 16 * z**3 + 3 * z) / (96 * df**2)
 
@@ -486,16 +412,172 @@ def _groups(sets: Sequence[RatedSet]) -> list[set[str]]:
     return groups
 
 
-def _quantile(ordered: Sequence[float], q: float) -> float:
-    """Linear interpolation between order statistics."""
-    position = q * (len(ordered) - 1)
-    low = math.floor(position)
-    high = min(low + 1, len(ordered) - 1)
-    return ordered[low] + (ordered[high] - ordered[low]) * (position - low)
+def _randrange(rng: random.Random, n: int, count: int) -> npt.NDArray[np.intp]:
+    """``count`` calls of ``rng.randrange(n)``, the very values, read in bulk from its Mersenne
+    Twister: CPython draws ``getrandbits(n.bit_length())``, the top bits of one 32-bit output,
+    until it is below n."""
+    _, state, _ = rng.getstate()
+    twister = np.random.MT19937()
+    key = np.array(state[:-1], dtype=np.uint32)
+    twister.state = {"bit_generator": "MT19937", "state": {"key": key, "pos": state[-1]}}
+    found: list[npt.NDArray[np.intp]] = []
+    while (short := count - sum(len(part) for part in found)) > 0:
+        words = twister.random_raw(2 * short + 64) >> np.uint64(32 - n.bit_length())
+        found.append(words[words < n][:short].astype(np.intp))
+    return np.concatenate(found) if found else np.empty(0, dtype=np.intp)
 
 
-def _los(draws: Sequence[Mapping[str, float]], upper: str, lower: str) -> float | None:
-    both = [(d[upper], d[lower]) for d in draws if upper in d and lower in d]
-    if not both:
+def _counted(picks: npt.NDArray[np.intp], units: int) -> Floats:
+    """Per row of picks, how often each of ``units`` was picked."""
+    rows = np.arange(len(picks))[:, None] * units
+    return np.bincount((rows + picks).ravel(), minlength=len(picks) * units).reshape(-1, units).astype(float)
+
+
+def _los(upper: Floats, lower: Floats) -> float | None:
+    """The share of draws (holding both) in which ``upper`` is ahead, a tie counting half."""
+    both = ~(np.isnan(upper) | np.isnan(lower))
+    if not both.any():
         return None
-    return sum(1.0 if a > b else 0.5 if a == b else 0.0 for a, b in both) / len(both)
+    gap = upper[both] - lower[both]
+    return float(np.mean(np.where(gap > TIE, 1.0, np.where(gap < -TIE, 0.0, 0.5))))
+
+
+# --- the numerical fit: many at once ----------------------------------------------------
+
+Floats = npt.NDArray[np.float64]
+Flags = npt.NDArray[np.bool_]
+CHUNK = 100
+"""Bootstrap samples fitted together: a progress report every 100."""
+CELLS = 1 << 22
+"""At most this many (samples x choices x bots) cells at a time."""
+
+
+class _Evidence:
+    """Choices as matrices over one sorted list of bots, so that many fits (the bootstrap's
+    samples) run as one, a row of choice counts each. Column c is a choice: ``chosen[c]`` marks
+    the bots chosen, ``field[c]`` those they were chosen from. Every pair of bots that share a
+    field also has its two one-of-two choices, where the prior puts its virtual draws."""
+
+    def __init__(self, found: Iterable[Choice]) -> None:
+        keys = set(found)
+        pairs = sorted({(a, b) for _, among in keys for i, a in enumerate(among) for b in among[i + 1 :]})
+        keys.update(((bot,), pair) for pair in pairs for bot in pair)
+        self.choices = sorted(keys)
+        self.bots = sorted({bot for _, among in self.choices for bot in among})
+        column = {choice: c for c, choice in enumerate(self.choices)}
+        index = {bot: i for i, bot in enumerate(self.bots)}
+        shape = (len(self.choices), len(self.bots))
+        self.chosen, self.field = np.zeros(shape), np.zeros(shape)
+        for c, (chosen, among) in enumerate(self.choices):
+            self.chosen[c, [index[bot] for bot in chosen]] = 1.0
+            self.field[c, [index[bot] for bot in among]] = 1.0
+        self.picks = self.chosen.sum(axis=1)
+        self.pairs = np.array([(index[a], index[b]) for a, b in pairs], dtype=np.intp).reshape(-1, 2)
+        self.holds = self.field[:, self.pairs[:, 0]] * self.field[:, self.pairs[:, 1]]  # field c has pair q
+        self.virtual = np.zeros((len(pairs), len(self.choices)))  # half a draw each way per pair
+        for q, (a, b) in enumerate(pairs):
+            self.virtual[q, [column[(a,), (a, b)], column[(b,), (a, b)]]] = 0.5
+        # (c, i, j): in choice c, i was chosen over j
+        self.over = (self.chosen[:, :, None] * self.field[:, None, :]).reshape(shape[0], shape[1] ** 2)
+
+    def counts(self, parts: Sequence[Mapping[Choice, float]]) -> Floats:
+        """One row of choice counts per part (a duplicate set's choices, say)."""
+        column = {choice: c for c, choice in enumerate(self.choices)}
+        out = np.zeros((len(parts), len(self.choices)))
+        for row, part in enumerate(parts):
+            for choice, times in part.items():
+                out[row, column[choice]] += times
+        return out
+
+    def fit(self, counts: Floats, prior: float, start: Floats | None = None) -> tuple[Floats, Flags]:
+        """Natural-log strengths, a row per row of ``counts`` (NaN for a bot absent from it), each
+        linked group's mean 0; and which rows have a finite maximum (all of them with a prior)."""
+        if prior < 0:
+            raise ValueError(f"the prior is a number of virtual draws, not {prior}")
+        rows, players = len(counts), len(self.bots)
+        if not players:
+            return np.zeros((rows, 0)), np.ones(rows, dtype=bool)
+        real = (counts > 0).astype(float)
+        met = (real @ self.holds) > 0
+        n = counts * real + prior * (met @ self.virtual)
+        adjacent = np.zeros((rows, players, players), dtype=bool)
+        adjacent[:, self.pairs[:, 0], self.pairs[:, 1]] = adjacent[:, self.pairs[:, 1], self.pairs[:, 0]] = (
+            met
+        )
+        linked = _closure(adjacent)
+        finite: Flags = np.ones(rows, dtype=bool)
+        if not prior:  # finite only if, within each group, everyone was chosen over everyone, by a chain
+            beats = _closure((real @ self.over).reshape(rows, players, players) > 0)
+            finite = np.all(beats | ~linked, axis=(1, 2))
+        mean = linked / linked.sum(axis=2, keepdims=True)  # averages over each bot's group
+        r = np.zeros((rows, players)) if start is None else np.tile(np.nan_to_num(start), (rows, 1))
+        r = self._newton(r, n, mean)
+        r -= (mean @ r[..., None])[..., 0]
+        r[(real @ self.field) == 0] = np.nan
+        return r, finite
+
+    def _newton(self, r: Floats, n: Floats, mean: Floats) -> Floats:
+        """Maximise each row's log-likelihood by Newton's method with backtracking. It is concave
+        and flat only along each group's common offset: ``mean`` added to the information matrix
+        takes the steps that keep the groups' means where they are."""
+        current = self._log_likelihood(r, n)
+        active = np.arange(len(r))
+        for _ in range(100):
+            grad, info = self._derivatives(r[active], n[active])
+            going = np.abs(grad).max(axis=1, initial=0.0) >= 1e-10
+            active, grad, info = active[going], grad[going], info[going]
+            if not active.size:
+                break
+            step = np.linalg.solve(info + mean[active], grad[..., None])[..., 0]
+            scale = np.ones(len(active))
+            trial = r[active] + step
+            value = self._log_likelihood(trial, n[active])
+            worse = value < current[active] - 1e-12
+            while worse.any():
+                scale[worse] /= 2
+                trial[worse] = r[active[worse]] + scale[worse, None] * step[worse]
+                value[worse] = self._log_likelihood(trial[worse], n[active[worse]])
+                worse &= (value < current[active] - 1e-12) & (scale >= 1e-6)
+            r[active], current[active] = trial, value
+        return r
+
+    def _shares(self, r: Floats) -> tuple[Floats, Floats]:
+        """Each bot's chance to be picked from each choice's field, and log of the field's total."""
+        x = np.where(self.field > 0, r[:, None, :], -np.inf)
+        top = x.max(axis=2, keepdims=True)  # log-sum-exp without overflow
+        weights = np.exp(x - top)
+        total = weights.sum(axis=2, keepdims=True)
+        return weights / total, (top + np.log(total))[..., 0]
+
+    def _log_likelihood(self, r: Floats, n: Floats) -> Floats:
+        _, log_field = self._shares(r)
+        result: Floats = (n * (r @ self.chosen.T - self.picks * log_field)).sum(axis=1)
+        return result
+
+    def _derivatives(self, r: Floats, n: Floats) -> tuple[Floats, Floats]:
+        """The gradient and the information matrix (minus the Hessian)."""
+        shares, _ = self._shares(r)
+        picks = n * self.picks
+        expected = np.einsum("sc,sci->si", picks, shares)
+        spread = (shares * picks[..., None]).transpose(0, 2, 1) @ shares
+        info = -spread
+        diagonal = np.arange(r.shape[1])
+        info[:, diagonal, diagonal] += expected
+        return n @ self.chosen - expected, info
+
+
+def _full_fit(evidence: _Evidence, counts: Floats, prior: float) -> Floats:
+    """The natural-log strengths of all the counts' rows together."""
+    strengths, finite = evidence.fit(counts.sum(axis=0, keepdims=True), prior)
+    if not finite[0]:
+        raise ValueError("no finite maximum-likelihood ratings: some bots won or lost all their results")
+    full: Floats = strengths[0]
+    return full
+
+
+def _closure(adjacent: Flags) -> Flags:
+    """Who reaches whom (reflexively) along ``adjacent``'s links, by repeated squaring."""
+    reach = adjacent | np.eye(adjacent.shape[-1], dtype=bool)
+    for _ in range(max(1, (adjacent.shape[-1] - 1).bit_length())):
+        reach = reach @ reach
+    return reach

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 import sys
+import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -62,6 +64,33 @@ def say(console: Console, text: str) -> None:
     console.print(text, markup=False, highlight=False, soft_wrap=True)
 
 
+class RatingProgress:
+    """The ``progress`` of ``rate``, on stderr (stdout keeps the tables alone): silent for the
+    first second (the demo's ratings take a fraction of one), then a line a second, so that a long
+    wait is not silence."""
+
+    def __init__(
+        self,
+        what: str,
+        console: Console | None = None,
+        after: float = 1.0,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        from rich.console import Console
+
+        self.what, self.after, self.clock = what, after, clock
+        self.console = console or Console(stderr=True)
+        self.started = clock()
+        self.shown: float | None = None
+
+    def __call__(self, done: int, total: int) -> None:
+        now = self.clock()
+        if now - self.started < self.after or (self.shown is not None and now - self.shown < 1.0):
+            return
+        self.shown = now
+        say(self.console, f"{self.what}: bootstrap {done}/{total} samples, {now - self.started:.0f}s so far")
+
+
 def fail(text: str, code: int) -> int:
     """An error for the user, on stderr; returns the exit status."""
     print(text, file=sys.stderr)
@@ -104,7 +133,10 @@ def run(args: argparse.Namespace) -> int:
         pooled = ", ".join(args.tournament) if args.tournament else "every tournament"
         for game in wanted:
             sets = store.duplicate_sets(game, runs)
-            table = rate(sets, samples=args.samples, model=args.model, resample=args.bootstrap)
+            progress = RatingProgress(f"{game}: ratings")
+            table = rate(
+                sets, samples=args.samples, model=args.model, resample=args.bootstrap, progress=progress
+            )
             title = f"{game}: ratings over {pooled}"
             console.print(ratings_table(game, table, title=title, model=args.model, resample=args.bootstrap))
     return 0

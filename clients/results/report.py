@@ -8,6 +8,7 @@ from rich.table import Table
 
 from croupier.clients.results.ratings import (
     DEFAULT_MODEL,
+    DEFAULT_PRIOR,
     DEFAULT_RESAMPLE,
     Model,
     Rating,
@@ -62,12 +63,15 @@ def ratings_table(
     title: str | None = None,
     model: Model = DEFAULT_MODEL,
     resample: Resample = DEFAULT_RESAMPLE,
+    prior: float = DEFAULT_PRIOR,
 ) -> Table:
-    """Best first within each group; groups that never met are apart, with no LOS between them."""
+    """Best first within each group; groups that never met are apart, with no LOS between them.
+    The caption says how the ratings were fitted, the prior too: it moves every gap."""
     groups = len({rating.group for rating in ratings})
     table = Table(
         title=title or f"{game}: ratings",
-        caption=f"Elo scale, {MODEL_NAMES[model]}, 95% interval (bootstrap over {resample.value})"
+        caption=f"Elo scale, {MODEL_NAMES[model]}, 95% interval (bootstrap over {resample.value}); "
+        f"prior {prior:g} virtual draw{'' if prior == 1 else 's'} per pair of bots that met"
         + (f"; {groups} groups that never met: compare ratings within a group only" if groups > 1 else ""),
     )
     columns = [("group", "right")] if groups > 1 else []

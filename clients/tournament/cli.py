@@ -26,6 +26,7 @@ from croupier.clients.results.ratings import DEFAULT_MODEL, DEFAULT_RESAMPLE, Mo
 from croupier.clients.results.ratings_cli import (
     DEFAULT_DATA,
     DEFAULT_SAMPLES,
+    RatingProgress,
     add_model_argument,
     fail,
     say,
@@ -530,7 +531,8 @@ def report(
         _reveal(console, config, store, tournament, data)
     for game in config.games:
         sets = store.duplicate_sets(game.game, [tournament.id])
-        table = rate(sets, samples=samples, model=model, resample=resample)
+        progress = RatingProgress(f"{game.game}: ratings")
+        table = rate(sets, samples=samples, model=model, resample=resample, progress=progress)
         if table:
             title = f"{game.game}: ratings of {tournament.name} run {tournament.run}"
             console.print(ratings_table(game.game, table, title=title, model=model, resample=resample))

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import io
 import math
 import random
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from rich.console import Console
 
 from croupier.clients.results.ratings import (
+    DEFAULT_PRIOR,
     Model,
     RatedSet,
     Resample,
@@ -25,6 +28,8 @@ from croupier.clients.results.ratings import (
     rate,
     widen,
 )
+from croupier.clients.results.ratings_cli import RatingProgress
+from croupier.clients.results.report import ratings_table
 
 
 def elo_gap(share: float) -> float:
@@ -48,9 +53,9 @@ def test_two_players_three_wins_in_four_are_log10_3_times_400_apart_around_1500(
     assert elo["b"] == pytest.approx(1500 - 200 * math.log10(3), abs=1e-6)
 
 
-def test_the_prior_adds_one_virtual_draw_per_pair() -> None:
+def test_the_prior_adds_virtual_draws_per_pair() -> None:
     tally = Tally([{"a": 1, "b": 2}] * 3 + [{"a": 2, "b": 1}])
-    elo = fit_elo(tally)  # 3.5 of 5: the odds are 3.5 / 1.5
+    elo = fit_elo(tally, prior=1.0)  # 3.5 of 5: the odds are 3.5 / 1.5
     assert elo["a"] - elo["b"] == pytest.approx(400 * math.log10(3.5 / 1.5), abs=1e-6)
 
 
@@ -74,7 +79,7 @@ def test_one_clean_ranking_of_three_with_the_prior() -> None:
     # a > b > c once; with one virtual draw per pair every pair stands 1.5 to 0.5. By symmetry the
     # gaps are equal (d); a's likelihood equation p(d) + p(2d) = 1.5 with q = 10^(d/400) gives
     # q^3 - q^2 - q - 3 = 0.
-    elo = fit_elo(Tally([{"a": 1, "b": 2, "c": 3}]))
+    elo = fit_elo(Tally([{"a": 1, "b": 2, "c": 3}]), prior=1.0)
     d = elo["a"] - elo["b"]
     assert elo["b"] - elo["c"] == pytest.approx(d, abs=1e-6)
     assert elo["b"] == pytest.approx(1500, abs=1e-6)
@@ -93,8 +98,19 @@ def test_without_a_prior_a_perfect_record_has_no_finite_rating() -> None:
 
 
 def test_with_the_prior_a_perfect_record_is_finite_and_ahead() -> None:
-    elo = fit_elo(Tally([{"a": 1, "b": 2}] * 3))
+    elo = fit_elo(Tally([{"a": 1, "b": 2}] * 3), prior=1.0)
     assert elo["a"] - elo["b"] == pytest.approx(elo_gap(3.5 / 4))
+    elo = fit_elo(Tally([{"a": 1, "b": 2}] * 3))  # the default: a tenth of a draw, 3.05 of 3.1
+    assert elo["a"] - elo["b"] == pytest.approx(elo_gap(3.05 / 3.1))
+
+
+def test_the_default_prior_keeps_the_gap_the_head_to_head_score_implies() -> None:
+    tally = Tally([{"a": 1, "b": 2}] * 9 + [{"a": 2, "b": 1}])  # 9 of 10: 382 Elo
+    assert DEFAULT_PRIOR == 0.1
+    assert fit_elo(tally)["a"] - fit_elo(tally)["b"] == pytest.approx(elo_gap(9.05 / 10.1))  # 374
+    assert elo_gap(0.9) - (fit_elo(tally)["a"] - fit_elo(tally)["b"]) < 10
+    one_draw = fit_elo(tally, prior=1.0)
+    assert elo_gap(0.9) - (one_draw["a"] - one_draw["b"]) > 60  # 9.5 of 11: 321
 
 
 def test_groups_that_never_met_are_each_anchored_at_1500() -> None:
@@ -252,3 +268,47 @@ def test_few_sets_widen_the_bootstrap_as_students_t_does() -> None:
     factor = math.sqrt(4 / 3) * 3.182 / 1.959964  # four sets
     assert spread == pytest.approx(factor * (max(d["a"] for d in raw) - min(d["a"] for d in raw)))
     assert plain.low is not None and plain.high is not None
+
+
+def test_the_bootstrap_reports_its_progress_in_samples_up_to_all_of_them() -> None:
+    sets = [[{"a": 1, "b": 2, "c": 3}, {"b": 1, "c": 2, "a": 3}], [{"c": 1, "a": 2, "b": 3}]] * 3
+    calls: list[tuple[int, int]] = []
+    rate(sets, samples=250, seed=1, progress=lambda done, total: calls.append((done, total)))
+    assert len(calls) > 1
+    assert {total for _, total in calls} == {250}
+    done = [done for done, _ in calls]
+    assert done == sorted(set(done)) and done[0] > 0 and done[-1] == 250
+
+
+def test_the_ratings_progress_line_waits_a_second_then_shows_one_line_a_second() -> None:
+    now = [0.0]
+    out = io.StringIO()
+    progress = RatingProgress("chinese_ten: ratings", Console(file=out, width=200), clock=lambda: now[0])
+    for clock, done in ((0.0, 100), (0.9, 200), (1.2, 300), (1.6, 400), (2.3, 500)):
+        now[0] = clock
+        progress(done, 1000)
+    assert out.getvalue().splitlines() == [
+        "chinese_ten: ratings: bootstrap 300/1000 samples, 1s so far",
+        "chinese_ten: ratings: bootstrap 500/1000 samples, 2s so far",
+    ]
+
+
+def test_bots_whose_results_mirror_each_other_tie_listed_by_name_at_even_odds() -> None:
+    # each set holds every match and its mirror (b and c swapped): b and c are equal in the fit and
+    # in every resample, however the arithmetic rounds (here c came out 2e-13 ahead)
+    sets = [
+        [{"c": 1, "a": 2, "b": 3}, {"b": 1, "a": 2, "c": 3}],
+        [{"a": 1, "c": 2, "b": 3}, {"a": 1, "b": 2, "c": 3}] * 2,
+        [{"b": 1, "a": 2, "c": 3}, {"c": 1, "a": 2, "b": 3}],
+    ]
+    table = rate(sets, prior=1.0, samples=200, seed=1)
+    assert [row.bot for row in table] == ["a", "b", "c"]
+    assert table[1].elo == pytest.approx(table[2].elo, abs=1e-9)
+    assert table[1].los_next == 0.5
+
+
+def test_the_ratings_table_names_its_prior_in_the_caption() -> None:
+    out = io.StringIO()
+    sets = [[{"a": 1, "b": 2}, {"b": 1, "a": 2}], [{"a": 1, "b": 2}, {"a": 1, "b": 2}]]
+    Console(file=out, width=200).print(ratings_table("g", rate(sets, prior=0.25, samples=20), prior=0.25))
+    assert "prior 0.25 virtual draws per pair of bots that met" in out.getvalue()
