@@ -9,8 +9,10 @@ stream, and the tests drive it by hand.
         for step in protocol.receive(message):
             ...                              # a Move to send, or a Thinking to await
 
-A ``Thinking`` is an ``async def choose`` at work: await ``thinking.choice`` and hand the result
-to ``protocol.chose(thinking, ...)``, which returns the steps that follow.
+A ``Thinking`` is an ``async def choose`` at work: await ``thinking.choice`` (alongside the
+stream's other work: other seats' thinking included) and hand the result to
+``protocol.chose(thinking, ...)``, which returns the steps that follow. A seat thinks about one
+request at a time: newer ones wait, and only the newest is asked once it has answered.
 """
 
 from __future__ import annotations
@@ -164,10 +166,13 @@ class _Seat:
         self.answer: bots_pb2.Move | None = None
         """The Move that answered it last: sent again if the referee could not journal it."""
         self.retries = 0
+        self.thinking = False
+        """An async ``choose`` of this seat is under way: newer requests are held until it answers."""
 
     def new_stream(self) -> None:
-        """What the old stream sent and received is void."""
+        """What the old stream sent and received is void (its thinking was cancelled with it)."""
         self.outstanding, self.held, self.latest_decision, self.accepted = 0, None, 0, 0
+        self.thinking = False
 
 
 @dataclass
@@ -292,7 +297,9 @@ class StreamProtocol:
 
     def chose(self, thinking: Thinking, choice: Any = None, error: BaseException | None = None) -> list[Step]:
         """An awaited choice came (or ``choose`` raised ``error``): the steps that follow."""
+        thinking.seat.thinking = False
         self._chosen(thinking.seat, thinking.decision, thinking.legal, choice, error)
+        self._release(thinking.seat)
         return self._take()
 
     def _take(self) -> list[Step]:
@@ -347,8 +354,8 @@ class StreamProtocol:
             return
         if decision.decision_id < seat.latest_decision:
             return  # already replaced by a newer request, which is waiting
-        if seat.outstanding:
-            seat.held = decision  # its view may not show our moves in flight yet
+        if seat.outstanding or seat.thinking:
+            seat.held = decision  # its view may not show our moves in flight yet, or choose is busy
             return
         codec = seat.codec
         legal = [codec.action_from_proto(a) for a in decision.legal_actions]
@@ -359,6 +366,7 @@ class StreamProtocol:
             self._chosen(seat, decision, legal, None, exc)
             return
         if inspect.isawaitable(choice):
+            seat.thinking = True
             self._steps.append(Thinking(seat, decision, legal, choice))  # plays wait with it
             return
         self._chosen(seat, decision, legal, choice, None)
@@ -433,11 +441,16 @@ class StreamProtocol:
                 seat.outstanding -= 1
                 if accepted:
                     seat.held = None
-                if not seat.outstanding and seat.held is not None:
-                    held, seat.held = seat.held, None
-                    if held.decision_id >= seat.latest_decision:
-                        self._decide(held)
+                self._release(seat)
                 return
+
+    def _release(self, seat: _Seat) -> None:
+        """Decide the request held for ``seat`` once nothing of it is in flight, unless it went stale."""
+        if not seat.outstanding and not seat.thinking and seat.held is not None:
+            held, seat.held = seat.held, None
+            playing = self.seats.get((seat.match.id, seat.match.seat)) is seat
+            if playing and held.decision_id >= seat.latest_decision:
+                self._decide(held)
 
     def _update(self, update: bots_pb2.ViewUpdate) -> None:
         seat = self.seats.get((update.match_id, update.seat))

@@ -31,14 +31,16 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import concurrent.futures
 import contextlib
+import inspect
 import logging
 import os
 import random
 import signal
 import sys
-from collections.abc import Awaitable, Callable, Sequence
-from typing import Any, Generic
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
+from typing import Any, Generic, TypeVar
 
 import grpc
 
@@ -96,6 +98,7 @@ FATAL = frozenset(
 """Stream endings that another try would only repeat (bad token, wrong protocol version)."""
 log = logging.getLogger("croupier.bot")
 
+T = TypeVar("T")
 Choice = int | Action | str
 """What ``choose`` returns: an index into ``legal``, one of its actions, or an action's text form."""
 
@@ -104,8 +107,9 @@ class Bot(Generic[ViewT, ActionT]):
     """Subclass it and write ``choose``; the other hooks are optional.
 
     The SDK makes one object per match and seat (``factory(match)``), so per-match
-    memory lives in ``self``. ``choose`` may be ``async def`` for a bot that
-    thinks at length (``await asyncio.to_thread(...)``) without holding up its other matches.
+    memory lives in ``self``. ``choose`` may be ``async def`` for a bot that thinks at length
+    (``await asyncio.to_thread(...)``): the matches' calls are awaited side by side. A plain ``def``
+    runs on the bot's own thread, one call at a time for all matches (docs/bots.md says more).
     ``Bot[View, Action]`` types a bot for one game: ``choose`` gets that game's view and actions.
     """
 
@@ -198,6 +202,10 @@ class Client:
         self.credentials = credentials
         self._stop = asyncio.Event()
         self._inbox: asyncio.Queue[bots_pb2.ServerMessage | None] | None = None
+        self._tasks: set[asyncio.Task[None]] = set()
+        """Async ``choose`` calls under way and answers being resent: they end with their stream."""
+        self._thread: concurrent.futures.ThreadPoolExecutor | None = None
+        """The bot's own thread, for a bot whose ``choose`` is a plain ``def`` (see ``run``)."""
 
     @property
     def finished(self) -> int:
@@ -216,7 +224,21 @@ class Client:
             self._inbox.put_nowait(None)
 
     async def run(self) -> int:
-        """Play until stopped (0), until ``stop_after`` matches ended (0), or a fatal refusal (2)."""
+        """Play until stopped (0), until ``stop_after`` matches ended (0), or a fatal refusal (2).
+
+        A bot whose ``choose`` is a plain ``def`` is called on a thread of its own (one for all its
+        matches: one call at a time, in the order the referee's messages came), so that the stream
+        goes on meanwhile; an ``async def choose`` is awaited on the stream's loop, many at once."""
+        if not _thinks_async(self.protocol.factory):
+            self._thread = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="croupier-bot")
+        try:
+            return await self._play()
+        finally:
+            if self._thread is not None:
+                self._thread.shutdown(wait=False)
+                self._thread = None
+
+    async def _play(self) -> int:
         delay = FIRST_DELAY
         asked = False  # whether the referee is running at all, said once while nothing answers
         while not self._stop.is_set():
@@ -248,7 +270,7 @@ class Client:
         """One stream, until it ends or the client stops; True if the referee welcomed it."""
         protocol = self.protocol
         outbox: asyncio.Queue[bots_pb2.BotMessage] = asyncio.Queue()
-        outbox.put_nowait(protocol.hello())
+        outbox.put_nowait(await self._call(protocol.hello))
         inbox: asyncio.Queue[bots_pb2.ServerMessage | None] = asyncio.Queue()
         self._inbox = inbox
         metadata = tuple(("croupier-token", token) for token in self.tokens)
@@ -260,16 +282,22 @@ class Client:
             moves: list[bots_pb2.Move] = []
             try:
                 while not self._stop.is_set():
-                    message = await inbox.get()
-                    if message is None:
+                    messages, ended = await _all_read(inbox)
+                    steps = await self._call(_receive_all, protocol, messages)
+                    if ended:
                         if reader.done():
                             reader.result()  # raises the stream's error, if it ended with one
                         break
-                    moves += await self._steps(protocol.receive(message), inbox, outbox)
-                    if message.HasField("welcome"):
-                        name = message.welcome.bot_name or self.name
+                    moves += self._launch(steps, outbox)
+                    if any(message.HasField("welcome") for message in messages):
+                        name = protocol.welcome.bot_name if protocol.welcome else ""
                         granted = describe(protocol.granted)
-                        log.info("connected to %s as %s, stream options: %s", self.server, name, granted)
+                        log.info(
+                            "connected to %s as %s, stream options: %s",
+                            self.server,
+                            name or self.name,
+                            granted,
+                        )
                     if protocol.granted.batches and not inbox.empty():
                         continue  # more was read meanwhile: answer it all in one message
                     for out in protocol.outgoing(moves):
@@ -280,44 +308,64 @@ class Client:
             finally:
                 self._inbox = None
                 call.cancel()
-                for task in (reader, writer):
+                for task in (reader, writer, *self._tasks):
                     task.cancel()
                     with contextlib.suppress(asyncio.CancelledError, grpc.aio.AioRpcError):
                         await task
         return protocol.welcome is not None
 
-    async def _steps(
-        self,
-        steps: list[Step],
-        inbox: asyncio.Queue[bots_pb2.ServerMessage | None],
-        outbox: asyncio.Queue[bots_pb2.BotMessage],
+    async def _call(self, function: Callable[..., T], *args: Any) -> T:
+        """Call into the protocol, and through it into the bot: on the bot's thread if it has one."""
+        if self._thread is None:
+            return function(*args)
+        return await asyncio.get_running_loop().run_in_executor(self._thread, function, *args)
+
+    def _launch(
+        self, steps: Sequence[Step], outbox: asyncio.Queue[bots_pb2.BotMessage]
     ) -> list[bots_pb2.Move]:
-        """The moves of ``steps``, each async ``choose`` awaited in its turn, each ``Resend`` timed."""
+        """The moves of ``steps`` to send now; each ``Thinking`` awaited on its own, each ``Resend`` timed."""
         moves: list[bots_pb2.Move] = []
         for step in steps:
             if isinstance(step, Thinking):
-                choice, error = None, None
-                try:
-                    choice = await step.choice
-                except Exception as exc:
-                    error = exc
-                moves += await self._steps(self.protocol.chose(step, choice, error), inbox, outbox)
+                self._spawn(self._think(step, outbox))
             elif isinstance(step, Resend):
-                asyncio.get_running_loop().call_later(step.seconds, self._resend, step, inbox, outbox)
+                asyncio.get_running_loop().call_later(step.seconds, self._resend, step, self._inbox, outbox)
             else:
                 moves.append(step)
         return moves
 
+    def _spawn(self, work: Coroutine[Any, Any, None]) -> None:
+        """Run ``work`` beside the stream, until it is done or the stream ends."""
+        task = asyncio.create_task(work)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _think(self, thinking: Thinking, outbox: asyncio.Queue[bots_pb2.BotMessage]) -> None:
+        """An async ``choose`` awaited while the stream goes on: its answer sent as soon as it comes."""
+        choice, error = None, None
+        try:
+            choice = await thinking.choice
+        except Exception as exc:
+            error = exc
+        await self._send(outbox, self.protocol.chose, thinking, choice, error)
+
     def _resend(
         self,
         resend: Resend,
-        inbox: asyncio.Queue[bots_pb2.ServerMessage | None],
+        inbox: asyncio.Queue[bots_pb2.ServerMessage | None] | None,
         outbox: asyncio.Queue[bots_pb2.BotMessage],
     ) -> None:
         """A ``Resend`` whose time came: sent on the stream that asked for it, if that still runs."""
         if self._inbox is inbox:
-            for out in self.protocol.outgoing(self.protocol.resend(resend)):
-                outbox.put_nowait(out)
+            self._spawn(self._send(outbox, self.protocol.resend, resend))
+
+    async def _send(
+        self, outbox: asyncio.Queue[bots_pb2.BotMessage], function: Callable[..., Sequence[Step]], *args: Any
+    ) -> None:
+        """Send the moves of the steps that ``function(*args)``, a call into the protocol, returns."""
+        steps = await self._call(function, *args)
+        for out in self.protocol.outgoing(self._launch(steps, outbox)):
+            outbox.put_nowait(out)
 
     def _channel(self) -> grpc.aio.Channel:
         options = [("grpc.keepalive_time_ms", 20_000), ("grpc.keepalive_timeout_ms", 10_000)]
@@ -341,6 +389,32 @@ class Client:
                 await call.write(message)
             except (grpc.aio.AioRpcError, asyncio.InvalidStateError):
                 return  # the stream is gone: the reader reports why
+
+
+def _thinks_async(factory: Callable[..., Any]) -> bool:
+    """Whether the bots ``factory`` makes have an ``async def choose`` (a factory that is not a class
+    is taken to make plain ones)."""
+    return inspect.iscoroutinefunction(getattr(factory, "choose", None))
+
+
+async def _all_read(
+    inbox: asyncio.Queue[bots_pb2.ServerMessage | None],
+) -> tuple[list[bots_pb2.ServerMessage], bool]:
+    """Every message read so far (waiting for one), to hand to the bot in one call, and whether the
+    stream ended after them."""
+    messages: list[bots_pb2.ServerMessage] = []
+    message = await inbox.get()
+    while message is not None:
+        messages.append(message)
+        if inbox.empty():
+            return messages, False
+        message = inbox.get_nowait()
+    return messages, True
+
+
+def _receive_all(protocol: StreamProtocol, messages: list[bots_pb2.ServerMessage]) -> list[Step]:
+    """The steps ``protocol`` takes for ``messages``, in order."""
+    return [step for message in messages for step in protocol.receive(message)]
 
 
 # --- offline play: the engine, no referee ---------------------------------------------------

@@ -193,6 +193,27 @@ def test_an_async_choose_is_handed_to_the_stream_to_await_and_its_answer_follows
     assert move.index == len(asked.decision.legal_actions) - 1
 
 
+def test_a_seat_thinks_about_one_request_at_a_time_and_then_about_the_newest() -> None:
+    asked: list[Any] = []
+
+    class Thoughtful(Bot):
+        async def choose(self, view: Any, legal: list[Any]) -> int:  # type: ignore[override]
+            asked.append(view)
+            return 0
+
+    script = Script("chinese_ten", target=100)
+    protocol = StreamProtocol(Thoughtful)
+    protocol.hello()
+    [thinking] = feed(protocol, script.welcome(), script.started(), script.decision())
+    newer, newest = script.decision(), script.decision()
+    assert feed(protocol, newer, newest) == [], "no second choose while the first thinks"
+    [then] = protocol.chose(thinking, asyncio.run(thinking.choice))  # type: ignore[arg-type]
+    assert isinstance(then, Thinking), "the stale answer is dropped; choose is asked about the newest"
+    assert then.decision.decision_id == newest.decision.decision_id
+    [move] = protocol.chose(then, asyncio.run(then.choice))  # type: ignore[arg-type]
+    assert move.decision_id == newest.decision.decision_id and len(asked) == 2
+
+
 def test_the_sdk_defers_updates_only_for_a_bot_that_cannot_see_them() -> None:
     class Watcher(Bot):
         def update(self, view: Any, events: list[Any]) -> None:

@@ -138,10 +138,11 @@ async def test_a_bot_reconnects_after_the_referee_restarts_and_finishes_its_matc
     async with grpc.aio.insecure_channel(address) as channel:
         created = await Admin(channel).create("spoil_five", 3, {"deals": 2}, seed=3)
     moves = asyncio.Event()
+    loop = asyncio.get_running_loop()
 
     class Slow(RandomBot):
         def choose(self, view: Any, legal: list[Any]) -> int:
-            moves.set()
+            loop.call_soon_threadsafe(moves.set)  # a plain choose runs on the bot's own thread
             return super().choose(view, legal)
 
     clients = [Client(Slow, address, [token], stop_after=1) for token in created.seat_tokens]
