@@ -243,7 +243,7 @@ async def resumed_match(trial: Trial) -> str:
 
 
 async def forfeit_and_end(trial: Trial) -> str:
-    doomed = await trial.match("chinese_ten", decision_ms=0, bank_ms=0, max_timeouts=1)
+    doomed = await trial.match("chinese_ten", doomed=True, decision_ms=0, bank_ms=0, max_timeouts=1)
     forfeited = await trial.until("SeatForfeited", lambda: trial.received("seat_forfeited", doomed))
     later = await trial.match("chinese_ten", seed=5)
     try:
@@ -263,8 +263,8 @@ async def clock(trial: Trial) -> str:
     except Failed as failed:
         requests = {d.decision_id: d for d in trial.received("decision", match_id)}
         late = trial.received("action_result", match_id, lambda r: r.status == Result.TIMED_OUT)
-        if not late or late[0].decision_id not in requests:
-            raise
+        if not late or late[0].decision_id not in requests or trial.last_error() is not None:
+            raise  # not slowness, or the bot said what went wrong
         asked = requests[late[0].decision_id]
         raise Failed(
             f"decision {asked.decision_id} timed out: its deadline_ms was {asked.deadline_ms} "

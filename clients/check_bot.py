@@ -9,7 +9,8 @@ $CROUPIER_TOKEN (a registered bot's token) and $CROUPIER_BOT_NAME set, as the to
 runs it. Between the bot and the referee sits a tap that records every message and, in some
 checks, tampers: it turns a move into one the referee refuses, holds back a decision until a newer
 one replaces it, or drops the stream. The opponents are the bundled Python bots. A table says what
-passed and what went wrong; the exit code is 1 when any check failed.
+passed and what went wrong, with the last error the bot's own output reported; a check fails at the
+bot's first timeout, without waiting for its match to end. The exit code is 1 when any check failed.
 
 The bot is checked on the stream options its Hello asks for (quiet acceptance, deferred updates,
 batches), as the referee grants them in tournaments; the hello check's row says which. With
@@ -74,9 +75,11 @@ async def check(
                     detail = await asyncio.wait_for(CHECKS[name][1](trial), seconds)
                     verdicts.append(Verdict(name, True, detail))
                 except Failed as failed:
-                    verdicts.append(Verdict(name, False, str(failed)))
+                    verdicts.append(Verdict(name, False, _with_error(str(failed), trial)))
                 except TimeoutError:
-                    verdicts.append(Verdict(name, False, f"not done within {seconds:g} s"))
+                    verdicts.append(
+                        Verdict(name, False, _with_error(f"not done within {seconds:g} s", trial))
+                    )
                 except OSError as exc:
                     verdicts.append(Verdict(name, False, f"cannot run the bot: {exc}"))
                 finally:
@@ -87,6 +90,14 @@ async def check(
             await tap.stop()
             await referee.stop(grace=1)
     return verdicts
+
+
+def _with_error(detail: str, trial: Trial) -> str:
+    """A failure's words, with the last error the bot's own output reported (often the real cause)."""
+    error = trial.last_error()
+    if error is None or error[-160:] in detail:
+        return detail
+    return f'{detail}; the bot\'s last error: "{error[-160:]}"'
 
 
 async def _stopped_by_signals(checking: Awaitable[list[Verdict]]) -> list[Verdict]:

@@ -67,6 +67,10 @@ class Stream:
             if move.match_id == match_id
         ]
 
+    def all_moves(self) -> list[bots_pb2.Move]:
+        """The bot's moves in every match, in order."""
+        return [move for _, m in self.sent if m is not None for move in moves_in(m)]
+
     def accepted(self, match_id: str, upto: int | None = None) -> int:
         """How many of the bot's moves in ``match_id`` the referee said it accepted in the stream's first
         ``upto`` messages (all): see ``accepted_in``."""

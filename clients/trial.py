@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import re
 import signal
 import time
 from collections import deque
@@ -21,8 +22,8 @@ from croupier.v1 import admin_pb2, bots_pb2, match_pb2
 T = TypeVar("T")
 STARTUP_SECONDS = 30.0
 """Time for the bot's process to start and say Hello (a cold Python or a JVM takes a while)."""
-CLOCKS = {"decision_ms": 2000, "bank_ms": 4000, "max_timeouts": 1, "grace_ms": 10000}
-"""Every check's clocks but the clock's own: a bot that does not answer is forfeited in seconds."""
+CLOCKS = {"decision_ms": 1000, "bank_ms": 1000, "max_timeouts": 1, "grace_ms": 10000}
+"""Every check's clocks but the clock's own: a bot that does not answer is forfeited in 2 s."""
 SHORT: dict[str, dict[str, Any]] = {
     "chinese_ten": {"players": 2, "target": 50},
     "spoil_five": {"players": 3, "deals": 2},
@@ -33,6 +34,9 @@ SHORT: dict[str, dict[str, Any]] = {
 OUT_OF_RANGE = 10_000
 """The index the refused-move check puts in the bot's move: no decision lists that many actions."""
 Result = bots_pb2.ActionResult
+ERROR = re.compile(r"\b[\w.]*(Error|Exception)\b|\b(ERROR|FATAL|CRITICAL|panic)\b|\berror:")
+"""A line of a bot's output that reports an error: an exception's last line ("IndexError: ..."), a
+logger's ERROR, a panic, a compiler-style "error:"."""
 
 
 class Failed(Exception):
@@ -46,9 +50,11 @@ class Trial:
         self.name, self.command, self.tap, self.referee, self.admin = name, command, tap, referee, admin
         self.bot_id = ""
         self.process: asyncio.subprocess.Process | None = None
-        self.output: deque[str] = deque(maxlen=20)
+        self.output: deque[str] = deque(maxlen=200)
         self.games: dict[str, str] = {}
         """The trial's matches: id -> game."""
+        self.doomed: set[str] = set()
+        """Matches the bot is meant to time out in; in the others a timeout fails the check at once."""
         self.opponents: list[Any] = []
         self.tasks: list[asyncio.Task[Any]] = []
         self.first_stream = len(tap.streams)
@@ -106,14 +112,24 @@ class Trial:
         last = next((line for line in reversed(self.output) if line.strip()), "")
         return f"the bot exited with code {self.process.returncode}" + (f' ("{last[-160:]}")' if last else "")
 
+    def last_error(self) -> str | None:
+        """The last line of the bot's output that reports an error, or None."""
+        return next((line.strip() for line in reversed(self.output) if ERROR.search(line)), None)
+
     async def until(self, what: str, found: Callable[[], T | None], seconds: float = 60.0) -> T:
-        """Wait for ``found()`` to return something; a failure naming ``what`` if the bot exits first
-        or ``seconds`` pass."""
+        """Wait for ``found()`` to return something; a failure naming ``what`` if the bot exits first,
+        times out in one of its matches (see ``doomed``) or ``seconds`` pass."""
         deadline = time.monotonic() + seconds
         while True:
             value = found()
             if value:
                 return value
+            during = f", while check-bot waited for {what}"
+            late = next(
+                (why for m in self.games if m not in self.doomed and (why := self._late(m, during))), None
+            )
+            if late is not None:
+                raise Failed(late)
             if (exited := self.exited()) is not None:
                 await asyncio.sleep(0.2)  # its last messages may still be on their way
                 if value := found():
@@ -143,10 +159,11 @@ class Trial:
         options: dict[str, Any] | None = None,
         opponent: Callable[[Any], Any] | None = None,
         seed: int | None = None,
+        doomed: bool = False,
         **clocks: int,
     ) -> str:
         """Create a match with the bot in seat 0 and bundled bots (or ``opponent``) in the others, once
-        the bot is connected."""
+        the bot is connected; ``doomed``: one the bot is meant to time out in."""
         from croupier.clients.bots import HeuristicBot
         from croupier.clients.sdk import Client
         from croupier.wire import convert
@@ -166,6 +183,8 @@ class Trial:
         )
         match_id: str = created.match.match_id
         self.games[match_id] = game
+        if doomed:
+            self.doomed.add(match_id)
         for token in created.seat_tokens[1:]:
             client = Client(opponent or HeuristicBot, self.referee, [token], stop_after=1)
             self.opponents.append(client)
@@ -185,30 +204,43 @@ class Trial:
         seat = info.result.seats[0]
         where = f"in the {info.game} match"
         refused = self.received("action_result", match_id, lambda r: r.status == Result.REFUSED)
-        timed_out = self.received("action_result", match_id, lambda r: r.status == Result.TIMED_OUT)
         if seat.timeouts or seat.forfeited:
             if seat.forfeited == "disconnected":
-                why = f"no stream of the bot's held it for {CLOCKS['grace_ms'] / 1000:g} s"
-            elif timed_out:
-                late = timed_out[0].decision_id
-                why = f"decision {late} timed out{self._hint(match_id, late)}"
+                why = f"{where} no stream of the bot's held its seat for {CLOCKS['grace_ms'] / 1000:g} s"
             else:
-                why = "a decision timed out"
-            errors = [m for s in self.streams for _, m in s.of_kind("error")]
-            if errors:  # what the referee made of the bot's last mistaken message, if any
-                why += f'; the referee\'s last Error to the bot: "{errors[-1].message}"'
-            raise Failed(f"{where} the bot's seat was forfeited ({seat.forfeited or 'timeouts'}): {why}")
+                why = self._late(match_id) or f"{where} a decision timed out"
+            raise Failed(f"{why} (the seat was forfeited: {seat.forfeited or 'timeouts'})")
         if seat.refusals > refusals:
             reason = f': "{refused[refusals].reason}"' if len(refused) > refusals else ""
             raise Failed(f"{where} the referee refused {seat.refusals} of the bot's moves{reason}")
         return seat
 
+    def _late(self, match_id: str, during: str = "") -> str | None:
+        """The bot's first timeout in ``match_id``, in words for its author (``during`` says what was
+        awaited); None if it had none."""
+        timed_out = self.first("action_result", match_id, lambda r: r.status == Result.TIMED_OUT)
+        if timed_out is None:
+            return None
+        late = timed_out.decision_id
+        why = f"in the {self.games[match_id]} match decision {late} timed out"
+        why += self._hint(match_id, late) + during
+        errors = [m for s in self.streams for _, m in s.of_kind("error")]
+        if errors:  # what the referee made of the bot's last mistaken message, if any
+            why += f'; the referee\'s last Error to the bot: "{errors[-1].message}"'
+        return why
+
     def _hint(self, match_id: str, decision_id: int) -> str:
-        """What a stream option may have to do with the bot's missing a decision, in words, or ""."""
-        if any((match_id, decision_id) in s.batched for s in self.streams):
+        """What a stream option may have to do with the bot's missing a decision, in words, or "": a
+        guess, so none when the bot reported an error of its own (check-bot shows that instead), and
+        none about batches once the bot answered a decision that came in one."""
+        if self.last_error() is not None:
+            return ""
+        batched = set().union(*(s.batched for s in self.streams))
+        answered = {(m.match_id, m.decision_id) for s in self.streams for m in s.all_moves()}
+        if (match_id, decision_id) in batched and not batched & answered:
             return " (it came inside a Batch: read each of batch.messages as if it came alone)"
-        answered = any(m.decision_id == decision_id for s in self.streams for _, m in s.moves(match_id))
-        if not answered and any(s.granted.quiet_acceptance for s in self.streams):
+        answered_it = any(m.decision_id == decision_id for s in self.streams for _, m in s.moves(match_id))
+        if not answered_it and any(s.granted.quiet_acceptance for s in self.streams):
             return (
                 " and the bot sent no move for it (with quiet acceptance no ACCEPTED ActionResult comes: "
                 "the next message's `accepted` count is the acceptance)"

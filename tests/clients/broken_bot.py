@@ -1,5 +1,6 @@
 """A bot with one deliberate flaw per check of ``croupier check-bot``, each a mistake a real bot could
-make; otherwise a plain random bot on raw stubs (the SDK would not make them).
+make; otherwise a plain random bot on raw stubs (the SDK would not make them). And a bot on the SDK
+with the mistake its users make, which only its own log explains.
 
     python tests/clients/broken_bot.py FLAW      (server and token from $CROUPIER_SERVER, $CROUPIER_TOKEN)
 """
@@ -12,9 +13,12 @@ import random
 import sys
 import time
 from collections.abc import Iterator
+from typing import Any
 
 import grpc
 
+from croupier.clients.sdk import Bot
+from croupier.clients.sdk import main as sdk_main
 from croupier.v1 import bots_pb2, bots_pb2_grpc
 
 FLAWS = {
@@ -35,6 +39,13 @@ OPTION_FLAWS = {
 """Flaws of a bot that asks for a stream option and mishandles it: it reads a Batch as nothing; it
 waits for an ACCEPTED ActionResult before its next move, as the replaced-decision flaw does.
 Checked on protocol 1 (``check-bot --protocol-1``) such a bot passes."""
+SDK_FLAWS = {"index-out-of-range": "an SDK bot whose choose returns len(legal), one past the last index"}
+"""Flaws of an SDK bot: the SDK logs the error and leaves each decision to the clock."""
+
+
+class OffByOne(Bot):
+    def choose(self, view: Any, legal: list[Any]) -> int:
+        return len(legal)
 
 
 def play(flaw: str, server: str, tokens: list[str]) -> None:
@@ -99,9 +110,11 @@ def play(flaw: str, server: str, tokens: list[str]) -> None:
 
 def main() -> int:
     flaw = sys.argv[1]
-    if flaw not in FLAWS | OPTION_FLAWS:
-        print(f"no flaw {flaw!r}: {', '.join(FLAWS | OPTION_FLAWS)}", file=sys.stderr)
+    if flaw not in FLAWS | OPTION_FLAWS | SDK_FLAWS:
+        print(f"no flaw {flaw!r}: {', '.join(FLAWS | OPTION_FLAWS | SDK_FLAWS)}", file=sys.stderr)
         return 2
+    if flaw in SDK_FLAWS:
+        sdk_main(OffByOne, [])  # $CROUPIER_SERVER and $CROUPIER_TOKEN
     tokens = os.environ["CROUPIER_TOKEN"].split(",")
     while True:
         play(flaw, os.environ["CROUPIER_SERVER"], tokens)

@@ -19,7 +19,7 @@ from croupier.clients.check_bot import CHECKS
 from croupier.clients.tap import Stream, Tap
 from croupier.clients.trial import OUT_OF_RANGE, Result, Trial
 from croupier.v1 import bots_pb2, match_pb2
-from tests.clients.broken_bot import FLAWS, OPTION_FLAWS
+from tests.clients.broken_bot import FLAWS, OPTION_FLAWS, SDK_FLAWS
 from tests.clients.foreign import REPO, check_bot, passes_check_bot
 from tests.server.botclient import WAIT
 
@@ -30,17 +30,17 @@ CHECK_BOT = [sys.executable, "-m", "croupier.clients.cli", "check-bot"]
 SAYS = {
     "hello": "Hello.protocol_version was 2, the referee speaks 1 (the referee ended the stream: "
     "FAILED_PRECONDITION",
-    "several-matches": "the bot's seat was forfeited (timeouts): decision",
+    "several-matches": "timed out, while check-bot waited for end of the chinese_ten match; the referee's "
+    "last Error to the bot:",
     "refused-move": "and the bot sent no other move for it: the decision stays open after a refusal",
     "replaced-decision": "the bot never answered",
     "dropped-stream": 'the bot exited with code 0 ("the stream is over, and so is this bot") while check-bot '
     "waited for new stream after the referee dropped the first",
-    "resumed-match": "after MatchStarted(resumed): in the chinese_ten match the bot's seat was forfeited "
-    "(timeouts)",
+    "resumed-match": "after MatchStarted(resumed): in the chinese_ten match decision",
     "forfeit-and-end": "after SeatForfeited (timeouts): the bot exited with code 1 "
     '("RuntimeError: unexpected message: seat_forfeited")',
     "clock": "timed out: its deadline_ms was",
-    "every-game": "the bot's seat was forfeited (timeouts)",
+    "every-game": "timed out, while check-bot waited for end of the",
 }
 
 
@@ -147,6 +147,18 @@ def test_a_bot_with_one_flaw_fails_that_check_by_name_saying_what_went_wrong(fla
     assert list(rows) == [flaw]
     assert rows[flaw].startswith("FAIL"), rows
     assert SAYS[flaw] in rows[flaw], rows
+
+
+def test_a_bot_that_reports_its_own_error_gets_it_in_the_row_at_its_first_timeout() -> None:
+    assert list(SDK_FLAWS) == ["index-out-of-range"]
+    code, rows = check_bot([*BROKEN, "index-out-of-range"], "hello", "refused-move", "clock")
+    assert code == 1 and list(rows) == ["hello", "refused-move", "clock"]
+    error = "the bot's last error: \"IndexError: choose returned index "
+    for row in rows.values():
+        assert row.startswith("FAIL") and error in row and "but there are" in row, rows
+        assert "Batch" not in row and "quiet acceptance" not in row, "no guess about options beside it"
+    # the check that waits for a refusal stops at the first timeout, not at its 60 s wait
+    assert "timed out, while check-bot waited for refusal of the bot's first move" in rows["refused-move"]
 
 
 def test_without_a_command_it_says_how_to_give_one() -> None:

@@ -22,14 +22,16 @@ GAME, OPTIONS = "spoil_five", {"deals": 1}
 async def play_matches(
     referee: Croupier, admin: Admin, thinker: type[Bot], matches: int, decision_ms: int
 ) -> list[match_pb2.MatchInfo]:
-    """``matches`` matches of ``thinker`` against the heuristic, each bot on one stream, all started together."""
+    """``matches`` matches of ``thinker`` against the heuristic, one stream each bot, started together."""
     registered = [
         await admin.stub.RegisterBot(admin_pb2.RegisterBotRequest(name=name), metadata=ADMIN)
         for name in ("thinker", "heuristic")
     ]
     seats = [admin_pb2.SeatSpec(bot_id=r.bot_id) for r in registered]
     ids = [
-        (await admin.create(GAME, seats, OPTIONS, seed=seed, decision_ms=decision_ms, bank_ms=0)).match.match_id
+        (
+            await admin.create(GAME, seats, OPTIONS, seed=seed, decision_ms=decision_ms, bank_ms=0)
+        ).match.match_id
         for seed in range(matches)
     ]
     address = f"127.0.0.1:{referee.port}"
@@ -57,7 +59,9 @@ async def test_an_async_choose_thinks_in_every_match_at_once_and_no_match_waits_
             return super().choose(view, legal)
 
     # one after another, a decision would wait for up to 7 others: 8 * THINK is past the clock
-    infos = await play_matches(referee, admin, Thinker, matches, decision_ms=int(matches * THINK * 1000 * 0.8))
+    infos = await play_matches(
+        referee, admin, Thinker, matches, decision_ms=int(matches * THINK * 1000 * 0.8)
+    )
     assert all(info.status == match_pb2.MATCH_STATUS_FINISHED for info in infos)
     thinker = [seat for info in infos for seat in info.result.seats if seat.name == "thinker"]
     assert [seat.forfeited for seat in thinker] == [""] * matches
