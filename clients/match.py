@@ -2,17 +2,19 @@
 
     croupier match platinum_fish --bot heuristic --bot "python mybot.py" --games 10
 
-Plays GAME on a referee embedded in this process, one seat per --bot, with
-duplicate deals: each of the --games deals is played once in every rotation,
-so every bot holds every hand. A SPEC is a bundled strategy (random,
-heuristic) or a shell command that starts a bot; the command is run with
-``--server HOST:PORT`` appended, and with $CROUPIER_SERVER and its token in
+Plays GAME on a referee embedded in this process (or the running one --server
+names), one seat per --bot, with duplicate deals: each of the --games deals is
+played once in every rotation, so every bot holds every hand. A SPEC is a
+bundled strategy (random, heuristic), ``registered:NAME`` for a bot registered
+on the --server referee (``croupier register NAME``) that connects by itself
+with its own token, or a shell command that starts a bot; the command is run
+with ``--server HOST:PORT`` appended, and with $CROUPIER_SERVER and its token in
 $CROUPIER_TOKEN (never on its command line, which every user of the machine
 can read). As root, each bot runs isolated (``--isolation``, as a tournament
 file's ``isolation``: docs/tournaments.md). It ends with each bot's results and
-the ratings of this run, and exits 0 when every match finished. Results and
-journals are kept under --data, as a tournament's are
-(``croupier matches``, ``croupier replay``).
+the ratings of this run, and exits 0 when every match finished and every bot
+made moves of its own. Results and journals are kept under --data, as a
+tournament's are (``croupier matches``, ``croupier replay``).
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import argparse
 import asyncio
 import contextlib
 import hashlib
+import os
 import re
 import secrets
 import shlex
@@ -45,6 +48,8 @@ if TYPE_CHECKING:
     from croupier.clients.tournament.config import TournamentConfig
 
 BUNDLED = ("random", "heuristic")
+REGISTERED = "registered:"
+"""A SPEC seating a bot registered on the referee by its name: ``registered:mybot``."""
 SPECTATOR_SECONDS = 60.0
 """How long --watch's spectator may take to show the run's last matches before the tables."""
 CONNECT_OPTIONS = ' --server "$CROUPIER_SERVER"'
@@ -53,8 +58,12 @@ the token stays in $CROUPIER_TOKEN: on a command line any user of the machine re
 LAUNCHERS = frozenset(
     {"python", "python3", "node", "sh", "bash", "java", "ruby", "go", "run", "uv", "exec", "croupier", "bot"}
 )
-"""Words of a command that name the interpreter, not the bot: the bot is named after what follows
-(``croupier bot --strategy random``: random)."""
+"""Words of a command that name the interpreter, not the bot (``go run mybot.go``: mybot); a path
+such as ``./run`` is the bot's program."""
+ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
+GENERIC = frozenset({"run", "main", "bot", "start", "index", "app", "croupier-bot", "a", ""})
+"""Program names that say nothing of the bot: it is named after their folder (``bots/alice/run``,
+``build/cpp-bot/croupier-bot``, ``./run`` in a folder ``alice``: alice, cpp-bot, alice)."""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -64,7 +73,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="append",
         required=True,
         metavar="SPEC",
-        help="a seat's bot: random, heuristic, or a shell command that starts one (repeat: one per seat)",
+        help="a seat's bot: random, heuristic, registered:NAME (a bot registered on the --server referee, "
+        "connected with its own token), or a shell command that starts one (repeat: one per seat). A "
+        "command's bot is named after its program (python mybot.py: mybot; croupier bot --strategy X: X; "
+        "./run or bots/alice/main.py: the program's folder)",
     )
     parser.add_argument(
         "--games",
@@ -105,6 +117,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="auto: run each command bot as a user of its own where this can (as root), else say so; "
         "required: refuse to play where it cannot; off: run them as you (default: %(default)s)",
     )
+    parser.add_argument(
+        "--server",
+        metavar="HOST:PORT",
+        help="play on this running referee instead of one embedded here (registered:NAME bots need one)",
+    )
+    parser.add_argument(
+        "--admin-token",
+        default=os.environ.get("CROUPIER_ADMIN_TOKEN"),
+        help="with --server: its admin token (default: $CROUPIER_ADMIN_TOKEN, else DATA/admin-token for a "
+        "referee on this machine, as croupier register finds it)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -119,6 +142,20 @@ def run(args: argparse.Namespace) -> int:
         options = dict(_option(text) for text in args.option)
     except ValueError as exc:
         return fail(f"croupier match: {exc}", 2)
+    registered = [spec for spec in args.bot if spec.startswith(REGISTERED)]
+    if registered and not args.server:
+        return fail(
+            f"croupier match: --bot {registered[0]} seats a bot registered on a running referee: "
+            "give that referee, --server HOST:PORT",
+            2,
+        )
+    if args.server:
+        from croupier.clients.register import NoAdminToken, find_admin_token
+
+        try:
+            args.admin_token, _ = find_admin_token(args.server, args.admin_token, args.data)
+        except NoAdminToken as exc:
+            return fail(f"croupier match: --server: {exc}", exc.code)
     seed = secrets.randbelow(2**31) if args.seed is None else args.seed
     try:
         config = parse(
@@ -169,7 +206,9 @@ def settings(
         "isolation": isolation,
         "games": [{"game": game, "seats": len(specs), "deals": deals, "options": options}],
         "bots": [
-            {"name": name, "command": bot_command(spec, rotations)}
+            {"name": name, "registered": True}
+            if spec.startswith(REGISTERED)
+            else {"name": name, "command": bot_command(spec, rotations)}
             for name, spec in zip(names, specs, strict=True)
         ],
     }
@@ -194,13 +233,14 @@ def bot_command(spec: str, matches: int) -> list[str]:
 
 
 def bot_names(specs: Sequence[str]) -> list[str]:
-    """A name for each seat's bot: the strategy, or the program a command runs (``python
-    mybot.py``: mybot); the same name twice is numbered (random-1, random-2)."""
+    """A name for each seat's bot: the strategy, the registered name, or the program a command runs
+    (``python mybot.py``: mybot; see ``GENERIC``); the same name twice is numbered (random-1,
+    random-2), but for registered bots: those are one bot each."""
     bases = [_name_of(spec) for spec in specs]
     numbers: dict[str, int] = {}
     names = []
-    for base in bases:
-        if bases.count(base) == 1:
+    for base, spec in zip(bases, specs, strict=True):
+        if bases.count(base) == 1 or spec.startswith(REGISTERED):
             names.append(base)
             continue
         numbers[base] = numbers.get(base, 0) + 1
@@ -211,14 +251,35 @@ def bot_names(specs: Sequence[str]) -> list[str]:
 def _name_of(spec: str) -> str:
     if spec in BUNDLED:
         return spec
+    if spec.startswith(REGISTERED):
+        return spec.removeprefix(REGISTERED)
     try:
         words = shlex.split(spec)
     except ValueError:
         words = spec.split()
-    words = [w for w in words if "=" not in w.split("/")[0]]  # FOO=1 ./bot: the bot, not the variable
-    program = next((w for w in words if Path(w).name not in LAUNCHERS and not w.startswith("-")), "bot")
-    name = re.sub(r"[^A-Za-z0-9_.-]", "_", Path(program).stem)[:30].lstrip("._-")
-    return name or "bot"
+    words = [w for w in words if not ASSIGNMENT.match(w)]  # FOO=1 ./bot: the bot, not the variable
+    for flag, value in zip(words, [*words[1:], ""], strict=True):
+        if flag == "--strategy" or flag.startswith("--strategy="):  # croupier bot --strategy X
+            return _clean(flag.partition("=")[2] or value) or "bot"
+    if [Path(w).name for w in words[:2]] == ["croupier", "bot"]:
+        return "heuristic"  # its default strategy
+    program = next((w for w in words if not (_launcher(w) or w.startswith("-"))), "")
+    path = Path(program).absolute()  # "." is the folder it names
+    if program and Path(program).stem in GENERIC:
+        return _clean((path if program.rstrip("/") in ("", ".") else path.parent).name) or "bot"
+    return _clean(Path(program).stem) or "bot"
+
+
+def _launcher(word: str) -> bool:
+    """Whether ``word`` runs the bot rather than being it: ``python``, ``/usr/bin/node``, ``go run``'s
+    run; but a path to a generic name (``./run``) is a program."""
+    name = Path(word).name
+    return name in LAUNCHERS and ("/" not in word or name not in GENERIC)
+
+
+def _clean(name: str) -> str:
+    """``name`` as a bot's name: letters, digits, '.', '_', '-', up to 30."""
+    return re.sub(r"[^A-Za-z0-9_.-]", "_", name)[:30].lstrip("._-")
 
 
 def _option(text: str) -> tuple[str, Any]:
@@ -258,7 +319,13 @@ async def _play(
 
     web = args.web or ("127.0.0.1:0" if args.watch else None)  # a free port: two runs never collide
     runner_args = argparse.Namespace(
-        server=None, admin_token=None, data=args.data, plain=args.plain, samples=DEFAULT_SAMPLES, web=web
+        server=args.server,
+        admin_token=args.admin_token,
+        data=args.data,
+        plain=args.plain,
+        samples=DEFAULT_SAMPLES,
+        web=web,
+        unix_socket=None,
     )
     quiet = _Quiet()
 
@@ -282,10 +349,37 @@ async def _play(
             quiet.flush()
 
     if not args.watch:
-        return await play(runner_args, console, config, store, tournament, tables=_tables, commit=False)
-    return await play(
-        runner_args, console, config, store, tournament, quiet, spectating, _tables, commit=False
-    )
+        code = await play(runner_args, console, config, store, tournament, tables=_tables, commit=False)
+    else:
+        code = await play(
+            runner_args, console, config, store, tournament, quiet, spectating, _tables, commit=False
+        )
+    silent = silent_bots(store.finished(tournament.id)) if code == 0 else []
+    if silent:
+        logs = args.data / "logs" / f"{tournament.name}-{tournament.run}"
+        return fail(
+            f"croupier match: {', '.join(silent)} never played a move: the referee's clock played every one "
+            f"(the bot's log in {logs} says why)",
+            1,
+        )
+    return code
+
+
+def silent_bots(finished: Sequence[FinishedMatch]) -> list[str]:
+    """The bots that made no move of their own in ``finished`` (the clock played all theirs), as the
+    journals on this machine tell; a match whose journal is elsewhere tells nothing."""
+    from croupier.server.journal import Act, RecordError, read_records
+
+    moved: dict[str, bool] = {}
+    for match in finished:
+        try:
+            records = read_records(Path(match.record.journal or ""))
+        except (OSError, RecordError):
+            continue
+        acted = {record.seat for record in records if isinstance(record, Act)}
+        for result in match.results:
+            moved[result.bot] = moved.get(result.bot, False) or result.seat in acted
+    return [bot for bot, did in moved.items() if not did]
 
 
 def _tables(

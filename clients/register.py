@@ -52,30 +52,53 @@ def run(args: argparse.Namespace) -> int:
     problem = name_problem(args.name)
     if problem is not None:
         return fail(f"croupier register: bot name {problem}", 2)
-    admin_token, source = args.admin_token, "--admin-token or $CROUPIER_ADMIN_TOKEN"
-    if not admin_token:
-        if args.server.rpartition(":")[0] not in LOCAL_HOSTS:
-            return fail(
-                f"croupier register: give the admin token of the referee at {args.server}: "
-                "--admin-token or $CROUPIER_ADMIN_TOKEN",
-                2,
-            )
-        path = args.data / "admin-token"
-        try:
-            admin_token, source = path.read_text().strip(), str(path)
-        except OSError:
-            return fail(
-                f"croupier register: no admin token at {path}: give the --data of `croupier serve` "
-                "(or --admin-token)",
-                2,
-            )
-        port = args.server.rpartition(":")[2]
-        if not port.isdigit():
-            return fail(f"croupier register: --server {args.server}: HOST:PORT, please", 2)
-        unproven = asyncio.run(_unproven(args.server, int(port), admin_token, path))
-        if unproven is not None:
-            return fail(f"croupier register: {unproven}", 1)
+    try:
+        admin_token, source = find_admin_token(args.server, args.admin_token, args.data)
+    except NoAdminToken as exc:
+        return fail(f"croupier register: {exc}", exc.code)
     return asyncio.run(_register(args.server, admin_token, source, args.name))
+
+
+class NoAdminToken(Exception):
+    """No admin token was given or found, or none may be sent; the message says why in one line,
+    ``code`` is the exit status (2: give one, 1: what answers is not the referee)."""
+
+    def __init__(self, message: str, code: int = 2) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+def find_admin_token(server: str, given: str | None, data: Path) -> tuple[str, str]:
+    """The admin token for the referee at ``server`` and where it came from: ``given`` (--admin-token,
+    $CROUPIER_ADMIN_TOKEN), else for a referee on this machine the one ``croupier serve --data DATA``
+    keeps in DATA/admin-token, once that referee proved it holds it. When no referee runs there,
+    ``NoAdminToken`` says so, not that the token file is missing."""
+    import asyncio
+
+    from croupier.wire.errors import no_referee
+
+    if given:
+        return given, "--admin-token or $CROUPIER_ADMIN_TOKEN"
+    if server.rpartition(":")[0] not in LOCAL_HOSTS:
+        raise NoAdminToken(
+            f"give the admin token of the referee at {server}: --admin-token or $CROUPIER_ADMIN_TOKEN"
+        )
+    port = server.rpartition(":")[2]
+    if not port.isdigit():
+        raise NoAdminToken(f"--server {server}: HOST:PORT, please")
+    path = data / "admin-token"
+    try:
+        admin_token = path.read_text().strip()
+    except OSError:
+        if asyncio.run(_unproven(server, int(port), "", path)) == no_referee(server):  # anyone there?
+            raise NoAdminToken(no_referee(server)) from None
+        raise NoAdminToken(
+            f"no admin token at {path}: give the --data of `croupier serve` (or --admin-token)"
+        ) from None
+    unproven = asyncio.run(_unproven(server, int(port), admin_token, path))
+    if unproven is not None:
+        raise NoAdminToken(unproven, 1)
+    return admin_token, str(path)
 
 
 async def _unproven(server: str, port: int, admin_token: str, path: Path) -> str | None:

@@ -22,6 +22,7 @@ from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from croupier.clients.register import NoAdminToken, find_admin_token
 from croupier.clients.results.ratings import DEFAULT_MODEL, DEFAULT_RESAMPLE, Model, Resample
 from croupier.clients.results.ratings_cli import (
     DEFAULT_DATA,
@@ -64,7 +65,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--admin-token",
         default=os.environ.get("CROUPIER_ADMIN_TOKEN"),
-        help="the referee's admin token, with --server (default: $CROUPIER_ADMIN_TOKEN)",
+        help="the referee's admin token, with --server (default: $CROUPIER_ADMIN_TOKEN, else "
+        "DATA/admin-token for a referee on this machine, as croupier register finds it)",
     )
     parser.add_argument(
         "--unix-socket",
@@ -113,8 +115,15 @@ def run(args: argparse.Namespace) -> int:
         config = load(args.file)
     except ConfigError as exc:
         return fail(str(exc), 2)
-    if args.server and not args.admin_token:
-        return fail("--server needs the referee's admin token: --admin-token or $CROUPIER_ADMIN_TOKEN", 2)
+    from croupier.clients.tournament.referee import SPREAD_SCHEMES
+
+    if args.server and not args.server.startswith(SPREAD_SCHEMES):
+        try:
+            args.admin_token, _ = find_admin_token(args.server, args.admin_token, args.data)
+        except NoAdminToken as exc:
+            return fail(f"--server: {exc}", exc.code)
+    elif args.server and not args.admin_token:
+        return fail("--server needs the referees' admin token: --admin-token or $CROUPIER_ADMIN_TOKEN", 2)
     db = args.db or args.data / "results.db"
     try:
         store = Store(db)
@@ -173,6 +182,13 @@ async def play(
     from croupier.clients.tournament.referee import RefereeError, Replicas, TargetError
     from croupier.clients.tournament.runner import Runner, ScheduleError
 
+    registered = [bot.name for bot in config.bots if bot.registered]
+    if registered and not args.server:
+        return fail(
+            f"{', '.join(registered)}: registered = true seats a bot registered on a running referee: "
+            "give that referee, --server HOST:PORT",
+            2,
+        )
     display = display or make_display(console, plain=True if args.plain else None)
     if commit and tournament.secret is not None:  # before any match: anyone checks the run against it
         from croupier.clients.tournament import commitment
@@ -379,6 +395,9 @@ async def _enter_bots(
     ids: dict[str, str] = {}  # instance label -> bot id
     processes: dict[tuple[str, str], BotProcess] = {}
     for bot in config.bots:
+        if bot.registered:
+            ids[bot.name] = await _registered(referees, bot.name, display)
+            continue
         for rotation in range(config.instances(bot.name)) if config.per_rotation else [None]:
             instance = Instance(bot.name, rotation)
             bot_id, token = await referees.register_bot(instance.label)
@@ -432,6 +451,35 @@ async def _enter_bots(
             tuple(ids[label] for label in labels) if config.per_rotation else (),
         )
     return entrants
+
+
+async def _registered(referees: Replicas, name: str, display: Display) -> str:
+    """The id of the bot registered as ``name`` (``croupier register NAME``), which plays with its own
+    token: one bot of that name on every replica, the connected one if several have it."""
+    found: dict[str, BotStatus] = {}
+    for replica, bots in (await referees.bots()).items():
+        named = [bot for bot in bots.values() if bot.name == name]
+        if not named:
+            raise BotsNotReady(
+                f"no bot is registered as {name} on {replica}: croupier register {name} --server {replica}"
+            )
+        connected = [bot for bot in named if bot.streams]
+        if len(named) > 1 and len(connected) != 1:
+            raise BotsNotReady(
+                f"{len(named)} bots are registered as {name} on {replica}, and {len(connected)} of them "
+                "connected: connect the one that should play, alone"
+            )
+        named = connected or named
+        found[replica] = named[0]
+    if len({bot.bot_id for bot in found.values()}) > 1:
+        raise BotsNotReady(f"bot {name} is registered under other ids on other referees: give it one referee")
+    bot = next(iter(found.values()))
+    if not all(bot.streams for bot in found.values()):
+        display.note(
+            f"waiting for registered bot {name} ({bot.bot_id}) to connect with the token `croupier register` "
+            f"printed, to {' and '.join(found)}"
+        )
+    return bot.bot_id
 
 
 async def _wait_connected(

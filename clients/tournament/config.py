@@ -91,6 +91,9 @@ class BotConfig:
     version: str = ""
     """Which version of the bot plays: ratings keep versions apart. The file's ``version``, else a
     digest of the command (an external bot without one: '')."""
+    registered: bool = False
+    """Registered on the referee already (``croupier register NAME``) under its name: the runner
+    seats that bot, which connects by itself with its own token; nothing is registered or launched."""
 
     @property
     def identity(self) -> str:
@@ -241,6 +244,12 @@ def parse(data: Mapping[str, Any], source: Path | None = None) -> TournamentConf
     config = TournamentConfig(
         name, seed, rounds, rotations, concurrency, games, bots, source, deals, processes, isolation
     )
+    registered = [bot.name for bot in bots if bot.registered]
+    if registered and config.per_rotation:
+        problems.append(
+            f'processes = "per_rotation" gives each rotation a bot of its own, which the runner registers; '
+            f'{", ".join(registered)} registered = true play as one bot: use processes = "shared"'
+        )
     for game in games:
         players = config.bots_of(game.game)
         if len(players) < game.seats:
@@ -340,7 +349,8 @@ def _bot(
     name = table.string("name")
     if name and (problem := name_problem(name)):
         table.problem("name", f"bot name {problem}")
-    external = table.boolean("external", False)
+    registered = table.boolean("registered", False)
+    external = table.boolean("external", False) or registered  # both connect by themselves
     raw_command = table.get("command")
     command: tuple[str, ...] | None = None
     if isinstance(raw_command, str):
@@ -358,14 +368,15 @@ def _bot(
     limits = _sandbox(own_limits, default_sandbox) if image is not None else None
     if image is None and own_limits.data:
         table.problem("sandbox", "limits are for a bot given as an image")
+    kind = "registered = true" if registered else "external = true"
+    if registered and table.get("external") is not None:
+        table.problem("external", f"bot {name!r}: registered = true already says it connects by itself")
     if external and command is not None:
         table.problem(
-            "command", f"bot {name!r}: either a command (the runner launches it) or external = true, not both"
+            "command", f"bot {name!r}: either a command (the runner launches it) or {kind}, not both"
         )
     elif external and image is not None:
-        table.problem(
-            "image", f"bot {name!r}: either an image (the runner runs it) or external = true, not both"
-        )
+        table.problem("image", f"bot {name!r}: either an image (the runner runs it) or {kind}, not both")
     if not external and not command and raw_command is None and image is None:
         table.problem(
             "command",
@@ -389,7 +400,14 @@ def _bot(
     table.check_unknown()
     playing = tuple(g for g in games if g in bot_games)
     return BotConfig(
-        name, command, playing, capacity, image if isinstance(image, str) else None, limits, version
+        name,
+        command,
+        playing,
+        capacity,
+        image if isinstance(image, str) else None,
+        limits,
+        version,
+        registered,
     )
 
 

@@ -9,6 +9,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+from croupier.clients.match import bot_names, silent_bots
+from croupier.clients.results.schedule import MatchKey
+from croupier.clients.results.store import FinishedMatch, MatchRecord, SeatResult
+from croupier.server.clocks import Clocks
+from croupier.server.journal import Act, Header, JournalWriter, Seated, Timeout
 from tests.clients.terminal import croupier
 from tests.e2e.test_wheel import readme_bot
 
@@ -136,3 +141,41 @@ def test_watch_shows_every_match_of_the_run_in_the_terminal_spectator(tmp_path: 
     assert len(ends) == 2 and watched.stdout.count("the match is over: every hand shown") == 2
     assert "chinese_ten: results per bot" in watched.stdout
     assert "watch it in a browser: http://127.0.0.1:" in watched.stdout, "and the web viewer beside it"
+
+
+def test_a_bot_is_named_after_its_program_its_strategy_or_its_folder(tmp_path: Path) -> None:
+    specs = {
+        "python mybot.py": "mybot",
+        "FOO=1 .venv/bin/python bots/mybot.py --fast": "mybot",
+        "croupier bot --strategy random": "random",
+        ".venv/bin/croupier bot": "heuristic",  # its default strategy
+        "./run": "alice",  # a generic program: its folder
+        "bots/bob/main.py": "bob",
+        "./build/cpp-bot/croupier-bot": "cpp-bot",
+        "go run .": "alice",
+        "registered:carol": "carol",
+    }
+    (tmp_path / "alice").mkdir()
+    with contextlib.chdir(tmp_path / "alice"):
+        assert {spec: bot_names([spec])[0] for spec in specs} == specs
+    assert bot_names(["random", "random", "registered:carol"]) == ["random-1", "random-2", "carol"]
+
+
+def test_a_bot_that_never_made_a_move_of_its_own_is_named_from_the_journals(tmp_path: Path) -> None:
+    header = Header("m1", "platinum_fish", {}, (Seated("a", ""), Seated("b", "")), Clocks(), "", 0)
+    writer = JournalWriter(tmp_path / "m1.jsonl")
+    for record in (header, Act(1.0, 0, "ask 7", 1, 0.1, 30.0), Timeout(6.0, 1, "ask 9", 2)):
+        writer.write(record)
+    writer.close()
+
+    def finished(journal: Path, *bots: str) -> FinishedMatch:
+        record = MatchRecord(
+            1, MatchKey("platinum_fish", 1, 1, 1, 0), 1, bots, "finished", "m1", str(journal), 1
+        )
+        return FinishedMatch(record, tuple(SeatResult(seat, bot, 0, 1) for seat, bot in enumerate(bots)))
+
+    assert silent_bots([finished(tmp_path / "m1.jsonl", "heuristic", "offbyone")]) == ["offbyone"]
+    # a move in another match counts; a journal not on this machine tells nothing
+    swapped = finished(tmp_path / "m1.jsonl", "offbyone", "heuristic")
+    assert silent_bots([finished(tmp_path / "m1.jsonl", "heuristic", "offbyone"), swapped]) == []
+    assert silent_bots([finished(tmp_path / "elsewhere.jsonl", "heuristic", "offbyone")]) == []
