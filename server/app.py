@@ -127,6 +127,9 @@ async def create_server(
     except OSError as exc:
         raise cannot_use(data_dir, exc) from None
     admin_token = checked_admin_token(admin_token) if admin_token else kept_admin_token(data_dir)
+    busy = bind_error(address)  # asked first: grpc's own failure is a log line and no reason
+    if busy is not None:  # and before metrics: a second referee clashes here, on the port bots dial
+        raise _cannot_listen(address, busy)
     metrics = Metrics(GAMES)
     metrics_port = None if metrics_address is None else _serve_metrics(metrics, metrics_address)
     siblings = Siblings(group, data_dir) if group is not None else None
@@ -155,9 +158,6 @@ async def create_server(
     reflection.enable_server_reflection([*names, health.SERVICE_NAME, reflection.SERVICE_NAME], server)
     binding = address
     try:
-        busy = bind_error(address)  # asked first: grpc's own failure is a log line and no reason
-        if busy is not None:
-            raise RuntimeError(busy)
         port = (
             server.add_secure_port(address, tls.credentials()) if tls else server.add_insecure_port(address)
         )
@@ -165,13 +165,10 @@ async def create_server(
             # no TLS on it: only this machine reaches it, through its folder's permissions
             binding = f"unix:{unix_socket}"
             server.add_insecure_port(binding)
-    except RuntimeError as exc:
+    except RuntimeError as exc:  # taken meanwhile, or the Unix socket's
         metrics.stop()
         await server.stop(None)
-        raise CannotStart(
-            f"cannot listen on {binding} for gRPC ({busy or exc}): stop what uses it, or pass "
-            "another --address (port 0 picks a free one)"
-        ) from None
+        raise _cannot_listen(binding, str(exc)) from None
     referee.address = advertise or listening_address(address, port)
     referee.port = port
     try:
@@ -197,6 +194,13 @@ async def create_server(
         hot_path=native.build(),
     )
     return Croupier(server, port, referee, health_servicer, metrics, metrics_port, admin_token)
+
+
+def _cannot_listen(binding: str, why: str) -> CannotStart:
+    return CannotStart(
+        f"cannot listen on {binding} for gRPC ({why}): stop what uses it, or pass "
+        "another --address (port 0 picks a free one)"
+    )
 
 
 def _serve_metrics(metrics: Metrics, address: str) -> int:

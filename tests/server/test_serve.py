@@ -47,6 +47,18 @@ def test_a_taken_grpc_port_is_one_line_saying_which_and_what_to_do(tmp_path: Pat
     )
 
 
+def test_a_second_referee_is_told_of_the_grpc_port_it_clashes_on_before_its_metrics_port(
+    tmp_path: Path, taken_port: int
+) -> None:
+    taken = f"127.0.0.1:{taken_port}"  # both taken, as by a referee already serving on them
+    done = serve(tmp_path, "--address", taken, "--metrics-address", taken)
+    assert done.returncode == 1
+    assert done.stderr.splitlines() == [
+        f"croupier serve: cannot listen on {taken} for gRPC (Address already in use): "
+        "stop what uses it, or pass another --address (port 0 picks a free one)"
+    ]
+
+
 def test_a_taken_metrics_port_is_one_line_offering_another_or_off(tmp_path: Path, taken_port: int) -> None:
     done = serve(tmp_path, "--address", "127.0.0.1:0", "--metrics-address", f"127.0.0.1:{taken_port}")
     assert done.returncode == 1
