@@ -150,7 +150,7 @@ def run(args: argparse.Namespace) -> int:
             2,
         )
     if args.server:
-        from croupier.clients.register import NoAdminToken, find_admin_token
+        from croupier.clients.tournament.referee import NoAdminToken, find_admin_token
 
         try:
             args.admin_token, _ = find_admin_token(args.server, args.admin_token, args.data)
@@ -260,7 +260,8 @@ def _name_of(spec: str) -> str:
     words = [w for w in words if not ASSIGNMENT.match(w)]  # FOO=1 ./bot: the bot, not the variable
     for flag, value in zip(words, [*words[1:], ""], strict=True):
         if flag == "--strategy" or flag.startswith("--strategy="):  # croupier bot --strategy X
-            return _clean(flag.partition("=")[2] or value) or "bot"
+            chosen = flag.partition("=")[2] or value
+            return _clean(chosen.rpartition(":")[2]) or "bot"  # package.module:MyBot: MyBot
     if [Path(w).name for w in words[:2]] == ["croupier", "bot"]:
         return "heuristic"  # its default strategy
     program = next((w for w in words if not (_launcher(w) or w.startswith("-"))), "")

@@ -135,6 +135,12 @@ class Bot(Generic[ViewT, ActionT]):
     def ended(self, result: Result[ViewT]) -> None:
         """The match is over."""
 
+    @classmethod
+    def setup(cls) -> None:
+        """Called once as the bot's process starts, before it connects (``main``, ``croupier bot``):
+        load here what every match needs (a model's weights), and raise if it cannot be had. The bot
+        then stops at once with your words (exit 2) instead of leaving each match to the clock."""
+
     def play(self, action: ActionT | str) -> None:
         """Send an action without a decision request: Pair Battle's real-time plays.
 
@@ -494,6 +500,13 @@ def run_client(factory: BotFactory, args: argparse.Namespace, default_name: str)
     if args.max_matches < 1:
         print("croupier bot: --max-matches must be at least 1", file=sys.stderr)
         return 2
+    setup = getattr(factory, "setup", None)
+    if callable(setup):
+        try:
+            setup()
+        except Exception as exc:
+            print(f"the bot cannot start: {exc}", file=sys.stderr)
+            return 2
     credentials = grpc.ssl_channel_credentials(args.tls_ca.read_bytes()) if args.tls_ca else None
     client = Client(
         factory,

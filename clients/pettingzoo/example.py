@@ -24,7 +24,7 @@ import sys
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -118,13 +118,28 @@ def train(episodes: int, seed: int, rate: float = 0.01) -> tuple[LinearPolicy, l
 class PolicyBot(Bot):
     """The trained policy as an SDK bot: the view encoded as the environment does, the best legal action."""
 
+    saved: ClassVar[LinearPolicy | None] = None
+    """The weights $CROUPIER_POLICY names, read once by ``setup``."""
+
+    @classmethod
+    def setup(cls) -> None:
+        """Read the weights before connecting: without them every decision would be the clock's."""
+        path = os.environ.get(POLICY_FILE)
+        if not path:
+            raise RuntimeError(f"set ${POLICY_FILE} to the weights the example saved with --save")
+        try:
+            cls.saved = LinearPolicy.load(Path(path))
+        except (OSError, ValueError, KeyError) as exc:
+            why = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
+            raise RuntimeError(f"cannot read the weights ${POLICY_FILE} names, {path}: {why}") from None
+
     def __init__(self, match: Match, policy: LinearPolicy | None = None) -> None:
         super().__init__(match)
         if policy is None:
-            path = os.environ.get(POLICY_FILE)
-            if not path:
-                raise RuntimeError(f"set {POLICY_FILE} to weights saved with --save")
-            policy = LinearPolicy.load(Path(path))
+            if PolicyBot.saved is None:
+                PolicyBot.setup()  # made without the SDK's start (play_offline)
+            policy = PolicyBot.saved
+        assert policy is not None
         self.policy = policy
 
     def choose(self, view: Any, legal: list[Action]) -> int:

@@ -22,7 +22,6 @@ from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from croupier.clients.register import NoAdminToken, find_admin_token
 from croupier.clients.results.ratings import DEFAULT_MODEL, DEFAULT_RESAMPLE, Model, Resample
 from croupier.clients.results.ratings_cli import (
     DEFAULT_DATA,
@@ -115,7 +114,7 @@ def run(args: argparse.Namespace) -> int:
         config = load(args.file)
     except ConfigError as exc:
         return fail(str(exc), 2)
-    from croupier.clients.tournament.referee import SPREAD_SCHEMES
+    from croupier.clients.tournament.referee import SPREAD_SCHEMES, NoAdminToken, find_admin_token
 
     if args.server and not args.server.startswith(SPREAD_SCHEMES):
         try:

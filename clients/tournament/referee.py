@@ -13,10 +13,13 @@ that match goes straight to it.
 from __future__ import annotations
 
 import asyncio
+import hmac
 import ipaddress
+import secrets
 import socket
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TypeVar
 
 import grpc
@@ -27,6 +30,7 @@ from croupier.engine.games import get_game
 from croupier.v1 import admin_pb2, admin_pb2_grpc, match_pb2
 from croupier.wire.convert import codec
 from croupier.wire.errors import no_referee
+from croupier.wire.proof import admin_key, referee_proof
 
 TOKEN_METADATA = "croupier-token"
 T = TypeVar("T")
@@ -191,6 +195,73 @@ class Referee:
             raise RefereeError(
                 f"referee at {self.address}: {method}: {exc.code().name}: {exc.details()}", exc.code()
             ) from None
+
+
+LOCAL_HOSTS = frozenset({"127.0.0.1", "localhost", "[::1]", "0.0.0.0"})
+"""Hosts of a referee on this machine, whose admin token is in its data directory."""
+PROVE_SECONDS = 10.0
+
+
+class NoAdminToken(Exception):
+    """No admin token was given or found, or none may be sent; the message says why in one line,
+    ``code`` is the exit status (2: give one, 1: what answers is not the referee)."""
+
+    def __init__(self, message: str, code: int = 2) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+def find_admin_token(server: str, given: str | None, data: Path) -> tuple[str, str]:
+    """The admin token for the referee at ``server`` and where it came from: ``given`` (--admin-token,
+    $CROUPIER_ADMIN_TOKEN), else for a referee on this machine the one ``croupier serve --data DATA``
+    keeps in DATA/admin-token, once that referee proved it holds it. When no referee runs there,
+    ``NoAdminToken`` says so, not that the token file is missing."""
+    if given:
+        return given, "--admin-token or $CROUPIER_ADMIN_TOKEN"
+    if server.rpartition(":")[0] not in LOCAL_HOSTS:
+        raise NoAdminToken(
+            f"give the admin token of the referee at {server}: --admin-token or $CROUPIER_ADMIN_TOKEN"
+        )
+    port = server.rpartition(":")[2]
+    if not port.isdigit():
+        raise NoAdminToken(f"--server {server}: HOST:PORT, please")
+    path = data / "admin-token"
+    try:
+        admin_token = path.read_text().strip()
+    except OSError:
+        if asyncio.run(_unproven(server, int(port), "", path)) == no_referee(server):  # anyone there?
+            raise NoAdminToken(no_referee(server)) from None
+        raise NoAdminToken(
+            f"no admin token at {path}: give the --data of `croupier serve` (or --admin-token)"
+        ) from None
+    unproven = asyncio.run(_unproven(server, int(port), admin_token, path))
+    if unproven is not None:
+        raise NoAdminToken(unproven, 1)
+    return admin_token, str(path)
+
+
+async def _unproven(server: str, port: int, admin_token: str, path: Path) -> str | None:
+    """Why the admin token read from ``path`` must not go to ``server`` (None: the server proved it
+    holds that token already)."""
+    nonce = secrets.token_bytes(32)
+    request = admin_pb2.ProveRefereeRequest(nonce=nonce)
+    async with grpc.aio.insecure_channel(server) as channel:
+        try:  # no token in this call's metadata: it is the question whom to send one to
+            reply = await admin_pb2_grpc.AdminServiceStub(channel).ProveReferee(
+                request, timeout=PROVE_SECONDS
+            )
+        except grpc.aio.AioRpcError as exc:
+            if exc.code() == grpc.StatusCode.UNAVAILABLE:
+                return no_referee(server)
+            why = f"{exc.code().name}: {exc.details()}"
+        else:
+            if hmac.compare_digest(reply.proof, referee_proof(admin_key(admin_token), port, nonce)):
+                return None
+            why = "a wrong proof"
+    return (
+        f"what answers at {server} did not prove it is the referee of {path.parent} ({why}), so its admin "
+        "token was not sent: is that referee running there? (another one: give --admin-token)"
+    )
 
 
 class Replicas:

@@ -148,6 +148,7 @@ def test_a_bot_is_named_after_its_program_its_strategy_or_its_folder(tmp_path: P
         "python mybot.py": "mybot",
         "FOO=1 .venv/bin/python bots/mybot.py --fast": "mybot",
         "croupier bot --strategy random": "random",
+        "croupier bot --strategy=mybots.strong:StrongBot": "StrongBot",
         ".venv/bin/croupier bot": "heuristic",  # its default strategy
         "./run": "alice",  # a generic program: its folder
         "bots/bob/main.py": "bob",

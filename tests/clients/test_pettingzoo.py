@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import dataclasses
+import os
 import random
 import re
+import subprocess
+import sys
 import warnings
 from collections.abc import Callable
 from pathlib import Path
@@ -393,7 +396,7 @@ def test_the_example_trains_then_plays_through_the_sdk_and_in_croupier_match(
         assert re.fullmatch(rf"vs {opponent} x2 over 2 matches: mean place [1-3]\.\d\d \(untrained .*", line)
     # croupier match: the policy in a bot process of its own; one deal in each of 6 rotations (Williams)
     results = "\n".join(lines[4:])
-    for bot in (r"croupier\.clients\.pettingzoo", "heuristic", "random"):
+    for bot in ("PolicyBot", "heuristic", "random"):  # the strategy's class names it
         assert re.search(rf"│ {bot}\s+│\s+6 │", results), results
     # The saved policy is a Bot any SDK runner loads by name, as `croupier bot --strategy` does.
     monkeypatch.setenv(example.POLICY_FILE, str(weights))
@@ -405,3 +408,17 @@ def test_the_example_trains_then_plays_through_the_sdk_and_in_croupier_match(
     ]
     outcome = play_offline(spec, spec.options({"players": 3, "target": 1}), bots, seed=3)
     assert sorted(outcome.places) in ([1, 2, 3], [1, 1, 3], [1, 2, 2], [1, 1, 1])
+
+
+def test_the_policy_bot_without_its_weights_stops_at_once_saying_so(tmp_path: Path) -> None:
+    missing = tmp_path / "policy.npz"
+    started = subprocess.run(
+        [sys.executable, "-m", "croupier.clients.cli", "bot", "--strategy",
+         "croupier.clients.pettingzoo.example:PolicyBot", "--server", "127.0.0.1:1", "--token", "bot_x"],
+        env={**os.environ, example.POLICY_FILE: str(missing)}, capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert started.returncode == 2  # before connecting: no referee needed to learn it
+    assert started.stderr.splitlines() == [
+        f"the bot cannot start: cannot read the weights $CROUPIER_POLICY names, {missing}: "
+        "No such file or directory"
+    ]
