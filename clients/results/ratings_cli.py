@@ -3,17 +3,25 @@
 from __future__ import annotations
 
 import argparse
+import csv
+import json
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from rich.console import Console
 
+    from croupier.clients.results.ratings import Rating
+
 DEFAULT_DATA = Path("croupier-data")
 DEFAULT_SAMPLES = 1000
+FORMATS = ("table", "json", "csv")
+COLUMNS = ("game", "group", "rank", "bot", "elo", "low", "high", "los_next", "score", "results")
+"""One line of --format json or csv: a bot's rating in one game, best first within each group (1 the
+largest); low and high bound the 95% interval, empty (null) with too few sets."""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -34,6 +42,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         type=int,
         default=DEFAULT_SAMPLES,
         help="bootstrap samples for the 95%% intervals (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--format",
+        choices=FORMATS,
+        default="table",
+        help="a table per game (default), or one line per game and bot for programs: a JSON list, or CSV "
+        f"with a header ({', '.join(COLUMNS)})",
     )
 
 
@@ -127,16 +142,49 @@ def run(args: argparse.Namespace) -> int:
         if unknown:
             known = ", ".join(games) or "none"
             return fail(f"no results for {', '.join(unknown)} in {db}; games with results: {known}", 1)
-        if not games:
+        if not games and args.format == "table":
             say(console, f"no finished matches in {db} yet")
             return 0
         pooled = ", ".join(args.tournament) if args.tournament else "every tournament"
+        lines: list[dict[str, Any]] = []
         for game in wanted:
             sets = store.duplicate_sets(game, runs)
             progress = RatingProgress(f"{game}: ratings")
             table = rate(
                 sets, samples=args.samples, model=args.model, resample=args.bootstrap, progress=progress
             )
+            if args.format != "table":
+                lines += rows(game, table)
+                continue
             title = f"{game}: ratings over {pooled}"
             console.print(ratings_table(game, table, title=title, model=args.model, resample=args.bootstrap))
+    if args.format == "json":
+        json.dump(lines, sys.stdout, indent=1)
+        print()
+    elif args.format == "csv":
+        writer = csv.DictWriter(sys.stdout, COLUMNS, lineterminator="\n")
+        writer.writeheader()
+        writer.writerows(lines)
     return 0
+
+
+def rows(game: str, ratings: Sequence[Rating]) -> list[dict[str, Any]]:
+    """The ratings of ``game`` as ``COLUMNS``, ranked as the table ranks them (Elo to 0.1)."""
+    lines = []
+    rank = 0
+    for index, rating in enumerate(ratings):
+        rank = 1 if index == 0 or ratings[index - 1].group != rating.group else rank + 1
+        values = (
+            game,
+            rating.group + 1,
+            rank,
+            rating.bot,
+            round(rating.elo, 1),
+            None if rating.low is None else round(rating.low, 1),
+            None if rating.high is None else round(rating.high, 1),
+            None if rating.los_next is None else round(rating.los_next, 4),
+            round(rating.score, 4),
+            rating.games,
+        )
+        lines.append(dict(zip(COLUMNS, values, strict=True)))
+    return lines

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import csv
+import io
+import json
 from pathlib import Path
 
 import pytest
@@ -82,3 +85,36 @@ def test_only_the_tournaments_asked_for_and_groups_that_never_met_apart(
     assert "2 groups" in out and "compare ratings within a group only" in out
     assert main(["ratings", "--data", str(tmp_path), "--tournament", "nope"]) == 1
     assert "no tournament nope" in capsys.readouterr().err
+
+
+def test_json_and_csv_give_one_line_per_game_and_bot_for_programs(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    fill(tmp_path / "results.db")
+    assert main(["ratings", "--data", str(tmp_path), "--samples", "50", "--format", "json"]) == 0
+    lines = json.loads(capsys.readouterr().out)
+    assert [(line["game"], line["rank"], line["bot"]) for line in lines] == [
+        (game, rank, bot) for game in ("g", "h") for rank, bot in enumerate(("ann", "bob", "cat"), 1)
+    ]
+    first = lines[0]
+    assert set(first) == {
+        "game",
+        "group",
+        "rank",
+        "bot",
+        "elo",
+        "low",
+        "high",
+        "los_next",
+        "score",
+        "results",
+    }
+    assert first["low"] < first["elo"] < first["high"] and first["group"] == 1 and first["results"] > 0
+    assert lines[2]["los_next"] is None  # the last of its group
+    assert (
+        main(["ratings", "--data", str(tmp_path), "--samples", "50", "--format", "csv", "--game", "h"]) == 0
+    )
+    table = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
+    assert [(row["game"], row["bot"]) for row in table] == [("h", "ann"), ("h", "bob"), ("h", "cat")]
+    assert float(table[0]["elo"]) == next(line["elo"] for line in lines if line["game"] == "h")
+    assert table[2]["los_next"] == ""
