@@ -395,7 +395,12 @@ async def _enter_bots(
     processes: dict[tuple[str, str], BotProcess] = {}
     for bot in config.bots:
         if bot.registered:
-            ids[bot.name] = await _registered(referees, bot.name, display)
+            ids[bot.name], connected = await referees.registered_bot(bot.name)
+            if not connected:
+                display.note(
+                    f"waiting for registered bot {bot.name} ({ids[bot.name]}) to connect with the token "
+                    f"`croupier register` printed, to {' and '.join(referees.names)}"
+                )
             continue
         for rotation in range(config.instances(bot.name)) if config.per_rotation else [None]:
             instance = Instance(bot.name, rotation)
@@ -450,35 +455,6 @@ async def _enter_bots(
             tuple(ids[label] for label in labels) if config.per_rotation else (),
         )
     return entrants
-
-
-async def _registered(referees: Replicas, name: str, display: Display) -> str:
-    """The id of the bot registered as ``name`` (``croupier register NAME``), which plays with its own
-    token: one bot of that name on every replica, the connected one if several have it."""
-    found: dict[str, BotStatus] = {}
-    for replica, bots in (await referees.bots()).items():
-        named = [bot for bot in bots.values() if bot.name == name]
-        if not named:
-            raise BotsNotReady(
-                f"no bot is registered as {name} on {replica}: croupier register {name} --server {replica}"
-            )
-        connected = [bot for bot in named if bot.streams]
-        if len(named) > 1 and len(connected) != 1:
-            raise BotsNotReady(
-                f"{len(named)} bots are registered as {name} on {replica}, and {len(connected)} of them "
-                "connected: connect the one that should play, alone"
-            )
-        named = connected or named
-        found[replica] = named[0]
-    if len({bot.bot_id for bot in found.values()}) > 1:
-        raise BotsNotReady(f"bot {name} is registered under other ids on other referees: give it one referee")
-    bot = next(iter(found.values()))
-    if not all(bot.streams for bot in found.values()):
-        display.note(
-            f"waiting for registered bot {name} ({bot.bot_id}) to connect with the token `croupier register` "
-            f"printed, to {' and '.join(found)}"
-        )
-    return bot.bot_id
 
 
 async def _wait_connected(

@@ -339,6 +339,29 @@ class Replicas:
             status[name] = bots
         return status
 
+    async def registered_bot(self, name: str) -> tuple[str, bool]:
+        """The id of the bot registered as ``name`` (``croupier register NAME``), which plays with its
+        own token, and whether it is connected to every replica: one bot of that name on each, the
+        connected one if several have it. A ``RefereeError`` says what is missing."""
+        found: list[BotStatus] = []
+        for replica, bots in (await self.bots()).items():
+            named = [bot for bot in bots.values() if bot.name == name]
+            if not named:
+                register = f"croupier register {name} --server {replica}"
+                raise RefereeError(f"no bot is registered as {name} on {replica}: {register}")
+            connected = [bot for bot in named if bot.streams]
+            if len(named) > 1 and len(connected) != 1:
+                raise RefereeError(
+                    f"{len(named)} bots are registered as {name} on {replica}, and {len(connected)} of them "
+                    "connected: connect the one that should play, alone"
+                )
+            found.append((connected or named)[0])
+        if len({bot.bot_id for bot in found}) > 1:
+            raise RefereeError(
+                f"bot {name} is registered under other ids on other referees: give it one referee"
+            )
+        return found[0].bot_id, all(bot.streams for bot in found)
+
     async def create_match(
         self, game: GameConfig, seed: int, seats: Sequence[tuple[str, str]], replica: str | None = None
     ) -> tuple[str, admin_pb2.CreateMatchResponse]:
