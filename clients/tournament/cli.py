@@ -114,15 +114,13 @@ def run(args: argparse.Namespace) -> int:
         config = load(args.file)
     except ConfigError as exc:
         return fail(str(exc), 2)
-    from croupier.clients.tournament.referee import SPREAD_SCHEMES, NoAdminToken, find_admin_token
+    if args.server:  # found as croupier register finds it (replicas: given only)
+        from croupier.clients.tournament.referee import NoAdminToken, find_admin_token
 
-    if args.server and not args.server.startswith(SPREAD_SCHEMES):
         try:
             args.admin_token, _ = find_admin_token(args.server, args.admin_token, args.data)
         except NoAdminToken as exc:
             return fail(f"--server: {exc}", exc.code)
-    elif args.server and not args.admin_token:
-        return fail("--server needs the referees' admin token: --admin-token or $CROUPIER_ADMIN_TOKEN", 2)
     db = args.db or args.data / "results.db"
     try:
         store = Store(db)
@@ -397,10 +395,7 @@ async def _enter_bots(
         if bot.registered:
             ids[bot.name], connected = await referees.registered_bot(bot.name)
             if not connected:
-                display.note(
-                    f"waiting for registered bot {bot.name} ({ids[bot.name]}) to connect with the token "
-                    f"`croupier register` printed, to {' and '.join(referees.names)}"
-                )
+                display.note(f"waiting for registered bot {bot.name} to connect with its own token")
             continue
         for rotation in range(config.instances(bot.name)) if config.per_rotation else [None]:
             instance = Instance(bot.name, rotation)
