@@ -208,6 +208,7 @@ def play_in_croupier_match(weights: Path, games: int, target: int, data: Path | 
     bot = "croupier bot --strategy croupier.clients.pettingzoo.example:PolicyBot"
     argv = [sys.executable, "-m", "croupier.clients.cli", "match", GAME, "--bot", bot]
     argv += ["--bot", "heuristic", "--bot", "random", "--games", str(games), "--option", f"target={target}"]
+    argv += ["--isolation", "off"]  # your own bot, whose weights an isolated uid could not read (0700, /tmp)
     argv += ["--data", str(data)] if data else []
     sys.stdout.flush()  # our lines first, then the match's
     return subprocess.run(argv, env={**os.environ, POLICY_FILE: str(weights)}, check=False).returncode
