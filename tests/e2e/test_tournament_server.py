@@ -62,6 +62,8 @@ async def test_a_tournament_on_a_running_referee_waits_for_its_external_bot(
     )
     assert runner.stdout is not None
     invitation = await asyncio.wait_for(runner.stdout.readline(), 60)
+    while invitation.startswith(b"schedule "):  # the commitment to the schedule comes first
+        invitation = await asyncio.wait_for(runner.stdout.readline(), 60)
     found = re.fullmatch(
         rb"waiting for external bot visitor: connect to (\S+) with token (\S+)\n", invitation
     )
