@@ -168,7 +168,7 @@ async def test_a_jailed_bot_is_stopped_with_its_launcher_and_its_log_is_kept(
     assert int(log.read_text().split("uid ")[1].split()[0]) >= isolation.FIRST_UID  # not root's
     assert running(marker)  # the watchdog, the jail, its process 1 and the bot
     await bot.stop()
-    for _ in range(1200):  # the watchdog kills 3 s after asking a bot that ignores it (a minute: a loaded machine)
+    for _ in range(1200):  # a minute: the watchdog kills 3 s after asking, on a loaded machine later
         if not running(marker):
             break
         await asyncio.sleep(0.05)
