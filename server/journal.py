@@ -1,4 +1,5 @@
-"""Match journals: one append-only file of JSON lines per match.
+"""Match journals: one append-only file of JSON lines per match. Over 600 lines: the one format,
+every record's reading, writing and migration in one place (no other code knows their JSON).
 
 The first line describes the match (game, options, players, clocks, the
 SHA-256 of the seed); then one line per thing that changed the match, with
@@ -9,7 +10,7 @@ text form, so replaying is the same for every game: ``apply_record``.
 Record kinds (``t``), one frozen class each (``Record``; ``to_json`` and ``from_json`` are the only
 code that knows their JSON, so what is written stays what it always was):
   match    the header                      start    play begins (at 0); its events are the game's opening
-  act      a bot's accepted action         timeout  a clock ran out: the referee played ``action``
+  act      a bot's move (and comment)      timeout  a clock ran out: the referee played ``action``
   auto     the referee played a forfeited seat
   refuse   a refused action (the game's penalty, if any, is re-applied from it)
   clock    time passed (the game's countdowns and windows: ``advance``)
@@ -138,6 +139,8 @@ class Act(Played):
     decision_id: int = field(metadata={"key": "d"})
     think: float
     bank: float
+    comment: str = field(default="", metadata={"optional": True})
+    """What the bot said of its move for its author (``Move.comment``); "" (no key) if nothing."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -247,15 +250,17 @@ def _checker(kind: Any) -> Callable[[Any], bool]:
     raise TypeError(f"no JSON check for {kind}")  # a new field type: add its check here
 
 
-_Shape = tuple[tuple[str, str, Callable[[Any], bool], bool], ...]
+_Shape = tuple[tuple[str, str, Callable[[Any], bool], bool, bool], ...]
 
 
 def _shape(kind: type[Timed]) -> _Shape:
-    """Per field of a timed record: its name, its JSON key, its check, whether it is a tuple."""
+    """Per field of a timed record: its name, its JSON key, its check, whether it is a tuple, and
+    whether it is optional (no key when it holds its default: journals without it read the same,
+    and a record that does not use it writes the line it always did)."""
     hints = get_type_hints(kind)
     return tuple(
-        (f.name, f.metadata.get("key", f.name), _checker(hints[f.name]), hints[f.name] in _TUPLES)
-        for f in dataclasses.fields(kind)
+        (f.name, f.metadata.get("key", f.name), _checker(hint), hint in _TUPLES, "optional" in f.metadata)
+        for f, hint in ((f, hints[f.name]) for f in dataclasses.fields(kind))
     )
 
 
@@ -278,8 +283,10 @@ def to_json(record: Record) -> dict[str, Any]:
             "created_ms": record.created_ms,
         }
     data: dict[str, Any] = {"t": record.KIND}
-    for name, key, _check, _tuple in _SHAPES[type(record)]:
-        data[key] = getattr(record, name)
+    for name, key, _check, _tuple, optional in _SHAPES[type(record)]:
+        value = getattr(record, name)
+        if not (optional and not value):
+            data[key] = value
     return data
 
 
@@ -294,13 +301,15 @@ def from_json(data: Any) -> Record:
     if cls is Header:
         return _header(data)
     values: dict[str, Any] = {}
-    for name, key, check, is_tuple in _SHAPES[cls]:
+    for name, key, check, is_tuple, optional in _SHAPES[cls]:
+        if optional and key not in data:
+            continue
         value = data.get(key)
-        if not check(value):
+        if not check(value) or (optional and not value):  # an empty one is written as no key
             raise RecordError(f"is {_a(kind)} {kind} record whose {key} is {_missing(key, data)}")
         values[name] = tuple(value) if is_tuple else value
     if len(data) != len(values) + 1:
-        extra = sorted(set(data) - {"t", *(key for _, key, _, _ in _SHAPES[cls])})
+        extra = sorted(set(data) - {"t", *(shape[1] for shape in _SHAPES[cls])})
         raise RecordError(f"is {_a(kind)} {kind} record with unknown fields {clip(', '.join(extra), QUOTED)}")
     return cls(**values)
 
@@ -404,8 +413,8 @@ def encode(record: Record) -> bytes:
 
 _string = json.encoder.encode_basestring  # a str as json writes it (ensure_ascii=False), in C
 _NUMBERS = (float, int)
-_ACT_KEYS = ["at", "seat", "action", "d", "think", "bank"]
-assert [key for _name, key, _check, _tuple in _SHAPES[Act]] == _ACT_KEYS, "Act changed: change _act_line too"
+_ACT_KEYS = ["at", "seat", "action", "d", "think", "bank", "comment"]
+assert [shape[1] for shape in _SHAPES[Act]] == _ACT_KEYS, "Act changed: change _act_line too"
 
 
 def _act_line(act: Act) -> bytes | None:
@@ -416,12 +425,14 @@ def _act_line(act: Act) -> bytes | None:
     numbers = type(at) in _NUMBERS and type(think) in _NUMBERS and type(bank) in _NUMBERS
     if not (numbers and at - at == think - think == bank - bank == 0):  # not NaN nor infinite
         return None
-    seat, action, decision = act.seat, act.action, act.decision_id
-    if type(seat) is not int or type(decision) is not int or type(action) is not str:
+    seat, action, decision, comment = act.seat, act.action, act.decision_id, act.comment
+    ints = type(seat) is int and type(decision) is int
+    if not (ints and type(action) is str and type(comment) is str):
         return None
+    note = f',"comment":{_string(comment)}' if comment else ""  # rare: a bot that explains itself
     return (
         f'{{"t":"act","at":{at!r},"seat":{seat!r},"action":{_string(action)},"d":{decision!r},'
-        f'"think":{think!r},"bank":{bank!r}}}\n'
+        f'"think":{think!r},"bank":{bank!r}{note}}}\n'
     ).encode()
 
 

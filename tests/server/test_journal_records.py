@@ -83,6 +83,21 @@ def test_an_act_line_is_byte_for_byte_what_json_writes(
     same_line(Act(abs(at), 1, action, decision_id, abs(think), bank))
 
 
+def test_a_comment_is_written_after_the_act_s_fields_and_an_act_without_one_is_written_as_before() -> None:
+    commented = {**ACT, "comment": "seat 1 holds the K♠, p=0.7"}
+    record = from_json(commented)
+    assert record == Act(1.5, 0, "7h", 4294967297, 0.25, 30, comment="seat 1 holds the K♠, p=0.7")
+    assert list(to_json(record)) == list(commented) and to_json(from_json(ACT)) == ACT
+    assert encode(from_json(ACT)) == json_line(from_json(ACT)) and b"comment" not in encode(from_json(ACT))
+
+
+@given(comment=st.text(), action=st.text(), at=NUMBERS)
+def test_a_commented_act_line_is_byte_for_byte_what_json_writes(comment: str, action: str, at: Any) -> None:
+    same_line(Act(at, 0, action, 3, 0.5, 30.0, comment))
+    if comment:
+        assert from_json(json.loads(json_line(Act(1.0, 0, action, 3, 0.5, 30.0, comment)))).comment == comment
+
+
 @pytest.mark.parametrize(
     "text", ["", '"7h"', "back\\slash", "tab\tline\n", "\x00\x1f\x7f", "é ♠ 🂡", "\u2028\u2029", "\ud800"]
 )
@@ -129,6 +144,8 @@ def test_every_game_s_actions_in_acts_at_a_referee_s_times_are_written_as_json_w
         ({**ACT, "seat": True}, "is an act record whose seat is True, not of its type"),
         ({k: v for k, v in ACT.items() if k != "d"}, "is an act record whose d is missing"),
         ({**ACT, "extra": 1}, "is an act record with unknown fields extra"),
+        ({**ACT, "comment": 7}, "is an act record whose comment is 7, not of its type"),
+        ({**ACT, "comment": ""}, "is an act record whose comment is '', not of its type"),
         ({"t": "end", "at": 1.0, "seed": 1}, "is an end record whose scores is missing"),
     ],
 )
