@@ -19,6 +19,8 @@ code that knows their JSON, so what is written stays what it always was):
   end      the result and the seed
   cancel   the admin called the match off (``reason``): the last record, no result, the seed
            kept secret (a tournament may deal it again) in the seed file, which stays
+  fork     a forked match's own play begins (the header's ``forked_from``): the records before it
+           are its original's, replayed as they were; every seat's clock and strikes start over
 
 Durability: every record is written and flushed to the OS before anyone is
 told of it, so a referee killed with SIGKILL loses nothing the bots saw; the
@@ -60,14 +62,17 @@ _T = TypeVar("_T")
 QUOTED = 80
 """The most characters of a damaged line a reason quotes."""
 
-VERSION = 1
+VERSION = 2
 """The journal format this code writes (the header's ``version``) and reads; older ones are migrated
-in memory (``MIGRATIONS``), newer ones refused."""
+in memory (``MIGRATIONS``), newer ones refused. Version 2 added an act's ``comment``, the header's
+``forked_from`` and the ``fork`` record: a referee of version 1 would have read them as damage and
+cut the journal there, where it now refuses the whole journal and leaves it as it is."""
 
-MIGRATIONS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {}
+MIGRATIONS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {1: lambda record: record}
 """``MIGRATIONS[n]`` turns one record of a version ``n`` journal (its JSON object) into version
 ``n + 1``'s. Add one, and bump VERSION, with every change a journal written today would not read back
-as it was (a renamed or retyped field, a new required one, a kind that changed its meaning)."""
+as it was (a renamed or retyped field, a new required one, a kind that changed its meaning), or that
+an older Croupier would misread. (1 to 2: every version 1 record is a version 2 record as it is.)"""
 
 
 # --- the records -----------------------------------------------------------------------------------
@@ -102,6 +107,8 @@ class Header:
     seed_sha256: str
     created_ms: int
     version: int = VERSION
+    forked_from: str = ""
+    """"ID@STEP" for a fork (``server/forks.py``; no key otherwise): the match and step it plays on from."""
 
     @property
     def at(self) -> float:
@@ -200,6 +207,13 @@ class Resume(Timed):
 
 
 @dataclass(frozen=True, slots=True)
+class Fork(Timed):
+    """A forked match's own play begins here (at its original's time): seats start afresh."""
+
+    KIND = "fork"
+
+
+@dataclass(frozen=True, slots=True)
 class End(Timed):
     """The last record of a finished match: its result, and the seed revealed."""
 
@@ -222,13 +236,29 @@ class Cancel(Timed):
     forfeited: tuple[str, ...]
 
 
-Record = Header | Start | Act | Timeout | Auto | Refuse | Clock | Recount | Forfeit | Resume | End | Cancel
+Record = (
+    Header | Start | Act | Timeout | Auto | Refuse | Clock | Recount | Forfeit | Resume | Fork | End | Cancel
+)
 """One journal line. A new kind goes here, in ``KINDS`` and in every ``match`` on records (mypy
 checks that each one handles it)."""
 
 KINDS: dict[str, type[Record]] = {
     kind.KIND: kind
-    for kind in (Header, Start, Act, Timeout, Auto, Refuse, Clock, Recount, Forfeit, Resume, End, Cancel)
+    for kind in (
+        Header,
+        Start,
+        Act,
+        Timeout,
+        Auto,
+        Refuse,
+        Clock,
+        Recount,
+        Forfeit,
+        Resume,
+        Fork,
+        End,
+        Cancel,
+    )
 }
 
 CLOSING = (End, Cancel)
@@ -271,7 +301,7 @@ _SHAPES: dict[type[Any], _Shape] = {kind: _shape(kind) for kind in KINDS.values(
 def to_json(record: Record) -> dict[str, Any]:
     """A record as the JSON object its journal line holds (keys in the order they always had)."""
     if isinstance(record, Header):
-        return {
+        header = {
             "t": Header.KIND,
             "version": record.version,
             "match_id": record.match_id,
@@ -282,6 +312,7 @@ def to_json(record: Record) -> dict[str, Any]:
             "seed_sha256": record.seed_sha256,
             "created_ms": record.created_ms,
         }
+        return {**header, "forked_from": record.forked_from} if record.forked_from else header
     data: dict[str, Any] = {"t": record.KIND}
     for name, key, _check, _tuple, optional in _SHAPES[type(record)]:
         value = getattr(record, name)
@@ -326,6 +357,7 @@ def _header(data: dict[str, Any]) -> Header:
             seed_sha256=_text(data["seed_sha256"]),
             created_ms=_typed(data["created_ms"], int),
             version=_typed(data["version"], int),
+            forked_from=_text(data.get("forked_from", "")),
         )
     except (KeyError, TypeError, ValueError) as exc:  # InvalidArgument (clocks out of range) is one
         raise RecordError(f"is a match header that cannot be read ({_quoted(exc)})") from None
@@ -546,7 +578,8 @@ def twin_unfinished(path: Path) -> bool:
     """Whether another journal beside ``path`` deals from the same seed and is not over (no end or
     cancel record): the referee's sealing rule (``Referee.sealed``) read from the files, for whoever
     serves journals from disk while no referee answers. Such a match's hands, seed and record stay
-    sealed, since a live or resumable twin is being dealt the same cards."""
+    sealed, since a live or resumable twin is being dealt the same cards. A fork seals nothing
+    (its deal was public when it was made: ``server/forks.py``)."""
     ends = header_and_last(path)
     if ends is None:
         return False
@@ -557,10 +590,11 @@ def twin_unfinished(path: Path) -> bool:
         twin = header_and_last(other)
         if twin is None:  # torn or damaged: the referee resumes it up to the damage, so it may be live
             with contextlib.suppress(OSError, ValueError, AttributeError), other.open("rb") as file:
-                if json.loads(file.readline()).get("seed_sha256") == digest:
+                first = json.loads(file.readline())
+                if first.get("seed_sha256") == digest and not first.get("forked_from"):
                     return True
             continue
-        if twin[0].seed_sha256 == digest and not isinstance(twin[1], CLOSING):
+        if twin[0].seed_sha256 == digest and not twin[0].forked_from and not isinstance(twin[1], CLOSING):
             return True
     return False
 
@@ -594,7 +628,7 @@ def apply_record(spec: GameSpec[Any], state: GameState[Any, Any], record: Record
             return state.recount(record.at)
         case Start():
             return list(state.opening)  # made by new_game: told at the start, like any other change
-        case Header() | Forfeit() | Resume() | End() | Cancel():
+        case Header() | Forfeit() | Resume() | Fork() | End() | Cancel():
             return []  # the engine has no part in them
         case _:
             assert_never(record)

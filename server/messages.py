@@ -20,6 +20,7 @@ from croupier.server.journal import (
     Clock,
     End,
     Forfeit,
+    Fork,
     Header,
     Played,
     Record,
@@ -62,15 +63,16 @@ def step_kind(record: Record) -> spectator_pb2.Step.Kind.ValueType:
             return Kind.END
         case Cancel():
             return Kind.CANCEL
-        case Header() | Resume():
+        case Header() | Resume() | Fork():
             raise ValueError(f"a {record.KIND} record is not shown as a step")
         case _:
             assert_never(record)
 
 
 def shown(record: Record) -> bool:
-    """Whether spectators see a record as a frame (not the header, nor a referee's resume)."""
-    return not isinstance(record, Header | Resume)
+    """Whether spectators see a record as a frame (not the header, nor a referee's resume, nor
+    where a fork's own play begins: its next frame is new play)."""
+    return not isinstance(record, Header | Resume | Fork)
 
 
 @dataclass
