@@ -15,7 +15,9 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Sequence
+import os
+import signal
+from collections.abc import AsyncIterator, Callable, Sequence
 from pathlib import Path
 
 from rich.console import Console
@@ -26,6 +28,8 @@ BUNDLED = ("random", "heuristic")
 """Strategies played in this process (any other SPEC is a shell command)."""
 LAUNCHERS = frozenset({"python", "python3", "node", "sh", "bash", "exec", "croupier", "bot", "env"})
 """Words of a command that name the interpreter, not the bot."""
+Wrap = Callable[[list[str]], list[str]]
+"""How a bot command is launched: through the tournament runner's jail as root, else as it is."""
 BOT_SECONDS = 30.0
 """How long a bot command may take to stop once the fork is over."""
 
@@ -46,13 +50,22 @@ async def fork(args: argparse.Namespace, console: Console, journal: Path | None)
         say("croupier replay: --fork takes one --bot per seat: random, heuristic or a command")
         return 2
     names = [_name(spec, seat) for seat, spec in enumerate(specs)]  # the referee counts them
+    wrap: Wrap = list
+    if any(spec not in BUNDLED for spec in specs):  # a command: isolated as the runner isolates it
+        from croupier.clients.tournament.isolation import choose
+
+        jail, note = await asyncio.to_thread(choose, "auto", [args.data.absolute()])
+        if jail is not None:
+            wrap = jail.wrap
+        if note:
+            say(f"croupier replay: {note}")
     try:
         async with _forked(args, journal, source, names) as (target, fork_info, tokens):
             fork_id = fork_info.match_id
             say(f"forked {source} at step {args.fork} as {fork_id}: {', '.join(names)} play on")
             logs = args.data / "logs"
             players = [
-                asyncio.ensure_future(_play(spec, target, token, logs / f"{fork_id}-{seat}.log"))
+                asyncio.ensure_future(_play(spec, target, token, logs / f"{fork_id}-{seat}.log", wrap))
                 for seat, (spec, token) in enumerate(zip(specs, tokens, strict=True))
             ]
             try:
@@ -111,7 +124,7 @@ async def _forked(
             await croupier.stop(grace=1.0)
 
 
-async def _play(spec: str, target: str, token: str, log: Path) -> None:
+async def _play(spec: str, target: str, token: str, log: Path, wrap: Wrap) -> None:
     """One seat's bot until the fork is over (cancelled then): a bundled strategy played here, or
     a shell command run with the seat's server and token in $CROUPIER_SERVER and $CROUPIER_TOKEN
     (every bundled bot and starter reads them), its output in ``log``."""
@@ -126,18 +139,27 @@ async def _play(spec: str, target: str, token: str, log: Path) -> None:
     log.parent.mkdir(parents=True, exist_ok=True)
     with log.open("ab") as output:
         process = await asyncio.create_subprocess_exec(
-            "/bin/sh", "-c", spec, env=bot_environment(log.stem, target, token), stdout=output, stderr=output
+            *wrap(["/bin/sh", "-c", spec]),
+            env=bot_environment(log.stem, target, token),
+            stdout=output,
+            stderr=output,
+            start_new_session=True,  # signalled as a group: the shell, the jail and the bot
         )
         try:
             await process.wait()
         finally:
             if process.returncode is None:
-                process.terminate()
+                _signal(process.pid, signal.SIGTERM)
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(process.wait(), BOT_SECONDS)
                 if process.returncode is None:
-                    process.kill()
+                    _signal(process.pid, signal.SIGKILL)
                     await process.wait()
+
+
+def _signal(group: int, signum: int) -> None:
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(group, signum)
 
 
 def _name(spec: str, seat: int) -> str:
