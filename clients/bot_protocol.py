@@ -34,6 +34,7 @@ __all__ = [
     "PROTOCOL_VERSION",
     "RESEND_SECONDS",
     "ActionT",
+    "Commented",
     "Factory",
     "Match",
     "Player",
@@ -62,12 +63,29 @@ the match's end."""
 
 log = logging.getLogger("croupier.bot")
 
-Unsolicited = Action | str
-"""What ``Bot.play`` sends: an action, or its text form."""
 ViewT = TypeVar("ViewT", default=Any)
 """A bot's view type: its game's view dataclass (``ChineseTenView``), or Any for a bot of every game."""
 ActionT = TypeVar("ActionT", bound=Action, default=Any)
 """A bot's action type: its game's actions (``ChineseTenAction``), or Any for a bot of every game."""
+MAX_COMMENT = 200
+"""Characters of a comment the referee keeps (it cuts the rest off; the move stands)."""
+
+
+@dataclass(frozen=True)
+class Commented(Generic[ActionT]):
+    """A move with a note for the bot's author: ``return Commented(2, "seat 1 holds the Ks, p=0.7")``
+    from ``choose`` (or pass one to ``Bot.play``). The referee keeps the comment in the match's
+    journal with the move and shows it next to that move in the match's replay once the match is
+    over; no bot ever receives it, so it cannot signal to the others at the table."""
+
+    choice: int | ActionT | str
+    """What ``choose`` would return without a comment: an index into ``legal``, an action, or its text."""
+    comment: str
+    """At most ``MAX_COMMENT`` characters (the referee cuts the rest); control characters become spaces."""
+
+
+Unsolicited = Action | str | Commented[Any]
+"""What ``Bot.play`` sends: an action, or its text form, maybe with a comment."""
 
 
 @dataclass(frozen=True)
@@ -500,8 +518,14 @@ def describe(options: bots_pb2.StreamOptions) -> str:
 
 
 def _move(seat: _Seat, decision_id: int, choice: object, legal: list[Any] | None) -> bots_pb2.Move:
-    """A Move answering ``decision_id`` (0: unsolicited) with an index, an action or a text form."""
+    """A Move answering ``decision_id`` (0: unsolicited) with an index, an action or a text form,
+    and the comment of a ``Commented`` one."""
     move = bots_pb2.Move(match_id=seat.match.id, decision_id=decision_id, seat=seat.match.seat)
+    if isinstance(choice, Commented):
+        if not isinstance(choice.comment, str):
+            raise TypeError(f"a comment is a str, not {type(choice.comment).__name__}")
+        move.comment = choice.comment
+        choice = choice.choice
     if isinstance(choice, bool) or not isinstance(choice, int | str | Action):
         raise TypeError(f"choose returned {choice!r}: return an index, an action or an action's text")
     if isinstance(choice, int):

@@ -53,6 +53,9 @@ class Scene:
     """The game's engine view: public (hands hidden) or full."""
     events_before: tuple[str, ...] = field(default=(), compare=False)
     """Earlier events, for the event log (the latest EVENT_LINES)."""
+    comment: str = ""
+    """What the acting seat's bot said of its move, for its author: only in a finished match's
+    record (the referee never sends one live)."""
 
 
 JOURNAL_FOLDERS = ("matches", "referee/matches")
@@ -133,6 +136,7 @@ class Scenes:
             events=events,
             view=self.codec.view_from_proto(frame.view),
             events_before=tuple(self.log[-EVENT_LINES:]),
+            comment=frame.step.comment,
         )
         self.log.extend(events)
         return scene

@@ -49,6 +49,7 @@ from croupier.clients.bot_protocol import (
     PROTOCOL_VERSION,
     RESEND_SECONDS,
     ActionT,
+    Commented,
     Match,
     Resend,
     Result,
@@ -75,6 +76,7 @@ __all__ = [
     "BotFactory",
     "Choice",
     "Client",
+    "Commented",
     "Match",
     "Result",
     "ViewT",
@@ -99,8 +101,9 @@ FATAL = frozenset(
 log = logging.getLogger("croupier.bot")
 
 T = TypeVar("T")
-Choice = int | Action | str
-"""What ``choose`` returns: an index into ``legal``, one of its actions, or an action's text form."""
+Choice = int | Action | str | Commented[Any]
+"""What ``choose`` returns: an index into ``legal``, one of its actions, or an action's text form;
+or one of those with a comment for the bot's author, ``Commented(choice, "why")``."""
 
 
 class Bot(Generic[ViewT, ActionT]):
@@ -115,12 +118,20 @@ class Bot(Generic[ViewT, ActionT]):
 
     def __init__(self, match: Match) -> None:
         self.match = match
-        self._send: Callable[[Action | str], None] | None = None
+        self._send: Callable[[Unsolicited], None] | None = None
 
     def choose(
         self, view: ViewT, legal: list[ActionT]
-    ) -> ActionT | int | str | Awaitable[ActionT | int | str | None] | None:
-        """Your move: return an index into ``legal`` (or one of its actions).
+    ) -> (
+        ActionT
+        | int
+        | str
+        | Commented[ActionT]
+        | Awaitable[ActionT | int | str | Commented[ActionT] | None]
+        | None
+    ):
+        """Your move: return an index into ``legal`` (or one of its actions), or
+        ``Commented(choice, "why")`` to leave its author a note beside the move in the replay.
 
         None answers nothing: in a real-time game you may stay silent (or have
         sent your plays with ``play``); in a turn-based game the clock runs on.
@@ -141,7 +152,7 @@ class Bot(Generic[ViewT, ActionT]):
         load here what every match needs (a model's weights), and raise if it cannot be had. The bot
         then stops at once with your words (exit 2) instead of leaving each match to the clock."""
 
-    def play(self, action: ActionT | str) -> None:
+    def play(self, action: ActionT | str | Commented[ActionT]) -> None:
         """Send an action without a decision request: Pair Battle's real-time plays.
 
         Called from ``choose``, it goes out right after choose's answer, so a
@@ -469,11 +480,15 @@ def play_offline(spec: GameSpec[Any], options: Any, factories: Sequence[BotFacto
         choice = bots[seat].choose(state.view(seat), legal)
         if choice is None and not sent:
             choice = 0
+        if isinstance(choice, Commented):  # offline there is no journal to keep it in
+            choice = choice.choice
         actions = ([] if choice is None else [legal[choice] if isinstance(choice, int) else choice]) + sent
         sent.clear()
         for action in actions:
             if state.is_over():
                 break
+            if isinstance(action, Commented):
+                action = action.choice
             try:
                 state.apply(seat, spec.parse_action(action) if isinstance(action, str) else action, now)
             except IllegalAction as exc:

@@ -1,4 +1,5 @@
-"""Match journals: one append-only file of JSON lines per match.
+"""Match journals: one append-only file of JSON lines per match. Over 600 lines: the one format,
+every record's reading, writing and migration in one place (no other code knows their JSON).
 
 The first line describes the match (game, options, players, clocks, the
 SHA-256 of the seed); then one line per thing that changed the match, with
@@ -9,7 +10,7 @@ text form, so replaying is the same for every game: ``apply_record``.
 Record kinds (``t``), one frozen class each (``Record``; ``to_json`` and ``from_json`` are the only
 code that knows their JSON, so what is written stays what it always was):
   match    the header                      start    play begins (at 0); its events are the game's opening
-  act      a bot's accepted action         timeout  a clock ran out: the referee played ``action``
+  act      a bot's move (and comment)      timeout  a clock ran out: the referee played ``action``
   auto     the referee played a forfeited seat
   refuse   a refused action (the game's penalty, if any, is re-applied from it)
   clock    time passed (the game's countdowns and windows: ``advance``)
@@ -18,6 +19,8 @@ code that knows their JSON, so what is written stays what it always was):
   end      the result and the seed
   cancel   the admin called the match off (``reason``): the last record, no result, the seed
            kept secret (a tournament may deal it again) in the seed file, which stays
+  fork     a forked match's own play begins (the header's ``forked_from``): the records before it
+           are its original's, replayed as they were; every seat's clock and strikes start over
 
 Durability: every record is written and flushed to the OS before anyone is
 told of it, so a referee killed with SIGKILL loses nothing the bots saw; the
@@ -59,14 +62,17 @@ _T = TypeVar("_T")
 QUOTED = 80
 """The most characters of a damaged line a reason quotes."""
 
-VERSION = 1
+VERSION = 2
 """The journal format this code writes (the header's ``version``) and reads; older ones are migrated
-in memory (``MIGRATIONS``), newer ones refused."""
+in memory (``MIGRATIONS``), newer ones refused. Version 2 added an act's ``comment``, the header's
+``forked_from`` and the ``fork`` record: a referee of version 1 would have read them as damage and
+cut the journal there, where it now refuses the whole journal and leaves it as it is."""
 
-MIGRATIONS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {}
+MIGRATIONS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {1: lambda record: record}
 """``MIGRATIONS[n]`` turns one record of a version ``n`` journal (its JSON object) into version
 ``n + 1``'s. Add one, and bump VERSION, with every change a journal written today would not read back
-as it was (a renamed or retyped field, a new required one, a kind that changed its meaning)."""
+as it was (a renamed or retyped field, a new required one, a kind that changed its meaning), or that
+an older Croupier would misread. (1 to 2: every version 1 record is a version 2 record as it is.)"""
 
 
 # --- the records -----------------------------------------------------------------------------------
@@ -101,6 +107,8 @@ class Header:
     seed_sha256: str
     created_ms: int
     version: int = VERSION
+    forked_from: str = ""
+    """"ID@STEP" for a fork (``server/forks.py``; no key otherwise): the match and step it plays on from."""
 
     @property
     def at(self) -> float:
@@ -138,6 +146,8 @@ class Act(Played):
     decision_id: int = field(metadata={"key": "d"})
     think: float
     bank: float
+    comment: str = field(default="", metadata={"optional": True})
+    """What the bot said of its move for its author (``Move.comment``); "" (no key) if nothing."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -197,6 +207,13 @@ class Resume(Timed):
 
 
 @dataclass(frozen=True, slots=True)
+class Fork(Timed):
+    """A forked match's own play begins here (at its original's time): seats start afresh."""
+
+    KIND = "fork"
+
+
+@dataclass(frozen=True, slots=True)
 class End(Timed):
     """The last record of a finished match: its result, and the seed revealed."""
 
@@ -219,13 +236,29 @@ class Cancel(Timed):
     forfeited: tuple[str, ...]
 
 
-Record = Header | Start | Act | Timeout | Auto | Refuse | Clock | Recount | Forfeit | Resume | End | Cancel
+Record = (
+    Header | Start | Act | Timeout | Auto | Refuse | Clock | Recount | Forfeit | Resume | Fork | End | Cancel
+)
 """One journal line. A new kind goes here, in ``KINDS`` and in every ``match`` on records (mypy
 checks that each one handles it)."""
 
 KINDS: dict[str, type[Record]] = {
     kind.KIND: kind
-    for kind in (Header, Start, Act, Timeout, Auto, Refuse, Clock, Recount, Forfeit, Resume, End, Cancel)
+    for kind in (
+        Header,
+        Start,
+        Act,
+        Timeout,
+        Auto,
+        Refuse,
+        Clock,
+        Recount,
+        Forfeit,
+        Resume,
+        Fork,
+        End,
+        Cancel,
+    )
 }
 
 CLOSING = (End, Cancel)
@@ -247,15 +280,17 @@ def _checker(kind: Any) -> Callable[[Any], bool]:
     raise TypeError(f"no JSON check for {kind}")  # a new field type: add its check here
 
 
-_Shape = tuple[tuple[str, str, Callable[[Any], bool], bool], ...]
+_Shape = tuple[tuple[str, str, Callable[[Any], bool], bool, bool], ...]
 
 
 def _shape(kind: type[Timed]) -> _Shape:
-    """Per field of a timed record: its name, its JSON key, its check, whether it is a tuple."""
+    """Per field of a timed record: its name, its JSON key, its check, whether it is a tuple, and
+    whether it is optional (no key when it holds its default: journals without it read the same,
+    and a record that does not use it writes the line it always did)."""
     hints = get_type_hints(kind)
     return tuple(
-        (f.name, f.metadata.get("key", f.name), _checker(hints[f.name]), hints[f.name] in _TUPLES)
-        for f in dataclasses.fields(kind)
+        (f.name, f.metadata.get("key", f.name), _checker(hint), hint in _TUPLES, "optional" in f.metadata)
+        for f, hint in ((f, hints[f.name]) for f in dataclasses.fields(kind))
     )
 
 
@@ -266,7 +301,7 @@ _SHAPES: dict[type[Any], _Shape] = {kind: _shape(kind) for kind in KINDS.values(
 def to_json(record: Record) -> dict[str, Any]:
     """A record as the JSON object its journal line holds (keys in the order they always had)."""
     if isinstance(record, Header):
-        return {
+        header = {
             "t": Header.KIND,
             "version": record.version,
             "match_id": record.match_id,
@@ -277,9 +312,12 @@ def to_json(record: Record) -> dict[str, Any]:
             "seed_sha256": record.seed_sha256,
             "created_ms": record.created_ms,
         }
+        return {**header, "forked_from": record.forked_from} if record.forked_from else header
     data: dict[str, Any] = {"t": record.KIND}
-    for name, key, _check, _tuple in _SHAPES[type(record)]:
-        data[key] = getattr(record, name)
+    for name, key, _check, _tuple, optional in _SHAPES[type(record)]:
+        value = getattr(record, name)
+        if not (optional and not value):
+            data[key] = value
     return data
 
 
@@ -294,13 +332,15 @@ def from_json(data: Any) -> Record:
     if cls is Header:
         return _header(data)
     values: dict[str, Any] = {}
-    for name, key, check, is_tuple in _SHAPES[cls]:
+    for name, key, check, is_tuple, optional in _SHAPES[cls]:
+        if optional and key not in data:
+            continue
         value = data.get(key)
-        if not check(value):
+        if not check(value) or (optional and not value):  # an empty one is written as no key
             raise RecordError(f"is {_a(kind)} {kind} record whose {key} is {_missing(key, data)}")
         values[name] = tuple(value) if is_tuple else value
     if len(data) != len(values) + 1:
-        extra = sorted(set(data) - {"t", *(key for _, key, _, _ in _SHAPES[cls])})
+        extra = sorted(set(data) - {"t", *(shape[1] for shape in _SHAPES[cls])})
         raise RecordError(f"is {_a(kind)} {kind} record with unknown fields {clip(', '.join(extra), QUOTED)}")
     return cls(**values)
 
@@ -317,6 +357,7 @@ def _header(data: dict[str, Any]) -> Header:
             seed_sha256=_text(data["seed_sha256"]),
             created_ms=_typed(data["created_ms"], int),
             version=_typed(data["version"], int),
+            forked_from=_text(data.get("forked_from", "")),
         )
     except (KeyError, TypeError, ValueError) as exc:  # InvalidArgument (clocks out of range) is one
         raise RecordError(f"is a match header that cannot be read ({_quoted(exc)})") from None
@@ -404,8 +445,8 @@ def encode(record: Record) -> bytes:
 
 _string = json.encoder.encode_basestring  # a str as json writes it (ensure_ascii=False), in C
 _NUMBERS = (float, int)
-_ACT_KEYS = ["at", "seat", "action", "d", "think", "bank"]
-assert [key for _name, key, _check, _tuple in _SHAPES[Act]] == _ACT_KEYS, "Act changed: change _act_line too"
+_ACT_KEYS = ["at", "seat", "action", "d", "think", "bank", "comment"]
+assert [shape[1] for shape in _SHAPES[Act]] == _ACT_KEYS, "Act changed: change _act_line too"
 
 
 def _act_line(act: Act) -> bytes | None:
@@ -416,12 +457,14 @@ def _act_line(act: Act) -> bytes | None:
     numbers = type(at) in _NUMBERS and type(think) in _NUMBERS and type(bank) in _NUMBERS
     if not (numbers and at - at == think - think == bank - bank == 0):  # not NaN nor infinite
         return None
-    seat, action, decision = act.seat, act.action, act.decision_id
-    if type(seat) is not int or type(decision) is not int or type(action) is not str:
+    seat, action, decision, comment = act.seat, act.action, act.decision_id, act.comment
+    ints = type(seat) is int and type(decision) is int
+    if not (ints and type(action) is str and type(comment) is str):
         return None
+    note = f',"comment":{_string(comment)}' if comment else ""  # rare: a bot that explains itself
     return (
         f'{{"t":"act","at":{at!r},"seat":{seat!r},"action":{_string(action)},"d":{decision!r},'
-        f'"think":{think!r},"bank":{bank!r}}}\n'
+        f'"think":{think!r},"bank":{bank!r}{note}}}\n'
     ).encode()
 
 
@@ -535,7 +578,8 @@ def twin_unfinished(path: Path) -> bool:
     """Whether another journal beside ``path`` deals from the same seed and is not over (no end or
     cancel record): the referee's sealing rule (``Referee.sealed``) read from the files, for whoever
     serves journals from disk while no referee answers. Such a match's hands, seed and record stay
-    sealed, since a live or resumable twin is being dealt the same cards."""
+    sealed, since a live or resumable twin is being dealt the same cards. A fork seals nothing
+    (its deal was public when it was made: ``server/forks.py``)."""
     ends = header_and_last(path)
     if ends is None:
         return False
@@ -546,10 +590,11 @@ def twin_unfinished(path: Path) -> bool:
         twin = header_and_last(other)
         if twin is None:  # torn or damaged: the referee resumes it up to the damage, so it may be live
             with contextlib.suppress(OSError, ValueError, AttributeError), other.open("rb") as file:
-                if json.loads(file.readline()).get("seed_sha256") == digest:
+                first = json.loads(file.readline())
+                if first.get("seed_sha256") == digest and not first.get("forked_from"):
                     return True
             continue
-        if twin[0].seed_sha256 == digest and not isinstance(twin[1], CLOSING):
+        if twin[0].seed_sha256 == digest and not twin[0].forked_from and not isinstance(twin[1], CLOSING):
             return True
     return False
 
@@ -583,7 +628,7 @@ def apply_record(spec: GameSpec[Any], state: GameState[Any, Any], record: Record
             return state.recount(record.at)
         case Start():
             return list(state.opening)  # made by new_game: told at the start, like any other change
-        case Header() | Forfeit() | Resume() | End() | Cancel():
+        case Header() | Forfeit() | Resume() | Fork() | End() | Cancel():
             return []  # the engine has no part in them
         case _:
             assert_never(record)

@@ -18,6 +18,7 @@ from croupier.server.journal import (
     Clock,
     End,
     Forfeit,
+    Fork,
     Header,
     JournalWriter,
     Record,
@@ -95,6 +96,7 @@ class Journaling(MatchState):
             for p, token in zip(header.players, secret["seat_tokens"], strict=True)
         ]
         match = cls(
+            forked_from=header.forked_from,
             match_id=header.match_id,
             spec=spec,
             options=spec.options(header.options),
@@ -121,12 +123,14 @@ class Journaling(MatchState):
         match._shown = len(records)
         return match, ""
 
-    def reopen(self) -> None:
-        """Go on writing the journal of a rebuilt match (whose file holds exactly its records)."""
+    def reopen(self, resumed: bool = True) -> None:
+        """Go on writing the journal of a rebuilt match (whose file holds exactly its records),
+        after a resume record; a new fork (not ``resumed``) plays on from its fork record."""
         # This resume record is not written yet, so it counts as one more run.
-        self._epoch = 2 + sum(1 for r in self.records if isinstance(r, Resume))
+        self._epoch = (2 if resumed else 1) + sum(1 for r in self.records if isinstance(r, Resume))
         self._journal = JournalWriter(self.journal_path)
-        self._write_now(Resume(self._last_at))
+        if resumed:
+            self._write_now(Resume(self._last_at))
         if self.status == RUNNING:
             self._origin = self.clock.time() - self._last_at
             for seat in self.seats:
@@ -157,6 +161,8 @@ class Journaling(MatchState):
                 seat = self.seats[record.seat]
                 seat.forfeited = record.reason
                 seat.bank = 0.0
+            case Fork():  # the original's bots' clocks and strikes are not the new players'
+                self.seats = [SeatState(bank=self.clocks.bank) for _ in self.seats]
             case Auto() | Clock() | Recount() | Resume():
                 pass  # no seat's bookkeeping
             case Header() | End() | Cancel():
@@ -184,7 +190,7 @@ class Journaling(MatchState):
             if decision is not None and not (seat.resolved and seat.resolved[0] == decision.id):
                 seat.decision, seat.acting_since, seat.asked = decision, old.acting_since, old.asked
         if self._regathering:
-            resumed = max(i for i, r in enumerate(self.records) if isinstance(r, Resume))
+            resumed = max(i for i, r in enumerate(self.records) if isinstance(r, Resume | Fork))
             self._regathering = not any(isinstance(r, Recount) for r in self.records[resumed:])
         told = self._shown
         self.state = replayed(self.spec, self.options, self._seed, self.records[:told])

@@ -45,8 +45,11 @@ class MatchState:
         on_released: Callable[[Any, int], None],
         on_finished: Callable[[Any], None],
         clock: ActorClock | None = None,
+        forked_from: str = "",
     ) -> None:
         self.id = match_id
+        self.forked_from = forked_from
+        """"ID@STEP" for a fork (``server/forks.py``): never rated, and it seals no other match."""
         self.clock: ActorClock = clock or LoopClock()
         """What the actor reads the time from and schedules on (a fake one in tests)."""
         self.spec = spec
@@ -140,6 +143,7 @@ class MatchState:
             result=self.result,
             created_unix_ms=self.created_ms,
             cancel_reason=self.cancel_reason,
+            forked_from=self.forked_from,
         )
 
     def players_proto(self) -> list[match_pb2.Player]:

@@ -20,6 +20,7 @@ from croupier.server.journal import (
     Clock,
     End,
     Forfeit,
+    Fork,
     Header,
     Played,
     Record,
@@ -62,15 +63,16 @@ def step_kind(record: Record) -> spectator_pb2.Step.Kind.ValueType:
             return Kind.END
         case Cancel():
             return Kind.CANCEL
-        case Header() | Resume():
+        case Header() | Resume() | Fork():
             raise ValueError(f"a {record.KIND} record is not shown as a step")
         case _:
             assert_never(record)
 
 
 def shown(record: Record) -> bool:
-    """Whether spectators see a record as a frame (not the header, nor a referee's resume)."""
-    return not isinstance(record, Header | Resume)
+    """Whether spectators see a record as a frame (not the header, nor a referee's resume, nor
+    where a fork's own play begins: its next frame is new play)."""
+    return not isinstance(record, Header | Resume | Fork)
 
 
 @dataclass
@@ -129,12 +131,16 @@ def build_frame(
 
     Hidden cards and actions (which may name them) only if ``reveal`` or once the game is over
     (unless ``sealed``: a twin still plays the deal, and the frame's info loses its seed and
-    result); the match's ``info`` on the records that start and end it.
+    result); a bot's comment on its move only if ``reveal`` (the admin's, or the record of a
+    match that is over: never a live frame, where another seat's bot may be the one watching);
+    the match's ``info`` on the records that start and end it.
     """
-    reveal = reveal or (state.is_over() and not sealed)
     step = spectator_pb2.Step(
         kind=step_kind(record), seat=record.seat if isinstance(record, Played | Refuse | Forfeit) else None
     )
+    if reveal and isinstance(record, Act) and record.comment:
+        step.comment = record.comment
+    reveal = reveal or (state.is_over() and not sealed)
     if isinstance(record, Forfeit | Cancel):
         step.reason = record.reason
     elif reveal:

@@ -17,6 +17,11 @@ from croupier.wire.reasons import BotError, Reason, refusal_reason
 
 MAX_MOVE_TEXT = 200
 """Characters of a Move's text: every action's text form is a few words."""
+MAX_COMMENT = 200
+"""Characters of a Move's comment kept in the journal: the rest is cut off (the move stands; a
+note for the author is not worth a refusal, which would count against the bot)."""
+_CONTROLS = dict.fromkeys([*range(0x20), *range(0x7F, 0xA0), 0x2028, 0x2029], " ")
+"""Characters a comment may not hold (they would move a terminal's cursor or break its lines)."""
 
 
 class Moves(MatchState):
@@ -106,7 +111,10 @@ class Moves(MatchState):
         decision_id = seat.decision.id if seat.decision else 0
         think = now - seat.acting_since if seat.acting_since is not None else 0.0
         bank = max(0.0, seat.bank - max(0.0, think - self.clocks.decision))
-        act = Act(now, index, str(action), decision_id, think, bank)
+        comment = move.comment
+        if comment:
+            comment = cleaned(comment)
+        act = Act(now, index, str(action), decision_id, think, bank, comment)
         self._journal_applied(act)
         seat.bank = bank
         seat.last_think = think
@@ -166,6 +174,12 @@ class Moves(MatchState):
         self.metrics.refused.inc()
         if seat.refusals == self.clocks.max_refusals:
             self._forfeit(index, "refusals", now)
+
+
+def cleaned(comment: str) -> str:
+    """A Move's comment as the journal keeps it: its first ``MAX_COMMENT`` characters, each
+    control character a space."""
+    return comment[:MAX_COMMENT].translate(_CONTROLS)
 
 
 def _describe(move: bots_pb2.Move) -> str:

@@ -33,6 +33,7 @@ import time
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import structlog
 
@@ -46,6 +47,7 @@ from croupier.server.journal import (
     Cancel,
     End,
     Header,
+    Record,
     Scan,
     header_and_last,
     read_private,
@@ -490,7 +492,7 @@ class Referee:
                 if bot is None:
                     raise NotFound(f"seat {index}: no registered bot {seat.bot_id!r}")
                 name = name or bot.name
-            name = _check_name(name or f"seat {index}", f"seat {index} name")
+            name = check_name(name or f"seat {index}", f"seat {index} name")
             players.append(Player(name, seat.bot_id, token_sha256(token)))
         seed = request.seed if request.HasField("seed") else secrets.randbits(63)
         match_id = time.strftime("%Y%m%d-%H%M%S-", time.gmtime()) + secrets.token_hex(3)
@@ -524,10 +526,22 @@ class Referee:
         self._seat_bots()
         return match, tokens
 
+    def open_fork(self, path: Path, records: list[Record], secret: dict[str, Any]) -> Match:
+        """A fork whose files were just written (server/forks.py): rebuilt from them as a resumed
+        match is, and started. ValueError if its records do not all apply."""
+        match, damage = Match.rebuild(path, records, secret, self.metrics, self._released, self._finished)
+        if damage:
+            raise ValueError(f"the fork does not replay: {damage}")
+        match.reopen(resumed=False)
+        self._add(match)
+        self._seat_bots()
+        return match
+
     def _add(self, match: Match) -> None:
         """Take in a new or resumed match: listed, its seat tokens known, its actor started."""
         self.matches[match.id] = match
-        self.live_deals[match.seed_sha256] += 1
+        if not match.forked_from:  # a fork's deal was public when it was made: it seals nothing
+            self.live_deals[match.seed_sha256] += 1
         match.sealed = lambda: self.sealed(match.id)
         self._order[match.id] = len(self._order)
         self.unseated[match.id] = match
@@ -571,7 +585,7 @@ class Referee:
     async def cancel_match(self, match_id: str, reason: str) -> match_pb2.MatchInfo:
         """End a waiting or running match without a result; a finished or cancelled one is left as
         it is. Returns the match as it then is."""
-        reason = _check_name(reason, "reason")
+        reason = check_name(reason, "reason")
         match = self.matches.get(match_id)
         if match is not None:
             await match.cancel(reason)  # a match finishing first keeps its result
@@ -585,8 +599,9 @@ class Referee:
         duplicate set, or twins an admin made by hand), anything this one shows (its turned-up
         cards, its hands, its seed) would tell that match's players what they hold and draw."""
         live = match_id in self.matches
+        counted = live and not self.matches[match_id].forked_from  # a live fork counts in no deal
         digest = self.matches[match_id].seed_sha256 if live else self.info(match_id).seed_sha256
-        return self.live_deals[digest] > (1 if live else 0)
+        return self.live_deals[digest] > (1 if counted else 0)
 
     def shown(self, info: match_pb2.MatchInfo, admin: bool) -> match_pb2.MatchInfo:
         """A match as the caller may see it listed, ``sealed`` said: while sealed, without its seed
@@ -622,9 +637,10 @@ class Referee:
         """A match ended: its seats and tokens go, and only its summary stays in memory."""
         self.past[match.id] = match.info()
         del self.matches[match.id]
-        self.live_deals[match.seed_sha256] -= 1
-        if not self.live_deals[match.seed_sha256]:
-            del self.live_deals[match.seed_sha256]
+        if not match.forked_from:
+            self.live_deals[match.seed_sha256] -= 1
+            if not self.live_deals[match.seed_sha256]:
+                del self.live_deals[match.seed_sha256]
         del self._order[match.id]
         self.unseated.pop(match.id, None)
         for index, player in enumerate(match.players):
@@ -728,6 +744,7 @@ def info_from_journal(header: Header, end: End | Cancel) -> match_pb2.MatchInfo:
         result=None if isinstance(end, Cancel) else match_result(header, end),
         created_unix_ms=header.created_ms,
         cancel_reason=end.reason if isinstance(end, Cancel) else "",
+        forked_from=header.forked_from,
     )
 
 
@@ -749,7 +766,7 @@ def damaged_info(match_id: str, header: Header | None, damage: str) -> match_pb2
     return info
 
 
-def _check_name(name: str, what: str) -> str:
+def check_name(name: str, what: str) -> str:
     name = name.strip()
     if not name or len(name) > MAX_NAME or not name.isprintable():
         raise InvalidArgument(f"{what} must be 1 to {MAX_NAME} printable characters")

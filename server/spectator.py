@@ -21,6 +21,7 @@ import grpc
 
 import croupier.server.session as sessions
 from croupier.engine.games import get_game
+from croupier.server import forks
 from croupier.server.audience import Audience, Limits
 from croupier.server.journal import CLOSING, Cancel, Header, read_private, read_records
 from croupier.server.messages import replay_frames
@@ -110,6 +111,18 @@ class SpectatorService:
             return spectator_pb2.MatchRecord(
                 info=info, frames=[f async for f in self.audience.in_slices(frames)]
             )
+
+    async def ForkMatch(
+        self, request: spectator_pb2.ForkMatchRequest, context: Context
+    ) -> spectator_pb2.ForkMatchResponse:
+        """A new match from a step of a finished match whose record the caller may read
+        (server/forks.py)."""
+        caller = self.audience.admit(context)
+        with self.audience.heavy_read(caller):  # it reads and re-runs a journal
+            match, tokens = await forks.fork_match(
+                self.referee, request.match_id, request.step, list(request.names), caller.admin
+            )
+        return spectator_pb2.ForkMatchResponse(match=match.info(), seat_tokens=tokens)
 
     async def _past_frames(self, match_id: str, admin: bool) -> Iterator[spectator_pb2.MatchFrame]:
         """A match's whole record from its journal (read in a worker thread: it is file I/O):

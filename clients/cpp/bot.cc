@@ -8,7 +8,9 @@
 //   2. open BotService.Play with the token as `croupier-token` metadata,
 //   3. send a Hello, then answer every DecisionRequest with a Move naming an index into its
 //      legal_actions, tagged with the request's decision_id (and answer a refusal with
-//      another move: the decision stays open).
+//      another move: the decision stays open). A Move may carry a `comment` for the bot's
+//      author: the replay shows it beside the move once the match is over, and no other bot
+//      ever sees it (Choice.comment below).
 // It reconnects with backoff when the stream breaks, exits 2 when the referee refuses it
 // (UNAUTHENTICATED: an unknown token), and stops cleanly on SIGINT/SIGTERM.
 //
@@ -141,9 +143,15 @@ int ChineseTenPoints(v1::Card card, v1::ChineseTenScoring scoring) {
   return rank <= 8 ? rank : 10;
 }
 
+// An answer: the index into legal_actions, and a note for the bot's author (Move.comment).
+struct Choice {
+  int index = 0;
+  std::string comment;
+};
+
 // Chinese Ten: the capture taking the most points (the card played counts too); with nothing
 // to capture, the cheapest card to lay, since the next player may take it.
-int ChineseTen(const v1::ChineseTenView& view, const v1::DecisionRequest& decision) {
+Choice ChineseTen(const v1::ChineseTenView& view, const v1::DecisionRequest& decision) {
   int best = 0;
   double best_score = -1e9;
   for (int i = 0; i < decision.legal_actions_size(); ++i) {
@@ -161,7 +169,10 @@ int ChineseTen(const v1::ChineseTenView& view, const v1::DecisionRequest& decisi
     }
     if (score > best_score) best = i, best_score = score;
   }
-  return best;
+  char comment[80];
+  std::snprintf(comment, sizeof comment, "best of %d actions, worth %g", decision.legal_actions_size(),
+                best_score);
+  return {best, comment};
 }
 
 std::mt19937& Rng() {
@@ -171,9 +182,9 @@ std::mt19937& Rng() {
 
 int RandomIndex(int count) { return std::uniform_int_distribution<int>(0, count - 1)(Rng()); }
 
-int Choose(const v1::DecisionRequest& decision) {
+Choice Choose(const v1::DecisionRequest& decision) {
   if (decision.view().has_chinese_ten()) return ChineseTen(decision.view().chinese_ten(), decision);
-  return RandomIndex(decision.legal_actions_size());
+  return {RandomIndex(decision.legal_actions_size()), "at random"};
 }
 
 // --- playing ----------------------------------------------------------------------------
@@ -244,7 +255,8 @@ class Stream {
         const auto& decision = message.decision();
         open_[Key(decision.match_id(), decision.seat())] = {
             decision.decision_id(), decision.legal_actions_size(), 0, 0};
-        Send(decision.match_id(), decision.seat(), decision.decision_id(), Choose(decision));
+        const Choice choice = Choose(decision);
+        Send(decision.match_id(), decision.seat(), decision.decision_id(), choice.index, choice.comment);
         break;
       }
       case v1::ServerMessage::kActionResult:
@@ -316,13 +328,15 @@ class Stream {
     Send(result.match_id(), result.seat(), result.decision_id(), RandomIndex(open->second.legal));
   }
 
-  void Send(const std::string& match_id, int seat, uint64_t decision_id, int index) {
+  void Send(const std::string& match_id, int seat, uint64_t decision_id, int index,
+            const std::string& comment = "") {
     v1::BotMessage reply;
     v1::Move* move = reply.mutable_move();
     move->set_match_id(match_id);
     move->set_decision_id(decision_id);
     move->set_seat(seat);
     move->set_index(index);
+    move->set_comment(comment);
     auto open = open_.find(Key(match_id, seat));
     if (open != open_.end() && open->second.decision_id == decision_id) open->second.index = index;
     stream_->Write(reply);

@@ -8,7 +8,8 @@
 //  2. open BotService.Play with the token as `croupier-token` metadata,
 //  3. send a Hello, then answer every DecisionRequest with a Move naming an index into its
 //     legal_actions, tagged with the request's decision_id (and answer a refusal with another
-//     move: the decision stays open).
+//     move: the decision stays open). A Move may carry a Comment for the bot's author: the
+//     replay shows it beside the move once the match is over, and no other bot ever sees it.
 //
 // It reconnects with backoff when the stream breaks, exits 2 when the referee refuses it
 // (UNAUTHENTICATED: an unknown token), and stops cleanly on SIGINT/SIGTERM.
@@ -173,11 +174,16 @@ func leading(view *pb.PairBattleView) bool {
 	return true
 }
 
-func choose(decision *pb.DecisionRequest) int {
+// choose answers a decision: an index into its legal actions, and a note for the bot's author.
+func choose(decision *pb.DecisionRequest) (int, string) {
 	if view := decision.View.GetPairBattle(); view != nil {
-		return pairBattle(view, decision.LegalActions)
+		index := pairBattle(view, decision.LegalActions)
+		if decision.LegalActions[index].GetPairBattle().GetPlay() == nil {
+			return index, "pass: leading on points"
+		}
+		return index, "the biggest, richest set"
 	}
-	return rand.Intn(len(decision.LegalActions))
+	return rand.Intn(len(decision.LegalActions)), "at random"
 }
 
 // --- playing ----------------------------------------------------------------------------------
@@ -220,10 +226,10 @@ func (b *bot) play(ctx context.Context) (done, welcomed bool, err error) {
 			log.Printf("sending: %v", err)
 		}
 	}
-	move := func(matchID string, seat int32, decisionID uint64, index int) {
+	move := func(matchID string, seat int32, decisionID uint64, index int, comment string) {
 		send(&pb.BotMessage{Message: &pb.BotMessage_Move{Move: &pb.Move{
 			MatchId: matchID, DecisionId: decisionID, Seat: &seat,
-			Choice: &pb.Move_Index{Index: uint32(index)},
+			Choice:  &pb.Move_Index{Index: uint32(index)}, Comment: comment,
 		}}})
 	}
 	send(&pb.BotMessage{Message: &pb.BotMessage_Hello{Hello: &pb.Hello{
@@ -258,9 +264,10 @@ func (b *bot) play(ctx context.Context) (done, welcomed bool, err error) {
 			log.Printf("match %s (%s) %s in seat %d", m.MatchStarted.MatchId, m.MatchStarted.Game, how, m.MatchStarted.Seat)
 		case *pb.ServerMessage_Decision:
 			d := m.Decision
-			o := &open{decisionID: d.DecisionId, legal: len(d.LegalActions), index: choose(d)}
+			index, comment := choose(d)
+			o := &open{decisionID: d.DecisionId, legal: len(d.LegalActions), index: index}
 			opens[key(d.MatchId, d.Seat)] = o
-			move(d.MatchId, d.Seat, d.DecisionId, o.index)
+			move(d.MatchId, d.Seat, d.DecisionId, o.index, comment)
 		case *pb.ServerMessage_ActionResult:
 			r := m.ActionResult
 			pending := opens[key(r.MatchId, r.Seat)]
@@ -275,7 +282,7 @@ func (b *bot) play(ctx context.Context) (done, welcomed bool, err error) {
 			if pending != nil && pending.decisionID == r.DecisionId && pending.refusals < maxRetries {
 				pending.refusals++
 				pending.index = rand.Intn(pending.legal)
-				move(r.MatchId, r.Seat, r.DecisionId, pending.index)
+				move(r.MatchId, r.Seat, r.DecisionId, pending.index, "")
 			}
 		case *pb.ServerMessage_Error:
 			// Acted on by its reason (docs/protocol.md lists them), never by the words of its message.
@@ -299,7 +306,7 @@ func (b *bot) play(ctx context.Context) (done, welcomed bool, err error) {
 						var seat int32
 						fmt.Sscan(strings.TrimPrefix(k, e.MatchId+"/"), &seat)
 						time.Sleep(resendPause)
-						move(e.MatchId, seat, o.decisionID, o.index)
+						move(e.MatchId, seat, o.decisionID, o.index, "")
 						break
 					}
 				}

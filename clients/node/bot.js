@@ -4,7 +4,9 @@
 //   1. load proto/croupier/v1/bots.proto (it imports the rest),
 //   2. open BotService.Play with the token as `croupier-token` metadata,
 //   3. send a Hello, then answer every DecisionRequest with a Move naming an
-//      index into its legal_actions, tagged with the request's decision_id.
+//      index into its legal_actions, tagged with the request's decision_id (and, if
+//      it likes, a `comment` for its author: the replay shows it beside the move once
+//      the match is over; no other bot ever sees it).
 // It asks for every stream option (Hello.options: no ACCEPTED results, no view updates
 // between its decisions, batches both ways), since it looks at nothing they leave out;
 // --no-stream-options asks for none (protocol 1, every message on its own).
@@ -125,10 +127,10 @@ function playOnce(BotService, args, state) {
     let granted = {};
     // Moves made while handling one message from the referee (a Batch may ask several): sent together.
     let moves = [];
-    const send = (matchId, seat, decisionId, index) => {
+    const send = (matchId, seat, decisionId, index, comment = "") => {
       const pending = open.get(`${matchId}/${seat}`);
       if (pending !== undefined && pending.decisionId === decisionId) pending.index = index;
-      moves.push({ match_id: matchId, decision_id: decisionId, seat, index });
+      moves.push({ match_id: matchId, decision_id: decisionId, seat, index, comment });
     };
     const flush = () => {
       if (moves.length > 1 && granted.batches) call.write({ moves: { moves } });
@@ -169,7 +171,8 @@ function playOnce(BotService, args, state) {
           const d = message.decision;
           const legal = d.legal_actions.length;
           open.set(`${d.match_id}/${d.seat}`, { decisionId: d.decision_id, legal, refusals: 0 });
-          send(d.match_id, d.seat, d.decision_id, Math.floor(Math.random() * legal));
+          const index = Math.floor(Math.random() * legal);
+          send(d.match_id, d.seat, d.decision_id, index, `random: ${index + 1} of ${legal}`);
           break;
         }
         case "action_result": {

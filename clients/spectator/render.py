@@ -75,6 +75,8 @@ def render(header: Header, scene: Scene, *, clock_ms: int | None = None, footer:
     """The screen: header, the game's table, the seats, the last events, the result once over."""
     table, seats = GAMES[header.game](scene.view, header)
     parts: list[RenderableType] = [table, seats, events_panel(scene)]
+    if scene.comment:
+        parts.append(comment_text(scene))
     if header.note:
         parts.insert(0, Text(header.note, style="bold red" if header.note.startswith("✗") else "dim"))
     if header.result is not None:
@@ -96,6 +98,11 @@ def events_panel(scene: Scene) -> Panel:
     body = Text("\n").join(words_text(line) for line in lines) if lines else Text("(none yet)", style="dim")
     title = Text.assemble("last events · ", words_text(scene.step))
     return Panel(body, title=title, title_align="left", border_style="dim")
+
+
+def comment_text(scene: Scene) -> Text:
+    """The bot's comment on the move of this step (a finished match's record only)."""
+    return Text.assemble(("its bot said: ", "bold magenta"), (scene.comment, "italic"))
 
 
 def result_panel(header: Header) -> Panel:

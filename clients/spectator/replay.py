@@ -4,7 +4,8 @@ A match comes from its journal (a file, or its id in the data directory),
 re-run here with the engine, which also says whether the re-run reproduces
 the recorded result; or from a referee (``--server``), which re-runs its own
 journal. ``--check`` is the non-interactive check for scripts: each journal is
-re-run and compared with its recorded result (exit code 1 if any differs).
+re-run and compared with its recorded result (exit code 1 if any differs). ``--fork STEP
+--bot SPEC...`` plays a finished match on from a step (``clients/spectator/fork.py``).
 """
 
 from __future__ import annotations
@@ -66,6 +67,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="FILE",
         help="write the replay as one self-contained web page that opens offline, and exit",
     )
+    parser.add_argument(
+        "--fork",
+        type=int,
+        metavar="STEP",
+        help="play a finished match on from this step (as --at counts them) with the same deal and "
+        "history, one --bot per seat from there; never rated (docs/spectator.md)",
+    )
+    parser.add_argument(
+        "--bot",
+        action="append",
+        metavar="SPEC",
+        help="with --fork: a seat's bot from the step on, as croupier match takes them (random, "
+        "heuristic, or a command); one per seat, in seat order",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -76,6 +91,15 @@ def run(args: argparse.Namespace) -> int:
         return _check(args, console)
     if len(args.sources) > 1:
         console.print("croupier replay: the viewer shows one match at a time (--check takes several)")
+        return 2
+    if args.fork is not None:
+        import asyncio
+
+        from croupier.clients.spectator.fork import fork
+
+        return asyncio.run(fork(args, console, _journal(args, args.sources[0])))
+    if args.bot:
+        console.print("croupier replay: --bot plays a fork: give --fork STEP too")
         return 2
     try:
         replay = _load(args, args.sources[0])

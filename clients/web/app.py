@@ -20,7 +20,7 @@ from pathlib import Path
 
 from aiohttp import web
 
-from croupier.clients.web import STATIC
+from croupier.clients.web import STATIC, forks
 from croupier.clients.web.hub import Busy, Hub, Sealed, Unknown
 from croupier.clients.web.tournaments import NoDatabase, Ratings, tournament_page
 
@@ -127,6 +127,11 @@ async def live(request: web.Request) -> web.StreamResponse:
     return response
 
 
+async def fork(request: web.Request) -> web.StreamResponse:
+    """The replay page's "play on from here" (clients/web/forks.py)."""
+    return await forks.fork(request, request.app[HUB])
+
+
 async def tournament(request: web.Request) -> web.StreamResponse:
     """A tournament's tables, without its ratings (``tournament_ratings``: they take longer)."""
     db, tournament_id = _tournament_of(request)
@@ -175,6 +180,7 @@ def make_app(hub: Hub) -> web.Application:
     app.router.add_get("/api/lobby/live", lobby_live)
     app.router.add_get("/api/matches/{match_id}/record", record)
     app.router.add_get("/api/matches/{match_id}/live", live)
+    app.router.add_post("/api/matches/{match_id}/fork", fork)
     app.router.add_get("/api/tournaments/{tournament_id}", tournament)
     app.router.add_get("/api/tournaments/{tournament_id}/ratings", tournament_ratings)
     app.router.add_static("/static/", STATIC)

@@ -31,6 +31,7 @@ def replay_page(document: dict[str, Any]) -> str:
         '<main id="match">': (
             f'<script id="replay-data" type="application/json">{data}</script>\n<main id="match">'
         ),
+        '<script src="/static/fork.js"></script>\n': "",  # no viewer to fork on, offline
         **{
             f'<script src="/static/{name}"></script>': (
                 f"<script>\n{(STATIC / name).read_text(encoding='utf-8')}</script>"

@@ -166,6 +166,7 @@ class Hub:
         self, server: str, data: Path | None = None, tls_ca: Path | None = None, token: str | None = None
     ) -> None:
         self.server = server
+        self.tls_ca = tls_ca
         self.data = data
         """The data directory: its results database (tournaments) and finished journals."""
         self.organiser = token is not None

@@ -17,6 +17,7 @@ from croupier.clients.check_bot import CHECKS
 from croupier.clients.sdk import Client
 from croupier.server import datafiles
 from croupier.server.app import Croupier
+from croupier.server.journal import Act, read_records
 from croupier.v1 import admin_pb2, bots_pb2, match_pb2
 from tests.clients.test_sdk import SHORT
 from tests.server.botclient import WAIT, Admin, Bot, first_legal
@@ -64,7 +65,8 @@ async def plays_every_game(command: Sequence[str], referee: Croupier, admin: Adm
     """The bot (seat 0, seat tokens, ``--matches``) plays one match of every game against the bundled
     bots, at tables where the Python streams speak both protocols (seat 1 the SDK's default stream
     options, seat 2 none: protocol 1); every match must finish with the bot's seat neither
-    forfeited, timed out nor refused. Its log."""
+    forfeited, timed out nor refused, and each of its moves journaled with the comment it sent
+    (every starter shows how to send one). Its log."""
     address = f"127.0.0.1:{referee.port}"
     matches: list[admin_pb2.CreateMatchResponse] = []
     for game, options in SHORT.items():
@@ -97,6 +99,9 @@ async def plays_every_game(command: Sequence[str], referee: Croupier, admin: Adm
         seat = info.result.seats[0]
         assert (seat.name, seat.forfeited, seat.timeouts, seat.refusals) == ("starter", "", 0, 0), log
         assert f"match {created.match.match_id} over: place {seat.place}" in log
+        records = read_records(referee.referee.matches_dir / f"{created.match.match_id}.jsonl")
+        acts = [r for r in records if isinstance(r, Act) and r.seat == 0]
+        assert acts and all(act.comment for act in acts), acts[:3]
     return log
 
 

@@ -20,7 +20,7 @@ from typing import Any
 import grpc
 from google.protobuf import json_format
 
-from croupier.v1 import admin_pb2, bots_pb2, match_pb2, spectator_pb2
+from croupier.v1 import admin_pb2, bots_pb2, match_pb2, spectator_pb2, spectator_pb2_grpc
 from tests.server.botclient import ADMIN, Admin, Bot, first_legal, random_legal
 from tests.server.test_damaged_files import referee_on
 
@@ -101,6 +101,43 @@ async def cancelled(admin: Admin, channel: grpc.aio.Channel) -> str:
     return str(created.match.match_id)
 
 
+def commenting(seat: int) -> Any:
+    """Random legal moves, each with a comment for the bot's author (Move.comment)."""
+    choose = random_legal(seat)
+
+    def commented(decision: bots_pb2.DecisionRequest) -> bots_pb2.Move:
+        move = choose(decision)
+        move.comment = f"seat {seat}: {len(decision.legal_actions)} choices"
+        return move
+
+    return commented
+
+
+async def forked(admin: Admin, channel: grpc.aio.Channel, source: str) -> str:
+    """A fork of ``source`` (ForkMatch, as anyone may) at step 4, played out by bots that comment
+    their moves: a header's forked_from, a fork record, acts with comments (journal version 2)."""
+    stub = spectator_pb2_grpc.SpectatorServiceStub(channel)
+    fork = await stub.ForkMatch(spectator_pb2.ForkMatchRequest(match_id=source, step=4))
+    bots = [Bot(channel, token) for token in fork.seat_tokens]
+    for bot in bots:
+        await bot.hello()
+    await asyncio.gather(*(bot.play(commenting(seat)) for seat, bot in enumerate(bots)))
+    await admin.wait(fork.match.match_id)
+    return str(fork.match.match_id)
+
+
+async def add_version_2(folder: Path) -> None:
+    """Only the journals of version 2's additions (a fork, comments), beside those already here."""
+    data = Path(tempfile.mkdtemp(prefix="golden-"))
+    async with referee_on(data) as (_croupier, admin, channel):
+        source = await finished(admin, channel, "chinese_ten", 2, target=100)
+        match_id = await forked(admin, channel, source)
+    async with referee_on(data) as (_croupier, admin, _channel):
+        record = await record_of(admin, match_id)
+        keep(data / "matches", match_id, folder, "chinese_ten-forked-commented-finished", record, secret=True)
+    shutil.rmtree(data)
+
+
 async def record_of(admin: Admin, match_id: str) -> dict[str, Any]:
     """What the referee shows of a match over: its status, result and frames (as the admin sees them)."""
     info = await admin.get(match_id)
@@ -133,6 +170,9 @@ async def make(folder: Path) -> None:
             admin, channel
         )
         names["chinese_ten-cancelled"] = await cancelled(admin, channel)
+        names["chinese_ten-forked-commented-finished"] = await forked(
+            admin, channel, names["chinese_ten-finished"]
+        )
         # unfinished: a few moves in, then the referee stops (as if killed: the journal stays resumable)
         for name, game, players, options, played in (
             ("chinese_ten-unfinished", "chinese_ten", 2, {"target": 100}, 2),
@@ -187,6 +227,9 @@ def keep(
 
 
 if __name__ == "__main__":
-    asyncio.run(make(FOLDER))
+    import sys
+
+    # --version-2: add only the journals of version 2's additions (keeping the older ones as they are)
+    asyncio.run(add_version_2(FOLDER) if "--version-2" in sys.argv else make(FOLDER))
     for path in sorted(FOLDER.iterdir()):
         print(f"{path.stat().st_size:7,} {path.relative_to(FOLDER.parent.parent.parent)}")

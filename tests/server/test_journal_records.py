@@ -83,6 +83,21 @@ def test_an_act_line_is_byte_for_byte_what_json_writes(
     same_line(Act(abs(at), 1, action, decision_id, abs(think), bank))
 
 
+def test_a_comment_is_written_after_the_act_s_fields_and_an_act_without_one_is_written_as_before() -> None:
+    commented = {**ACT, "comment": "seat 1 holds the K♠, p=0.7"}
+    record = from_json(commented)
+    assert record == Act(1.5, 0, "7h", 4294967297, 0.25, 30, comment="seat 1 holds the K♠, p=0.7")
+    assert list(to_json(record)) == list(commented) and to_json(from_json(ACT)) == ACT
+    assert encode(from_json(ACT)) == json_line(from_json(ACT)) and b"comment" not in encode(from_json(ACT))
+
+
+@given(comment=st.text(), action=st.text(), at=NUMBERS)
+def test_a_commented_act_line_is_byte_for_byte_what_json_writes(comment: str, action: str, at: Any) -> None:
+    same_line(Act(at, 0, action, 3, 0.5, 30.0, comment))
+    if comment:
+        assert from_json(json.loads(json_line(Act(1.0, 0, action, 3, 0.5, 30.0, comment)))).comment == comment
+
+
 @pytest.mark.parametrize(
     "text", ["", '"7h"', "back\\slash", "tab\tline\n", "\x00\x1f\x7f", "é ♠ 🂡", "\u2028\u2029", "\ud800"]
 )
@@ -129,6 +144,8 @@ def test_every_game_s_actions_in_acts_at_a_referee_s_times_are_written_as_json_w
         ({**ACT, "seat": True}, "is an act record whose seat is True, not of its type"),
         ({k: v for k, v in ACT.items() if k != "d"}, "is an act record whose d is missing"),
         ({**ACT, "extra": 1}, "is an act record with unknown fields extra"),
+        ({**ACT, "comment": 7}, "is an act record whose comment is 7, not of its type"),
+        ({**ACT, "comment": ""}, "is an act record whose comment is '', not of its type"),
         ({"t": "end", "at": 1.0, "seed": 1}, "is an end record whose scores is missing"),
     ],
 )
@@ -172,10 +189,10 @@ async def test_an_unknown_kind_in_an_unfinished_journal_is_damage_named_by_file_
 
 
 def newer(path: Path) -> bytes:
-    """The journal as a newer Croupier (version 2) might have written it."""
+    """The journal as a newer Croupier (the next version) might have written it."""
     lines = path.read_bytes().splitlines(keepends=True)
     header = json.loads(lines[0])
-    header["version"] = 2
+    header["version"] = journal.VERSION + 1
     path.write_bytes(json.dumps(header).encode() + b"\n" + b"".join(lines[1:]))
     return path.read_bytes()
 
@@ -186,7 +203,10 @@ async def test_a_journal_of_a_newer_version_is_listed_damaged_and_left_as_it_is(
     done = await finished_match(data)
     written = {m: newer(data / "matches" / f"{m}.jsonl") for m in (match_id, done.match_id)}
     async with referee_on(data) as (croupier, admin, _channel):
-        reason = "line 1 is journal version 2, newer than this Croupier reads (1): upgrade Croupier"
+        now = journal.VERSION
+        reason = (
+            f"line 1 is journal version {now + 1}, newer than this Croupier reads ({now}): upgrade Croupier"
+        )
         assert sorted(croupier.referee.damaged) == sorted(
             f"{data / 'matches' / m}.jsonl: {reason}: match {m} is listed as DAMAGED (files left as they are)"
             for m in written
@@ -209,13 +229,14 @@ async def test_a_journal_of_an_older_version_is_migrated_and_an_unfinished_one_r
     old = path.read_bytes()
     migrated: list[str] = []
 
-    def to_2(record: dict[str, Any]) -> dict[str, Any]:
+    def to_next(record: dict[str, Any]) -> dict[str, Any]:
         migrated.append(record["t"])
         return record
 
-    monkeypatch.setattr(journal, "VERSION", 2)
-    monkeypatch.setitem(journal.MIGRATIONS, 1, to_2)
-    assert scan(path).migrated and read_line(json.loads(old.splitlines()[0]), 1).version == 2
+    was = journal.VERSION
+    monkeypatch.setattr(journal, "VERSION", was + 1)
+    monkeypatch.setitem(journal.MIGRATIONS, was, to_next)
+    assert scan(path).migrated and read_line(json.loads(old.splitlines()[0]), was).version == was + 1
     migrated.clear()
     async with referee_on(data) as (croupier, admin, channel):
         assert croupier.referee.damaged == []
@@ -225,8 +246,8 @@ async def test_a_journal_of_an_older_version_is_migrated_and_an_unfinished_one_r
         for bot in bots:
             await bot.hello()
         await asyncio.gather(*(bot.play() for bot in bots))
-    assert path.with_name(f"{path.name}.v1").read_bytes() == old
+    assert path.with_name(f"{path.name}.v{was}").read_bytes() == old
     lines = path.read_bytes().splitlines(keepends=True)
-    assert json.loads(lines[0])["version"] == 2
+    assert json.loads(lines[0])["version"] == was + 1
     assert lines[1 : len(old.splitlines())] == old.splitlines(keepends=True)[1:]
     replay_journal(path)

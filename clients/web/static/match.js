@@ -129,6 +129,7 @@
         // a file opened from disk may not rewrite its address: the step still shows
       }
       document.title = `${header.title} · ${header.players.join(", ")} · step ${index + 1} of ${count}`;
+      document.dispatchEvent(new CustomEvent("croupier-step", { detail: { header, step: index + 1, count } }));
     }
     function go(to) {
       index = Math.max(0, Math.min(count - 1, to));

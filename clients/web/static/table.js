@@ -155,6 +155,11 @@
     return el("section", "result", el("h3", "", "result"), list);
   }
 
+  // The acting bot's comment on its move (in a finished match's record only), as text.
+  function commentLine(scene) {
+    return scene.comment ? el("p", "comment", el("span", "label", "its bot said: "), scene.comment) : null;
+  }
+
   // Draws the match into `root`. `nowMs`: the referee clock now (ticks on between frames while live).
   function draw(root, header, scene, nowMs) {
     const ctx = { players: header.players };
@@ -196,7 +201,7 @@
     const lines = [...scene.events_before, ...scene.events].slice(-8);
     const log = el("ol", "log", ...lines.map((line) => el("li", "", words(line, header.players))));
     if (!lines.length) log.append(el("li", "none", "(none yet)"));
-    const events = el("section", "events", el("h3", "", "last events · ", words(scene.step, header.players)), log);
+    const events = el("section", "events", el("h3", "", "last events · ", words(scene.step, header.players)), commentLine(scene), log);
 
     const felt = el("section", "felt", el("div", "centre", ...game.centre), game.info);
     const page = el("div", `match game-${header.game}`, bar, ...notes, el("div", "play", felt, seats), el("div", "side", events, resultPanel(header)));

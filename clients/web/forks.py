@@ -1,0 +1,90 @@
+"""The replay page's "play on from here": the viewer forks a finished match at the step shown
+(``SpectatorService.ForkMatch``, asked as the spectator it is) and plays the fork with bundled
+bots in this process, one per seat; the page then follows the fork live like any match.
+
+A fork is a match on the referee, so a browser may ask for one only with the header a page of
+ours sends (``X-Croupier-Fork``): another site's page cannot send it without the browser asking
+this server first (CORS), which it never allows, so no site can make a viewer fork matches.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+import grpc
+from aiohttp import web
+
+from croupier.clients.web.hub import Busy, Hub, check_id
+from croupier.v1 import spectator_pb2
+
+HEADER = "X-Croupier-Fork"
+"""The header a fork request must carry (any value): only our page's script sends it."""
+PLAYING = 4
+"""Forks this viewer's bots play at once (the referee bounds everyone's forks too)."""
+STRATEGIES = ("heuristic", "random")
+STATUSES = {
+    grpc.StatusCode.NOT_FOUND: 404,
+    grpc.StatusCode.INVALID_ARGUMENT: 400,
+    grpc.StatusCode.RESOURCE_EXHAUSTED: 503,
+    grpc.StatusCode.PERMISSION_DENIED: 403,
+    grpc.StatusCode.UNAUTHENTICATED: 403,
+}
+
+
+async def fork(request: web.Request, hub: Hub) -> web.StreamResponse:
+    """POST /api/matches/{match_id}/fork, ``{"step": N, "bots": "heuristic"}``: the fork's id."""
+    if HEADER not in request.headers:
+        return web.json_response(
+            {"error": f"a fork is asked for by the replay page (the {HEADER} header)"}, status=403
+        )
+    match_id = request.match_info["match_id"]
+    check_id(match_id)
+    try:
+        asked: Any = json.loads(await request.text() or "{}")
+        step, bots = int(asked["step"]), str(asked.get("bots", "heuristic"))
+    except (ValueError, KeyError, TypeError):
+        return web.json_response({"error": 'send {"step": N, "bots": "heuristic" or "random"}'}, status=400)
+    if bots not in STRATEGIES:
+        return web.json_response({"error": f"bots are one of {', '.join(STRATEGIES)}"}, status=400)
+    playing = [task for task in hub.tasks if task.get_name().startswith("fork ")]
+    if len(playing) >= PLAYING:
+        raise Busy(f"{PLAYING} forks are being played from this viewer: try again when one is over")
+    try:
+        answer = await hub.stub.ForkMatch(
+            spectator_pb2.ForkMatchRequest(match_id=match_id, step=step), timeout=30
+        )
+    except grpc.aio.AioRpcError as exc:
+        status = {grpc.StatusCode.NOT_FOUND: 404, grpc.StatusCode.RESOURCE_EXHAUSTED: 503}.get(
+            exc.code(), 409
+        )
+        if exc.code() in (grpc.StatusCode.INVALID_ARGUMENT,):
+            status = 400
+        return web.json_response({"error": f"the referee says: {exc.details()}"}, status=status)
+    forked = answer.match.match_id
+    task = asyncio.ensure_future(_play(hub, bots, list(answer.seat_tokens)))
+    task.set_name(f"fork {forked}")
+    hub.tasks.add(task)
+    task.add_done_callback(hub.tasks.discard)
+    return web.json_response({"match_id": forked, "forked_from": answer.match.forked_from})
+
+
+async def _play(hub: Hub, strategy_name: str, tokens: list[str]) -> None:
+    """Every seat of a fork, played by a bundled bot here until the fork is over."""
+    from croupier.clients.bots import strategy
+    from croupier.clients.sdk import Client
+
+    credentials = grpc.ssl_channel_credentials(hub.tls_ca.read_bytes()) if hub.tls_ca else None
+    clients = [
+        Client(
+            strategy(strategy_name),
+            hub.server,
+            [token],
+            name=strategy_name,
+            stop_after=1,
+            credentials=credentials,
+        )
+        for token in tokens
+    ]
+    await asyncio.gather(*(client.run() for client in clients))

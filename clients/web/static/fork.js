@@ -1,0 +1,44 @@
+// The replay page's "play on from here": forks the finished match at the step shown (the same
+// deal and history, then bundled bots from there) and opens the fork, live. Served pages only:
+// an exported file has no viewer to ask.
+"use strict";
+(function () {
+  const { el } = window.Croupier;
+  let shown = null; // {header, step, count} of the replay's step on screen
+
+  function control() {
+    const bots = el("select", "fork-bots", el("option", "", "heuristic"), el("option", "", "random"));
+    bots.setAttribute("aria-label", "bots that play on");
+    const go = el("button", "fork", "play on from here");
+    go.title = "a new match from this step: the same deal and moves so far, then bots (never rated)";
+    const said = el("span", "fork-said");
+    go.addEventListener("click", async () => {
+      if (!shown) return;
+      go.disabled = true;
+      said.textContent = "forking…";
+      try {
+        const response = await fetch(`/api/matches/${encodeURIComponent(shown.header.match_id)}/fork`, {
+          method: "POST",
+          headers: { "Content-Type": "application/json", "X-Croupier-Fork": "1" },
+          body: JSON.stringify({ step: shown.step, bots: bots.value }),
+        });
+        const body = await response.json().catch(() => ({}));
+        if (!response.ok) throw new Error(body.error || `error ${response.status}`);
+        location.href = `/match/${encodeURIComponent(body.match_id)}`;
+      } catch (error) {
+        said.textContent = error.message;
+        go.disabled = false;
+      }
+    });
+    return el("span", "fork-control", go, " with ", bots, " bots ", said);
+  }
+
+  document.addEventListener("croupier-step", (event) => {
+    shown = event.detail;
+    const controls = document.getElementById("controls");
+    if (!controls || shown.header.status !== "finished") return;
+    let mine = controls.querySelector(".fork-control");
+    if (!mine) controls.append((mine = control()));
+    mine.hidden = shown.step >= shown.count; // the end: nothing is left to play
+  });
+})();

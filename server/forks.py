@@ -1,0 +1,157 @@
+"""Forks: a new match that plays on from one step of a finished match's replay ("what if, from
+here, ...?"), with the same deal and every record up to that step, then new players.
+
+A fork is made as a restarted referee takes up an unfinished match: its journal is written (its
+own header, naming ``forked_from: ID@STEP``, the original's records up to the step, and a
+``fork`` record where its own play begins), and the match is rebuilt from that journal and goes
+on. Its seats' bots join by seat token, as a resumed match's do; a seat nobody takes is forfeited
+after the clocks' grace, and the referee plays it to the end. It replays from its own journal
+like any match, resumes after a restart like any match, and is never rated.
+
+Only a match whose deal may be shown can be forked: finished (not cancelled, whose deal stays
+secret), and not sealed by a twin that is still live (the secrets table's rule for other hands).
+Since that deal is public by then, a fork seals no other match and no other match's twin is
+dealt from it (``Referee.sealed`` leaves forks out).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import secrets
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import structlog
+
+from croupier.engine.games import get_game
+from croupier.engine.rng import Rng
+from croupier.server.journal import (
+    CLOSING,
+    End,
+    Fork,
+    Header,
+    JournalWriter,
+    Record,
+    Resume,
+    Seated,
+    apply_record,
+    read_records,
+    token_sha256,
+    twin_unfinished,
+    write_private,
+)
+from croupier.server.match import Match
+from croupier.server.messages import shown
+from croupier.server.referee import Referee, check_name
+from croupier.wire.errors import FailedPrecondition, InvalidArgument, ResourceExhausted
+
+MAX_FORKS = 16
+"""Live forks all callers but the admin may have made together: each is a match on this referee."""
+
+log = structlog.get_logger("croupier.forks")
+
+
+def history(records: list[Record], step: int, source: str) -> list[Record]:
+    """What a fork at ``step`` keeps of a finished match's ``records`` after its header: every
+    record up to the step's own (the referee's resumes left out: they changed nothing). The step
+    is counted as replays count them (1: the start); InvalidArgument for one past the game's end."""
+    steps = [i for i, record in enumerate(records) if shown(record)]
+    if not 1 <= step <= len(steps):
+        raise InvalidArgument(f"match {source} has steps 1 to {len(steps)}, not {step}")
+    kept: list[Record] = [r for r in records[1 : steps[step - 1] + 1] if not isinstance(r, Resume)]
+    header = records[0]
+    assert isinstance(header, Header)
+    spec = get_game(header.game)
+    end = records[-1]
+    assert isinstance(end, End)
+    state = spec.new_game(spec.options(header.options), Rng(end.seed))
+    for record in kept:
+        apply_record(spec, state, record)
+    if any(isinstance(r, CLOSING) for r in kept) or state.is_over():
+        raise InvalidArgument(f"at step {step} match {source}'s game is over: fork an earlier step")
+    return kept
+
+
+def finished_records(path: Path, source: str) -> list[Record]:
+    """A finished match's journal, if its deal may be shown: ended (not cancelled) and not sealed
+    by a twin on disk that is not over (FailedPrecondition otherwise)."""
+    records = read_records(path)
+    if not records or not isinstance(records[-1], End):
+        raise FailedPrecondition(
+            f"match {source} is not finished: only a finished match (not cancelled) can be forked"
+        )
+    if twin_unfinished(path):
+        raise FailedPrecondition(f"match {source} is sealed: another match dealt the same cards is not over")
+    return records
+
+
+async def fork_match(
+    referee: Referee, source: str, step: int, names: Sequence[str], admin: bool
+) -> tuple[Match, list[str]]:
+    """Fork ``source`` (a match this referee knows) at ``step``, for a caller who may read its
+    record (the spectator service has admitted it): the new match and its seat tokens."""
+    referee.info(source)  # NotFound
+    if source in referee.matches:
+        raise FailedPrecondition(f"match {source} is not over: only a finished match can be forked")
+    referee.check_unsealed(source, admin=False)  # even for the admin: a live twin holds that deal
+    if not admin and sum(1 for m in referee.matches.values() if m.forked_from) >= MAX_FORKS:
+        raise ResourceExhausted(f"{MAX_FORKS} forks are being played already: try again when one is over")
+    records = await asyncio.to_thread(finished_records, referee.journal_path(source), source)
+    return await fork_records(referee, records, step, names)
+
+
+async def fork_records(
+    referee: Referee, records: list[Record], step: int, names: Sequence[str]
+) -> tuple[Match, list[str]]:
+    """A fork of a finished match's ``records`` (``finished_records``: from this referee's data or
+    a journal file the caller read) at ``step``, made on ``referee``: the new match and its seat tokens."""
+    header = records[0]
+    assert isinstance(header, Header)
+    source = header.match_id
+    kept = history(records, step, source)
+    players = list(names) or [p.name for p in header.players]
+    if len(players) != len(header.players):
+        raise InvalidArgument(
+            f"match {source} has {len(header.players)} seats, not {len(players)}: one player for each"
+        )
+    players = [check_name(name, f"seat {i} name") for i, name in enumerate(players)]
+    tokens = ["seat_" + secrets.token_urlsafe(24) for _ in players]
+    match_id = time.strftime("%Y%m%d-%H%M%S-", time.gmtime()) + secrets.token_hex(3)
+    forked = Header(
+        match_id=match_id,
+        game=header.game,
+        options=header.options,
+        players=tuple(Seated(name, "") for name in players),
+        clocks=header.clocks,
+        seed_sha256=header.seed_sha256,
+        created_ms=int(time.time() * 1000),
+        forked_from=f"{source}@{step}",
+    )
+    end = records[-1]
+    assert isinstance(end, End)
+    path = referee.matches_dir / f"{match_id}.jsonl"
+    written = [forked, *kept, Fork(kept[-1].at)]
+    secret = {"seed": end.seed, "seat_tokens": [token_sha256(t) for t in tokens]}
+    await asyncio.to_thread(_write, path, written, secret)
+    try:
+        match = referee.open_fork(path, written, secret)
+    except BaseException:
+        for made in (path, path.with_suffix(".secret")):
+            made.unlink(missing_ok=True)
+        raise
+    log.info("match forked", match_id=match_id, forked_from=forked.forked_from, players=players)
+    return match, tokens
+
+
+def _write(path: Path, records: list[Record], secret: dict[str, Any]) -> None:
+    """The fork's files, whole on disk (its seed file first, as a new match's)."""
+    write_private(path.with_suffix(".secret"), secret)
+    journal = JournalWriter(path)
+    try:
+        for record in records:
+            journal.write(record)
+        journal.sync()
+    finally:
+        journal.close()
