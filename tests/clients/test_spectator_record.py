@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-from pathlib import Path
 
 import grpc
 import pytest
@@ -41,17 +40,12 @@ async def test_a_record_over_grpcs_default_limit_is_fetched_whole(
         await admin.spectator.GetRecord(request, metadata=ADMIN)  # this channel keeps the default
     assert too_big.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
 
-    args = argparse.Namespace(
-        sources=[match_id],
-        check=False,
-        seed=None,
-        data=Path("/nonexistent"),
-        server=f"127.0.0.1:{referee.port}",
-        admin_token=ADMIN_TOKEN,
-        at=-1,
-        tls_ca=None,
-        html=None,
-    )
+    parser = argparse.ArgumentParser()
+    replay.add_arguments(parser)  # the command line a user types, every option's default included
+    args = parser.parse_args(
+        [match_id, "--data", "/nonexistent", "--server", f"127.0.0.1:{referee.port}",
+         "--admin-token", ADMIN_TOKEN, "--at", "-1"]
+    )  # fmt: skip
     capsys.readouterr()
     assert await asyncio.to_thread(replay.run, args) == 0
     shown = capsys.readouterr().out
