@@ -147,6 +147,10 @@ Report = Callable[
     ["Console", "TournamentConfig", "Store", "Tournament", int, Sequence["BotProcess"], str], None
 ]
 """What is printed once the matches are played (``report``, or ``croupier match``'s)."""
+RunnerFactory = Callable[
+    ["TournamentConfig", "Store", "Replicas", Mapping[str, "Entrant"], "Display"], "Runner"
+]
+"""What makes the runner of ``play``: the runner itself, or one of its kin."""
 
 
 async def play(
@@ -158,10 +162,12 @@ async def play(
     display: Display | None = None,
     beside: Callable[[str], contextlib.AbstractAsyncContextManager[None]] | None = None,
     tables: Report | None = None,
+    make_runner: RunnerFactory | None = None,
 ) -> int:
     """Play the tournament's matches not done yet (``args``: those of ``croupier tournament``) and
     print the tables; the exit status. ``beside(address)`` runs while the embedded referee does,
-    around the play (``croupier match --watch``'s spectator)."""
+    around the play (``croupier match --watch``'s spectator); ``make_runner`` makes the runner (one
+    whose schedule grows as it plays: ``croupier match --sprt``)."""
     from croupier.clients.tournament.display import make_display
     from croupier.clients.tournament.referee import RefereeError, Replicas, TargetError
     from croupier.clients.tournament.runner import Runner, ScheduleError
@@ -193,7 +199,7 @@ async def play(
                 )
             try:
                 entrants = await _enter_bots(config, referees, logs, display, launched, socket)
-                runner = Runner(config, store, referees, entrants, display)
+                runner = (make_runner or Runner)(config, store, referees, entrants, display)
                 _on_interrupt(runner, display, main)
                 started = True
                 complete = await runner.run(tournament)
