@@ -38,6 +38,7 @@ from dataclasses import dataclass
 
 __all__ = [
     "REGULARIZE",
+    "Progress",
     "Sprt",
     "Status",
     "Verdict",
@@ -172,14 +173,11 @@ class Sprt:
     def decide(self, scores: Sequence[float], sets_grid: Sequence[float]) -> Status:
         """The status at the first set whose LLR crossed a bound, or after the last set: a
         sequential test reads the sets in their order and stops at the crossing."""
-        counts = [0] * len(sets_grid)
-        lower, upper = self.lower, self.upper
-        for played, score in enumerate(scores, start=1):
-            counts[_index(score, sets_grid)] += 1
-            value = self.llr(counts, sets_grid)
-            if not lower < value < upper:
-                return self._status(counts, sets_grid, played, value)
-        return self._status(counts, sets_grid, len(scores))
+        progress = Progress(self, sets_grid)
+        for score in scores:
+            if progress.add(score).verdict is not Verdict.CONTINUE:
+                break
+        return progress.status
 
     def _status(
         self, counts: Sequence[int], sets_grid: Sequence[float], sets: int, value: float | None = None
@@ -207,6 +205,24 @@ class Sprt:
             low=elo_of(mean - margin),
             high=elo_of(mean + margin),
         )
+
+
+class Progress:
+    """A test read set by set, in the order the sets were dealt: once a bound is crossed it has
+    decided, and later sets change nothing."""
+
+    def __init__(self, test: Sprt, sets_grid: Sequence[float]) -> None:
+        self.test = test
+        self.grid = tuple(sets_grid)
+        self.counts = [0] * len(self.grid)
+        self.status = test._status(self.counts, self.grid, 0)
+
+    def add(self, score: float) -> Status:
+        """One more set; the status after it (the decided one, once decided)."""
+        if self.status.verdict is Verdict.CONTINUE:
+            self.counts[_index(score, self.grid)] += 1
+            self.status = self.test._status(self.counts, self.grid, self.status.sets + 1)
+        return self.status
 
 
 def _index(score: float, sets_grid: Sequence[float]) -> int:
