@@ -34,6 +34,8 @@ import multiprocessing
 import os
 import random
 import signal
+import threading
+import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -356,9 +358,22 @@ def play_set(job: SetJob) -> list[Played]:
     return played
 
 
+ORPHAN_SECONDS = 0.5
+"""How often a worker looks whether the process that started it is still there."""
+
+
 def _quiet_worker() -> None:
-    """A worker leaves Ctrl-C to the parent, which stops handing out sets and ends the pool."""
+    """A worker leaves Ctrl-C to the parent, which stops handing out sets and ends the pool; and it
+    ends when the parent is gone (killed), rather than wait for work forever."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    parent = os.getppid()
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(ORPHAN_SECONDS)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="orphan-watch", daemon=True).start()
 
 
 def workers() -> int:
