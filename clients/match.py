@@ -94,9 +94,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="results, journals and bot logs go here (default: %(default)s)",
     )
     parser.add_argument("--plain", action="store_true", help="plain progress lines, even on a terminal")
-    from croupier.clients import sprt  # --sprt: the same command, played until a test decides
-
-    sprt.add_arguments(parser)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -105,10 +102,6 @@ def run(args: argparse.Namespace) -> int:
     from croupier.clients.results.store import Store, StoreError
     from croupier.clients.tournament.config import ConfigError, parse
 
-    if args.sprt:
-        from croupier.clients import sprt
-
-        return sprt.run(args)
     if args.games < 1:
         return fail("croupier match: --games must be at least 1", 2)
     try:
