@@ -12,11 +12,12 @@ import pytest
 
 from croupier.clients.bot_protocol import StreamProtocol
 from croupier.clients.bots import HeuristicBot, RandomBot
-from croupier.clients.inprocess import play
+from croupier.clients.inprocess import STEP, play
 from croupier.clients.sdk import Bot, Match
 from croupier.engine.games import GAMES, get_game
+from croupier.engine.rng import Rng
 from croupier.v1 import bots_pb2, match_pb2
-from croupier.wire import convert
+from croupier.wire import convert, seat_view
 from croupier.wire.framing import decision_request, parsed
 
 VARIANTS = [(name, options) for name, spec in GAMES.items() for options in spec.test_variants]
@@ -25,13 +26,14 @@ VARIANTS = [(name, options) for name, spec in GAMES.items() for options in spec.
 class Recorder(Bot):
     """Notes every view and legal list it is handed, and plays a random legal action."""
 
-    def __init__(self, match: Match, seen: list[tuple[int, Any, list[Any]]], rng: random.Random) -> None:
+    def __init__(self, match: Match, seen: list[tuple[int, Any, list[Any], int]], rng: random.Random) -> None:
         super().__init__(match)
         self.seen, self.rng = seen, rng
 
     def choose(self, view: Any, legal: list[Any]) -> int:
-        self.seen.append((self.match.seat, view, legal))
-        return self.rng.randrange(len(legal))
+        choice = self.rng.randrange(len(legal))
+        self.seen.append((self.match.seat, view, legal, choice))
+        return choice
 
 
 def decoded_by_the_sdk(
@@ -68,12 +70,40 @@ def decoded_by_the_sdk(
 def test_a_bot_in_process_is_handed_what_the_sdk_decodes_from_the_referee(game: str, options: Any) -> None:
     spec = get_game(game)
     for seed in range(3):
-        seen: list[tuple[int, Any, list[Any]]] = []
+        seen: list[tuple[int, Any, list[Any], int]] = []
         rng = random.Random(seed)
         play(spec, options, seed, [lambda m, seen=seen, rng=rng: Recorder(m, seen, rng)] * options.players)
         assert seen
-        for seat, view, legal in seen:
+        for seat, view, legal, _ in seen:
             assert decoded_by_the_sdk(game, options, seat, view, legal) == (view, legal)
+
+
+TURN_BASED = [
+    (g, o) for g, o in VARIANTS if getattr(o, "timing", None) is None or o.timing.value == "lockstep"
+]
+
+
+@pytest.mark.parametrize(
+    ("game", "options"), TURN_BASED, ids=[f"{g}-{i}" for i, (g, _) in enumerate(TURN_BASED)]
+)
+def test_a_bot_in_process_is_handed_its_own_seat_s_view_and_legal_actions(game: str, options: Any) -> None:
+    """The same match replayed on the engine: each decision's view and list are what the referee
+    would send that seat at that moment (its view, not another seat's or a spectator's)."""
+    spec = get_game(game)
+    seen: list[tuple[int, Any, list[Any], int]] = []
+    rng = random.Random(7)
+    play(spec, options, 7, [lambda m, seen=seen, rng=rng: Recorder(m, seen, rng)] * options.players)
+    state = spec.new_game(options, Rng(7))
+    now = 0.0
+    for seat, view, legal, choice in seen:
+        while not state.to_act():
+            now, _ = state.wait_for_clock(now)
+        assert seat in state.to_act()
+        assert (view, legal) == (seat_view.shown(state, seat), seat_view.asked(state, seat, state.to_act()))
+        assert view == state.view(seat) and view != state.full_view()
+        state.apply(seat, legal[choice], now)
+        now += STEP
+    assert state.is_over()
 
 
 class Broken(Bot):
