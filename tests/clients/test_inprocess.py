@@ -6,12 +6,13 @@ from __future__ import annotations
 
 import asyncio
 import random
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from croupier.clients.bot_protocol import StreamProtocol
-from croupier.clients.bots import HeuristicBot, RandomBot
+from croupier.clients.bots import HeuristicBot, RandomBot, strategy
 from croupier.clients.inprocess import STEP, play
 from croupier.clients.sdk import Bot, Match
 from croupier.engine.games import GAMES, get_game
@@ -173,3 +174,19 @@ def test_the_heuristic_beats_random_in_process_as_offline() -> None:
     options = spec.options({"players": 2, "timing": "lockstep"})
     wins = sum(play(spec, options, seed, [HeuristicBot, RandomBot]).places[0] == 1 for seed in range(60))
     assert wins >= 38  # about three in four
+
+
+def test_a_bot_file_is_a_strategy_of_its_own_or_says_which_class_to_take(tmp_path: Path) -> None:
+    one = tmp_path / "one.py"
+    one.write_text(
+        "from croupier.clients.sdk import Bot\n\n"
+        "class Mine(Bot):\n    def choose(self, view, legal):\n        return 0\n"
+    )
+    two = tmp_path / "two.py"
+    two.write_text(one.read_text() + "\nclass Other(Mine):\n    pass\n")
+    assert strategy(str(one)).__name__ == "Mine"  # type: ignore[attr-defined]
+    assert strategy(f"{two}:Other").__name__ == "Other"  # type: ignore[attr-defined]
+    with pytest.raises(ValueError, match=r"defines 2 Bot subclasses \(Mine, Other\): name one"):
+        strategy(str(two))
+    with pytest.raises(ValueError, match="no bot file"):
+        strategy(str(tmp_path / "none.py"))
