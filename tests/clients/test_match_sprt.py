@@ -211,3 +211,25 @@ def test_an_interrupted_test_resumes_and_ends_as_an_uninterrupted_one(
         assert voided > 0  # the sets it was playing were dealt again, their first deal set aside
     reveal = json.loads(next((data / "reveals").glob("*.json")).read_text())
     assert len(reveal["matches"]) == 6 * len(sets) + voided
+
+
+def test_in_process_and_over_grpc_the_same_deals_give_the_same_test(tmp_path: Path) -> None:
+    """Deterministic bots on the same deals (--seed): what in-process play hands the bots is what
+    the referee sends them, so every match, and the test, comes out the same."""
+    (tmp_path / "first.py").write_text(FIRST_LEGAL)
+    args = ("chinese_ten", "--option", "target=50", "--bot", "heuristic", "--bot", "first.py", "--seed", "5")
+    args += ("--sprt", "elo0=0", "elo1=10", "--max-games", "48")
+    here = run(tmp_path, *args, "--in-process", data="here")
+    there = run(tmp_path, *args, data="there")
+    assert here.returncode == there.returncode, here.stdout + here.stderr + there.stdout + there.stderr
+    assert verdict(here.stdout) == verdict(there.stdout)
+    places = []
+    for data in ("here", "there"):
+        with sqlite3.connect(tmp_path / data / "results.db") as db:
+            places.append(
+                db.execute(
+                    "SELECT m.deal, m.rotation, r.seat, r.bot, r.score, r.place FROM results r "
+                    "JOIN matches m ON m.id = r.match_id ORDER BY m.deal, m.rotation, r.seat"
+                ).fetchall()
+            )
+    assert places[0] == places[1] and places[0]
