@@ -25,8 +25,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--strategy",
         default="heuristic",
-        help="random, heuristic (the game's own, clients/bots/), or package.module:BotClass "
-        "for a Bot subclass of yours (default: %(default)s)",
+        help="random, heuristic (the game's own, clients/bots/), package.module:BotClass "
+        "for a Bot subclass of yours, or FILE.py (FILE.py:BotClass) for the one a file defines "
+        "(default: %(default)s)",
     )
     parser.add_argument("--seed", type=int, help="seed the random strategy (per match and seat)")
     parser.add_argument(

@@ -43,7 +43,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
         "print every game's Elo ratings from the results database",
     ),
     "match": (
-        "croupier.clients.match",
+        "croupier.clients.match_cli",
         "play a game between bots (bundled, or any command) on an embedded referee: results and ratings",
     ),
     "register": ("croupier.clients.register", "register a bot on a referee and print its token"),

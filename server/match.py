@@ -50,6 +50,7 @@ from croupier.server.seats import Decision, SeatState, decision_id, final_places
 from croupier.server.session import Session
 from croupier.server.timekeeping import Timekeeping
 from croupier.v1 import bots_pb2, games_pb2, spectator_pb2
+from croupier.wire import seat_view
 from croupier.wire.errors import ServiceError
 from croupier.wire.reasons import Reason
 
@@ -280,7 +281,7 @@ class Match(Moves, Timekeeping, Journaling, MatchState):
         """Each connected seat's message, or None: its events are held back."""
         streams = self.state.realtime
         for index, seat in enumerate(self.seats):
-            legal = self.state.legal_actions(index) if index in to_act else []
+            legal = seat_view.asked(self.state, index, to_act)
             if not legal:
                 seat.decision = None
                 seat.acting_since = None
@@ -353,7 +354,9 @@ class Match(Moves, Timekeeping, Journaling, MatchState):
         # then drop the seed file a resume would need.
         self._close(self.secret_path)
         if self.sealed():
-            self._send_ended(lambda seat: self.codec.view(self.state.view(seat)), result=self.result)
+            self._send_ended(
+                lambda seat: self.codec.view(seat_view.shown(self.state, seat)), result=self.result
+            )
         else:
             view = self.codec.view(self.state.full_view())
             self._send_ended(lambda _seat: view, result=self.result)
@@ -409,7 +412,7 @@ class Match(Moves, Timekeeping, Journaling, MatchState):
         self._cancel_timer()
         self._tell(cancel)
         self._close(None)
-        self._send_ended(lambda seat: self.codec.view(self.state.view(seat)), reason=reason)
+        self._send_ended(lambda seat: self.codec.view(seat_view.shown(self.state, seat)), reason=reason)
         self._end_feeds()
         self.log.info("match cancelled", reason=reason, seconds=round(at, 3), journal=str(self.journal_path))
         self._over()

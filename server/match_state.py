@@ -24,7 +24,7 @@ from croupier.server.messages import Result, Status, Subscription, ms
 from croupier.server.metrics import Metrics
 from croupier.server.seats import Player, SeatState
 from croupier.v1 import bots_pb2, match_pb2
-from croupier.wire import convert, framing
+from croupier.wire import convert, framing, seat_view
 
 
 class MatchState:
@@ -177,7 +177,7 @@ class MatchState:
             self.id,
             index,
             open_decision.id,
-            self.codec.view_bytes(self.state.view(index)),
+            self.codec.view_bytes(seat_view.shown(self.state, index)),
             self.codec.actions_bytes(open_decision.legal),
             deadline_ms=ms(open_decision.deadline - now),
             time_bank_ms=ms(seat.bank),
@@ -187,7 +187,7 @@ class MatchState:
         )
 
     def _view_message(self, index: int, events: list[bytes]) -> bytes:
-        view = self.codec.view_bytes(self.state.view(index))
+        view = self.codec.view_bytes(seat_view.shown(self.state, index))
         return framing.view_update(self.id, index, view, events, self.seats[index].accepted)
 
     def _result(

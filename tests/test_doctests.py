@@ -25,6 +25,8 @@ from tests.doctest_runner import examples, run
 REPO = Path(__file__).resolve().parents[1]
 
 EXAMPLED = {
+    "croupier.clients.results.sets",
+    "croupier.clients.results.sprt",
     "croupier.clients.sdk",
     "croupier.engine.cards",
     "croupier.engine.games.chinese_ten",

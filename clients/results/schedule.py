@@ -159,25 +159,51 @@ def game_schedule(
     if len(secret) < 16:
         raise ValueError("a tournament secret has at least 128 bits")
     groups = list(itertools.combinations(bots, seats))
-    schedule = []
-    for round_number in range(rounds):
-        for deal in range(deals):
-            for group_number, group in enumerate(groups):
-                members = list(group)
-                random.Random(f"{seed}:{game}:{round_number}:{group_number}:{deal}").shuffle(members)
-                schedule.append(
-                    DuplicateSet(
-                        tuple(
-                            ScheduledMatch(
-                                key := MatchKey(game, round_number, group_number, deal, rotation),
-                                set_seed(secret, key, dealing),
-                                order,
-                            )
-                            for rotation, order in enumerate(seatings(members, rotations))
-                        )
-                    )
-                )
-    return schedule
+    return [
+        duplicate_set(
+            game,
+            group,
+            round_number,
+            group_number,
+            deal,
+            seed=seed,
+            secret=secret,
+            rotations=rotations,
+            dealing=dealing,
+        )
+        for round_number in range(rounds)
+        for deal in range(deals)
+        for group_number, group in enumerate(groups)
+    ]
+
+
+def duplicate_set(
+    game: str,
+    group: Sequence[str],
+    round_number: int,
+    group_number: int,
+    deal: int,
+    *,
+    seed: int,
+    secret: bytes,
+    rotations: Rotations = Rotations.WILLIAMS,
+    dealing: Deals = Deals.DUPLICATE,
+) -> DuplicateSet:
+    """One deal of one group of bots, in every rotation: ``seed`` decides which bot takes which
+    row of the design, ``secret`` the cards. A schedule that grows as it is played (croupier match
+    --sprt) builds its sets one by one with this, as ``game_schedule`` builds them all."""
+    members = list(group)
+    random.Random(f"{seed}:{game}:{round_number}:{group_number}:{deal}").shuffle(members)
+    return DuplicateSet(
+        tuple(
+            ScheduledMatch(
+                key := MatchKey(game, round_number, group_number, deal, rotation),
+                set_seed(secret, key, dealing),
+                order,
+            )
+            for rotation, order in enumerate(seatings(members, rotations))
+        )
+    )
 
 
 def set_seed(secret: bytes, key: MatchKey, dealing: Deals, redeal: int = 0) -> int:

@@ -156,6 +156,10 @@ Report = Callable[
     ["Console", "TournamentConfig", "Store", "Tournament", int, Sequence["BotProcess"], str], None
 ]
 """What is printed once the matches are played (``report``, or ``croupier match``'s)."""
+RunnerFactory = Callable[
+    ["TournamentConfig", "Store", "Replicas", Mapping[str, "Entrant"], "Display"], "Runner"
+]
+"""What makes the runner of ``play``: the runner itself, or one of its kin."""
 
 
 async def play(
@@ -167,13 +171,15 @@ async def play(
     display: Display | None = None,
     beside: Callable[[str], contextlib.AbstractAsyncContextManager[None]] | None = None,
     tables: Report | None = None,
+    make_runner: RunnerFactory | None = None,
     *,
     commit: bool = True,
 ) -> int:
     """Play the tournament's matches not done yet (``args``: those of ``croupier tournament``) and
     print the tables; the exit status. ``beside(address)`` runs while the embedded referee does,
-    around the play (``croupier match --watch``'s spectator). ``commit``: commit to the schedule
-    first (not for ``croupier match``, whose deals come from its public --seed)."""
+    around the play (``croupier match --watch``'s spectator); ``make_runner`` makes the runner (one
+    whose schedule grows as it plays: ``croupier match --sprt``). ``commit``: commit to the
+    schedule first (not for ``croupier match``, whose deals come from its public --seed)."""
     from croupier.clients.tournament.display import make_display
     from croupier.clients.tournament.isolation import IsolationError
     from croupier.clients.tournament.referee import RefereeError, Replicas, TargetError
@@ -225,7 +231,7 @@ async def play(
                 )
             try:
                 entrants = await _enter_bots(config, referees, logs, display, launched, socket, jail)
-                runner = Runner(config, store, referees, entrants, display)
+                runner = (make_runner or Runner)(config, store, referees, entrants, display)
                 _on_interrupt(runner, display, main)
                 started = True
                 complete = await runner.run(tournament)

@@ -39,7 +39,16 @@ TMP_SIZE = "64m"
 """The private /tmp's size, a container's default (sandbox.py): it is memory."""
 SHARED = ("/tmp", "/dev/shm")
 """Folders every user writes to: each bot gets empty ones of its own."""
-PACKAGES = ("croupier", "croupier.engine", "croupier.wire", "croupier.clients", "croupier.v1")
+PACKAGES = (
+    "croupier",
+    "croupier.engine",
+    "croupier.wire",
+    "croupier.server",
+    "croupier.clients",
+    "croupier.v1",
+)
+"""Shown to a bot read-only, wherever they are (under /tmp too): code, none of it secret; `croupier bot`
+reaches croupier.server through the CLI's commands."""
 CANNOT = 126
 """The exit code when the bot could not be isolated (as a shell says a command cannot run)."""
 

@@ -84,7 +84,7 @@ def test_the_wheel_runs_the_readme_bot_in_a_match_from_any_folder(tmp_path: Path
     run = subprocess.run(
         [
             env_dir / "bin" / "croupier", "match", "platinum_fish",
-            "--bot", f"{bot_python} serverless.py", "--bot", "heuristic", "--games", "1", "--seed", "3",
+            "--bot", f"{bot_python} serverless.py", "--bot", "heuristic", "--games", "1", "--seed", "4",
         ],
         cwd=elsewhere, capture_output=True, text=True, timeout=120,
     )  # fmt: skip

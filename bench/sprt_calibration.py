@@ -1,0 +1,249 @@
+"""Calibration of ``croupier match --sprt`` on real games, played in-process (clients/inprocess.py).
+
+Usage: python -m bench.sprt_calibration [--game NAME] [--runs N] [--power-runs N] [--fresh-runs N]
+
+Per game, two seats, the test elo0=0 elo1=10 with α = β = 0.05, every run to its decision:
+
+- twins: the same bot twice (the heuristic playing a share q of its moves at random, so that two
+  copies do not mirror each other exactly): the share of runs accepting H1 must be at most α
+  (within its 95% binomial interval);
+- a real difference: the heuristic against that same bot, q chosen by a pilot so that the gap sits
+  near elo1 (the gap measured over every set of these runs is printed): the share accepting H1
+  must be at least 1 − β;
+- games to a decision, for that difference: the duplicate-set SPRT, (a) the fixed number of games
+  a one-sided z-test of single games on fresh deals needs for the same α, β and gap (from the
+  per-game spread measured in (b)), and (b) the same SPRT on fresh deals, each game its own
+  observation (0, ½ or 1, the seats alternating).
+
+Every figure is printed per game, then the table docs/testing-bots.md shows. Nothing is asserted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import concurrent.futures
+import math
+import random
+import statistics
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from croupier.clients.bots import HeuristicBot
+from croupier.clients.inprocess import play, pool, workers
+from croupier.clients.results.sets import grid, pair_points
+from croupier.clients.results.sprt import Progress, Sprt, Verdict, elo_of, score_of
+from croupier.clients.sdk import Match
+from croupier.engine.games import GAMES, get_game
+
+OPTIONS: dict[str, dict[str, Any]] = {
+    "chinese_ten": {"players": 2, "target": 100},
+    "pair_battle": {"players": 2, "timing": "lockstep"},
+    "platinum_fish": {"players": 2},
+    "spoil_five": {"players": 2},
+}
+"""Each game's options here: two seats, and matches short enough for hundreds of tests."""
+TEST = Sprt(elo0=0, elo1=10, alpha=0.05, beta=0.05)
+PILOT_SETS = 400
+Z = {0.05: 1.6448536269514722}
+"""One-sided normal quantiles."""
+
+
+class Mixed(HeuristicBot):
+    """The heuristic, playing a share ``q`` of its moves at random."""
+
+    def __init__(self, match: Match, q: float, rng: random.Random) -> None:
+        super().__init__(match)
+        self.q, self.rng = q, rng
+
+    def choose(self, view: Any, legal: list[Any]) -> int:
+        if self.q and self.rng.random() < self.q:
+            return self.rng.randrange(len(legal))
+        return super().choose(view, legal)
+
+
+def mixed(q: float, seed: str) -> Any:
+    """A factory of ``Mixed`` bots drawing their random moves from ``seed``."""
+    rng = random.Random(seed)
+    return lambda match: Mixed(match, q, rng)
+
+
+@dataclass(frozen=True)
+class Run:
+    game: str
+    new_q: float
+    old_q: float
+    seed: int
+    fresh: bool
+    max_games: int
+    stop: bool = True
+    """Stop at the decision (False: play ``max_games``, for a pilot)."""
+
+
+@dataclass(frozen=True)
+class Outcome:
+    verdict: Verdict
+    games: int
+    scores: tuple[float, ...]
+    """Every observation's score of the new bot: a set's, or a game's on fresh deals."""
+
+
+def one_run(run: Run) -> Outcome:
+    """Play one test to its decision (or to ``max_games``)."""
+    spec = get_game(run.game)
+    options = spec.options(OPTIONS[run.game])
+    progress = Progress(TEST, grid(1 if run.fresh else 2))
+    rng = random.Random(run.seed)
+    scores: list[float] = []
+    games = 0
+    while games < run.max_games and (not run.stop or progress.status.verdict is Verdict.CONTINUE):
+        deal = rng.getrandbits(63)
+        rotations = [(0, 1)] if run.fresh else [(0, 1), (1, 0)]
+        if run.fresh and len(scores) % 2:
+            rotations = [(1, 0)]  # the seats alternate from game to game
+        points = 0.0
+        for rotation, order in enumerate(rotations):
+            factories = [
+                mixed(run.new_q if who == 0 else run.old_q, f"{run.seed}/{games}/{rotation}/{who}")
+                for who in order
+            ]
+            played = play(spec, options, deal, factories)
+            new_seat = order.index(0)
+            points += pair_points(played.places[new_seat], played.places[1 - new_seat])
+            games += 1
+        scores.append(points / len(rotations))
+        progress.add(scores[-1])
+    return Outcome(progress.status.verdict, games, tuple(scores))
+
+
+def runs(executor: concurrent.futures.Executor, batch: list[Run]) -> list[Outcome]:
+    return list(executor.map(one_run, batch, chunksize=max(1, len(batch) // (4 * workers()))))
+
+
+def binomial_interval(k: int, n: int) -> tuple[float, float]:
+    """Wilson's 95% interval for a share of k in n."""
+    z = 1.959963984540054
+    if n == 0:
+        return 0.0, 1.0
+    p = k / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def gap(scores: list[float]) -> tuple[float, float, float]:
+    """The Elo of a mean score, with its 95% interval."""
+    mean = statistics.fmean(scores)
+    margin = 1.96 * statistics.pstdev(scores) / math.sqrt(len(scores))
+    return elo_of(mean), elo_of(mean - margin), elo_of(mean + margin)
+
+
+def calibrate(executor: concurrent.futures.Executor, game: str, args: argparse.Namespace) -> dict[str, Any]:
+    began = time.monotonic()
+    q = args.q
+    if q is None:  # the pilot: a share of random moves, then scaled to a gap of about elo1
+        trial = 0.05
+        pilot = runs(
+            executor,
+            [Run(game, 0.0, trial, 10_000 + i, False, PILOT_SETS // 4, stop=False) for i in range(8)],
+        )
+        elo = gap([s for o in pilot for s in o.scores])[0]
+        q = min(0.5, max(0.002, trial * TEST.elo1 / elo)) if elo > 0 else 0.5
+        print(f"{game}: pilot at q={trial}: {elo:+.1f} Elo; q={q:.4f} for about {TEST.elo1:g}", flush=True)
+    cap = args.max_games
+    twins = runs(executor, [Run(game, q, q, 20_000 + i, False, cap) for i in range(args.runs)])
+    power = runs(executor, [Run(game, 0.0, q, 30_000 + i, False, cap) for i in range(args.power_runs)])
+    fresh = runs(executor, [Run(game, 0.0, q, 40_000 + i, True, 20 * cap) for i in range(args.fresh_runs)])
+    false_h1 = sum(o.verdict is Verdict.H1 for o in twins)
+    true_h1 = sum(o.verdict is Verdict.H1 for o in power)
+    set_scores = [s for o in power for s in o.scores]
+    game_scores = [s for o in fresh for s in o.scores]
+    sigma_game = statistics.pstdev(game_scores)
+    delta = score_of(TEST.elo1) - score_of(TEST.elo0)
+    fixed = math.ceil(((Z[TEST.alpha] + Z[TEST.beta]) * sigma_game / delta) ** 2)
+    result = {
+        "game": game,
+        "q": q,
+        "gap": gap(set_scores),
+        "set_spread": statistics.pstdev(set_scores),
+        "game_spread": sigma_game,
+        "twins": (false_h1, len(twins), binomial_interval(false_h1, len(twins))),
+        "twins_games": statistics.fmean(o.games for o in twins),
+        "power": (true_h1, len(power), binomial_interval(true_h1, len(power))),
+        "duplicate_games": statistics.fmean(o.games for o in power),
+        "fresh_games": statistics.fmean(o.games for o in fresh),
+        "fresh_undecided": sum(o.verdict is Verdict.CONTINUE for o in fresh),
+        "fixed_games": fixed,
+        "seconds": time.monotonic() - began,
+    }
+    show(result)
+    return result
+
+
+def show(r: dict[str, Any]) -> None:
+    k, n, (low, high) = r["twins"]
+    pk, pn, (plow, phigh) = r["power"]
+    elo, elo_low, elo_high = r["gap"]
+    print(
+        f"{r['game']}: q={r['q']:.4f}; true gap {elo:+.1f} Elo [{elo_low:+.1f}, {elo_high:+.1f}]; "
+        f"set spread {r['set_spread']:.3f}, game spread {r['game_spread']:.3f}\n"
+        f"  twins: H1 in {k}/{n} = {k / n:.3f} [{low:.3f}, {high:.3f}] (α = {TEST.alpha}), "
+        f"{r['twins_games']:.0f} games on average\n"
+        f"  difference: H1 in {pk}/{pn} = {pk / pn:.3f} [{plow:.3f}, {phigh:.3f}] (1 − β = {1 - TEST.beta})\n"
+        f"  games to a decision: duplicate SPRT {r['duplicate_games']:.0f}; (a) fixed-N {r['fixed_games']}; "
+        f"(b) SPRT on fresh deals {r['fresh_games']:.0f} ({r['fresh_undecided']} undecided at the cap); "
+        f"duplicate / fixed-N = {r['duplicate_games'] / r['fixed_games']:.3f}\n"
+        f"  ({r['seconds']:.0f} s)",
+        flush=True,
+    )
+
+
+def table(results: list[dict[str, Any]]) -> None:
+    print(
+        "\n| game | q | true gap (Elo) | twins: false H1 | difference: H1 | games: duplicate SPRT "
+        "| (a) fixed N | (b) SPRT, fresh deals | duplicate / (a) |"
+    )
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    for r in results:
+        k, n, (low, high) = r["twins"]
+        pk, pn, (plow, phigh) = r["power"]
+        elo, elo_low, elo_high = r["gap"]
+        print(
+            f"| {r['game']} | {r['q']:.3f} | {elo:+.1f} [{elo_low:+.1f}, {elo_high:+.1f}] "
+            f"| {k}/{n} = {k / n:.3f} [{low:.3f}, {high:.3f}] "
+            f"| {pk}/{pn} = {pk / pn:.2f} [{plow:.2f}, {phigh:.2f}] "
+            f"| {r['duplicate_games']:.0f} | {r['fixed_games']} | {r['fresh_games']:.0f} "
+            f"| {r['duplicate_games'] / r['fixed_games']:.2f} |"
+        )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--game", action="append", choices=sorted(GAMES), help="only this game (repeatable)")
+    parser.add_argument("--runs", type=int, default=200, help="twin tests per game (default: %(default)s)")
+    parser.add_argument(
+        "--power-runs", type=int, default=100, help="tests of the real difference (default: %(default)s)"
+    )
+    parser.add_argument(
+        "--fresh-runs", type=int, default=20, help="tests on fresh deals (default: %(default)s)"
+    )
+    parser.add_argument(
+        "--max-games", type=int, default=20_000, help="a duplicate test's cap (default: %(default)s)"
+    )
+    parser.add_argument("--q", type=float, help="the share of random moves (default: from a pilot, per game)")
+    args = parser.parse_args()
+    results = []
+    with pool() as executor:
+        print(
+            f"{workers()} worker processes; test elo0={TEST.elo0:g} elo1={TEST.elo1:g}, α=β={TEST.alpha}",
+            flush=True,
+        )
+        for game in args.game or sorted(OPTIONS):
+            results.append(calibrate(executor, game, args))
+    table(results)
+
+
+if __name__ == "__main__":
+    main()

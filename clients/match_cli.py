@@ -1,0 +1,20 @@
+"""The ``croupier match`` command: a match between bots (match.py), or with ``--sprt`` a sequential
+test of the first bot against the second (sprt.py). Kept apart so that neither imports the other's
+command line the wrong way round: sprt.py builds on match.py's reading of bots and options."""
+
+from __future__ import annotations
+
+import argparse
+
+from croupier.clients import match, sprt
+
+__doc__ = f"{match.__doc__}\nWith --sprt: {sprt.__doc__}"  # what `croupier match --help` explains
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    match.add_arguments(parser)
+    sprt.add_arguments(parser)
+
+
+def run(args: argparse.Namespace) -> int:
+    return sprt.run(args) if args.sprt else match.run(args)

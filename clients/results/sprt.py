@@ -1,0 +1,239 @@
+"""The sequential test of "is NEW better than OLD?", read on duplicate sets: a generalized
+sequential probability ratio test (GSPRT) on the distribution of set scores, as fishtest and
+fastchess read game pairs with their pentanomial model. Pure arithmetic: no I/O, no clock.
+
+Each observation is one duplicate set's score of NEW against OLD (sets.py): one of the finitely
+many values of ``sets.grid(rotations)``, so the sets are draws from an unknown distribution over
+those values (a pentanomial for two seats: 0, ¼, ½, ¾, 1). The hypotheses are about its mean, in
+logistic Elo: H0, the mean is ``score_of(elo0)``; H1, it is ``score_of(elo1)``. Each gets the
+distribution that fits the sets seen best among those with its mean (the maximum likelihood
+estimate under that constraint, Van den Bergh's "MLE with a fixed expectation": p_i =
+p̂_i / (1 + θ(a_i − s)), θ the root of Σ p̂_i (a_i − s) / (1 + θ(a_i − s)) = 0), and the
+log-likelihood ratio of the sets under the two is the LLR. The test goes on while
+log(β/(1−α)) < LLR < log((1−β)/α), accepting H1 at the upper bound and H0 at the lower one
+(Wald's bounds: false H1 at most α when the truth is elo0 or less, false H0 at most β when it is
+elo1 or more). A value of the grid never seen counts 1e-3 times (as fishtest and fastchess
+regularise), so both ends of the grid stay possible and both estimates exist.
+
+Why logistic Elo: it is the scale of every rating Croupier prints (pairwise results read as
+1 / (1 + 10^(−Δ/400)), ratings.py), so ``elo1=10`` means ten points on the ratings table, in any
+game. Normalized Elo (fishtest's default) would instead fix how much evidence the bounds stand
+for whatever the game's luck, but then ten points would mean a different strength gap in each
+game, and a bot author asks about strength.
+
+>>> test = Sprt(elo0=0, elo1=10)
+>>> round(test.upper, 3), round(test.lower, 3)
+(2.944, -2.944)
+>>> status = test.status([0.75, 0.5, 1.0, 0.5, 0.75], sets_grid=(0.0, 0.25, 0.5, 0.75, 1.0))
+>>> status.verdict, round(status.llr, 3)
+(<Verdict.CONTINUE: 'continue'>, 0.142)
+"""
+
+from __future__ import annotations
+
+import enum
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+__all__ = [
+    "REGULARIZE",
+    "Progress",
+    "Sprt",
+    "Status",
+    "Verdict",
+    "elo_of",
+    "llr",
+    "mle",
+    "score_of",
+]
+
+REGULARIZE = 1e-3
+"""The count given to a value of the grid that no set has had."""
+Z_95 = 1.959963984540054
+"""The normal quantile of a two-sided 95% interval."""
+
+
+def score_of(elo: float) -> float:
+    """The expected score of a bot ``elo`` points stronger (logistic Elo)."""
+    return 1.0 / (1.0 + math.pow(10.0, -elo / 400.0))
+
+
+def elo_of(score: float) -> float:
+    """The logistic Elo difference of an expected score (±inf at 1 and 0)."""
+    if score <= 0.0:
+        return -math.inf
+    if score >= 1.0:
+        return math.inf
+    return -400.0 * math.log10(1.0 / score - 1.0)
+
+
+def mle(values: Sequence[float], probabilities: Sequence[float], mean: float) -> list[float]:
+    """The distribution over ``values`` with expectation ``mean`` that is likeliest to have given
+    the observed ``probabilities`` (every one above 0; ``mean`` strictly between the least and the
+    greatest value)."""
+    offsets = [value - mean for value in values]
+    low, high = -1.0 / max(offsets), -1.0 / min(offsets)  # where every 1 + θ·offset stays > 0
+    if not low < 0.0 < high:
+        raise ValueError(f"a mean of {mean} is not strictly inside the values {min(values)}..{max(values)}")
+    theta = 0.0
+    for _ in range(200):  # Newton's steps, kept inside the bracket by bisection
+        f = slope = 0.0
+        for p, d in zip(probabilities, offsets, strict=True):
+            term = d / (1.0 + theta * d)
+            f += p * term
+            slope -= p * term * term
+        if f > 0.0:  # f falls as θ rises: the root lies above
+            low = theta
+        else:
+            high = theta
+        if abs(f) < 1e-15 or high - low < 1e-15:
+            break
+        step = theta - f / slope
+        theta = step if low < step < high else (low + high) / 2.0
+    return [p / (1.0 + theta * d) for p, d in zip(probabilities, offsets, strict=True)]
+
+
+def llr(counts: Sequence[tuple[float, float]], s0: float, s1: float) -> float:
+    """The generalized log-likelihood ratio of mean ``s1`` against mean ``s0`` for observations
+    given as (value, how often) pairs, every count above 0."""
+    values = [value for value, _ in counts]
+    total = sum(count for _, count in counts)
+    observed = [count / total for _, count in counts]
+    under_0, under_1 = mle(values, observed, s0), mle(values, observed, s1)
+    return total * sum(
+        p * (math.log(p1) - math.log(p0)) for p, p0, p1 in zip(observed, under_0, under_1, strict=True)
+    )
+
+
+class Verdict(enum.Enum):
+    CONTINUE = "continue"
+    H0 = "H0"
+    """NEW is not elo1 better: the evidence says elo0 (or less)."""
+    H1 = "H1"
+    """NEW is better by elo1 (or more)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Status:
+    """Where a test stands after ``sets`` sets."""
+
+    sets: int
+    llr: float
+    lower: float
+    upper: float
+    verdict: Verdict
+    mean: float
+    """NEW's mean set score (regularised: never exactly 0 or 1)."""
+    spread: float
+    """The standard deviation of the set scores."""
+    elo: float
+    low: float
+    high: float
+    """The Elo estimate and its 95% interval (normal approximation on the mean set score; not
+    corrected for the bias of stopping when a bound is crossed)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Sprt:
+    """A test of H0: NEW is ``elo0`` better than OLD, against H1: ``elo1`` better, with error
+    rates ``alpha`` (accepting H1 under H0) and ``beta`` (accepting H0 under H1)."""
+
+    elo0: float
+    elo1: float
+    alpha: float = 0.05
+    beta: float = 0.05
+
+    def __post_init__(self) -> None:
+        if not self.elo0 < self.elo1:
+            raise ValueError(f"elo0 ({self.elo0:g}) must be below elo1 ({self.elo1:g})")
+        for name, rate in (("alpha", self.alpha), ("beta", self.beta)):
+            if not 0.0 < rate < 0.5:
+                raise ValueError(f"{name} is an error rate between 0 and 0.5, not {rate:g}")
+        if not -1000 < self.elo0 < 1000 or not -1000 < self.elo1 < 1000:
+            raise ValueError("elo0 and elo1 are differences of a few Elo, within ±1000")
+
+    @property
+    def lower(self) -> float:
+        return math.log(self.beta / (1.0 - self.alpha))
+
+    @property
+    def upper(self) -> float:
+        return math.log((1.0 - self.beta) / self.alpha)
+
+    def llr(self, counts: Sequence[float], sets_grid: Sequence[float]) -> float:
+        """The LLR of sets counted by grid value (``counts[i]`` sets scored ``sets_grid[i]``)."""
+        regularised = [(value, count or REGULARIZE) for value, count in zip(sets_grid, counts, strict=True)]
+        return llr(regularised, score_of(self.elo0), score_of(self.elo1))
+
+    def status(self, scores: Sequence[float], sets_grid: Sequence[float]) -> Status:
+        """The test after these set scores (each a value of ``sets_grid``), in the order played."""
+        return self._status(_counts(scores, sets_grid), sets_grid, len(scores))
+
+    def decide(self, scores: Sequence[float], sets_grid: Sequence[float]) -> Status:
+        """The status at the first set whose LLR crossed a bound, or after the last set: a
+        sequential test reads the sets in their order and stops at the crossing."""
+        progress = Progress(self, sets_grid)
+        for score in scores:
+            if progress.add(score).verdict is not Verdict.CONTINUE:
+                break
+        return progress.status
+
+    def _status(
+        self, counts: Sequence[int], sets_grid: Sequence[float], sets: int, value: float | None = None
+    ) -> Status:
+        if value is None:
+            value = self.llr(counts, sets_grid) if sets else 0.0
+        verdict = (
+            Verdict.H1 if value >= self.upper else Verdict.H0 if value <= self.lower else Verdict.CONTINUE
+        )
+        weights = [count or REGULARIZE for count in counts]
+        total = sum(weights)
+        mean = sum(w * v for w, v in zip(weights, sets_grid, strict=True)) / total
+        variance = sum(w * (v - mean) ** 2 for w, v in zip(weights, sets_grid, strict=True)) / total
+        spread = math.sqrt(variance)
+        margin = Z_95 * spread / math.sqrt(max(sets, 1))
+        return Status(
+            sets=sets,
+            llr=value,
+            lower=self.lower,
+            upper=self.upper,
+            verdict=verdict,
+            mean=mean,
+            spread=spread,
+            elo=elo_of(mean),
+            low=elo_of(mean - margin),
+            high=elo_of(mean + margin),
+        )
+
+
+class Progress:
+    """A test read set by set, in the order the sets were dealt: once a bound is crossed it has
+    decided, and later sets change nothing."""
+
+    def __init__(self, test: Sprt, sets_grid: Sequence[float]) -> None:
+        self.test = test
+        self.grid = tuple(sets_grid)
+        self.counts = [0] * len(self.grid)
+        self.status = test._status(self.counts, self.grid, 0)
+
+    def add(self, score: float) -> Status:
+        """One more set; the status after it (the decided one, once decided)."""
+        if self.status.verdict is Verdict.CONTINUE:
+            self.counts[_index(score, self.grid)] += 1
+            self.status = self.test._status(self.counts, self.grid, self.status.sets + 1)
+        return self.status
+
+
+def _index(score: float, sets_grid: Sequence[float]) -> int:
+    index = min(range(len(sets_grid)), key=lambda i: abs(sets_grid[i] - score))
+    if abs(sets_grid[index] - score) > 1e-9:
+        raise ValueError(f"a set score of {score} is not one of {list(sets_grid)}")
+    return index
+
+
+def _counts(scores: Sequence[float], sets_grid: Sequence[float]) -> list[int]:
+    counts = [0] * len(sets_grid)
+    for score in scores:
+        counts[_index(score, sets_grid)] += 1
+    return counts
