@@ -45,7 +45,7 @@ from croupier.clients.results.schedule import Deals, MatchKey, set_seed
 from croupier.clients.results.store import FinishedMatch, MatchRecord, SeatResult, Store, Tournament
 from croupier.clients.sdk import Bot, BotFactory
 from croupier.clients.tournament.adaptive import Plan
-from croupier.engine.core import Action, Event, GameSpec, GameState, IllegalAction, MalformedInput, Outcome
+from croupier.engine.core import Action, Event, GameSpec, GameState, IllegalAction, MalformedInput
 from croupier.engine.games import get_game
 from croupier.engine.rng import Rng
 from croupier.server.clocks import Clocks
@@ -62,9 +62,10 @@ REFEREE = "in-process"
 
 @dataclass(frozen=True, slots=True)
 class Played:
-    """A finished match, per seat: what the results database records."""
+    """A finished match, per seat: what the results database records. Plain numbers only: it
+    crosses processes, and the compiled engine's frozen classes do not unpickle."""
 
-    outcome: Outcome
+    scores: tuple[int, ...]
     places: tuple[int, ...]
     """The engine's places with forfeited seats last (the referee's final_places)."""
     timeouts: tuple[int, ...]
@@ -148,7 +149,7 @@ def play(
         with contextlib.suppress(Exception):  # a bot's failure at the end changes no result
             seat.bot.ended(result)
     return Played(
-        outcome,
+        tuple(outcome.scores),
         places,
         tuple(s.timeouts for s in seats),
         tuple(s.refusals for s in seats),
@@ -470,7 +471,7 @@ def seat_results(record: MatchRecord, played: Played, versions: dict[str, str]) 
         SeatResult(
             seat=index,
             bot=bot,
-            score=played.outcome.scores[index],
+            score=played.scores[index],
             place=played.places[index],
             timeouts=played.timeouts[index],
             refusals=played.refusals[index],
