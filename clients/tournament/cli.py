@@ -175,11 +175,10 @@ async def play(
     *,
     commit: bool = True,
 ) -> int:
-    """Play the tournament's matches not done yet (``args``: those of ``croupier tournament``) and
-    print the tables; the exit status. ``beside(address)`` runs while the embedded referee does,
-    around the play (``croupier match --watch``'s spectator); ``make_runner`` makes the runner (one
-    whose schedule grows as it plays: ``croupier match --sprt``). ``commit``: commit to the
-    schedule first (not for ``croupier match``, whose deals come from its public --seed)."""
+    """Play the tournament's matches not done yet (``args``: ``croupier tournament``'s) and print the
+    tables; the exit status. ``beside(address)`` runs beside the embedded referee (``croupier match
+    --watch``'s spectator); ``make_runner`` makes a runner (``--sprt``'s grows its schedule as it
+    plays); ``commit``: commit to the schedule first (not for ``croupier match``: a public --seed)."""
     from croupier.clients.tournament.display import make_display
     from croupier.clients.tournament.isolation import IsolationError
     from croupier.clients.tournament.referee import RefereeError, Replicas, TargetError
@@ -597,8 +596,5 @@ def _journals_where(args: argparse.Namespace) -> str:
 
     if not args.server:
         return ""
-    return (
-        " on the referees' machines"
-        if args.server.startswith(SPREAD_SCHEMES)
-        else " on the referee's machine"
-    )
+    spread = args.server.startswith(SPREAD_SCHEMES)
+    return " on the referees' machines" if spread else " on the referee's machine"

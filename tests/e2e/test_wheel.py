@@ -85,6 +85,8 @@ def test_the_wheel_runs_the_readme_bot_in_a_match_from_any_folder(tmp_path: Path
         [
             env_dir / "bin" / "croupier", "match", "platinum_fish",
             "--bot", f"{bot_python} serverless.py", "--bot", "heuristic", "--games", "1", "--seed", "4",
+            # its interpreter is under the test's /tmp, which a jailed bot (as root) has a private one of
+            "--isolation", "off",
         ],
         cwd=elsewhere, capture_output=True, text=True, timeout=120,
     )  # fmt: skip
