@@ -95,9 +95,12 @@ def test_over_grpc_each_game_is_played_by_launched_bots_to_a_verdict_or_the_limi
         tmp_path, game, "--bot", "heuristic", "--bot", "python first.py", "--sprt", "elo0=0", "elo1=50",
         "--max-games", "60", *QUICK[game],
     )  # fmt: skip
-    assert done.returncode in (EXIT_H1, EXIT_INCONCLUSIVE), done.stdout + done.stderr
+    # a verdict either way: in real-time Pair Battle the heuristic and the first legal play can tie
+    # (set scores 0.500 ± 0.006 over 20 sets), and H0 is then the right answer
+    said = {EXIT_H1: "H1 accepted", EXIT_H0: "H0 accepted", EXIT_INCONCLUSIVE: "inconclusive"}
+    assert done.returncode in said, done.stdout + done.stderr
     accepted, _ = verdict(done.stdout)
-    assert accepted.startswith("H1 accepted" if done.returncode == EXIT_H1 else "inconclusive")
+    assert accepted.startswith(said[done.returncode])
     journals = list((tmp_path / "data" / "referee" / "matches").glob("*.jsonl"))
     assert journals, "played on the embedded referee, a journal per match"
     with sqlite3.connect(tmp_path / "data" / "results.db") as db:
