@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import secrets
 import shutil
 import sys
 from collections.abc import AsyncIterator
@@ -156,7 +157,7 @@ def running(marker: str) -> list[int]:
 async def test_a_jailed_bot_is_stopped_with_its_launcher_and_its_log_is_kept(
     tmp_path: Path, ignores_sigterm: bool
 ) -> None:
-    marker = f"jailed-{tmp_path.name}"
+    marker = f"jailed-{secrets.token_hex(8)}"  # this run's alone: never another run's leftovers
     stubborn = "import signal; signal.signal(signal.SIGTERM, signal.SIG_IGN); " if ignores_sigterm else ""
     script = f"{stubborn}import os, time; print('uid', os.getuid(), flush=True); time.sleep(600)"
     argv = isolation.Jail([tmp_path]).wrap([sys.executable, "-c", script, marker])
