@@ -196,9 +196,8 @@ class Trial:
         out, or had more than ``refusals`` moves refused."""
         waiting = asyncio.ensure_future(self.admin.WaitMatch(admin_pb2.GetMatchRequest(match_id=match_id)))
         self.tasks.append(waiting)
-        info: match_pb2.MatchInfo = await self.until(
-            f"end of the {self.games[match_id]} match", lambda: waiting.done() and waiting.result()
-        )
+        what = f"end of the {self.games[match_id]} match"
+        info: match_pb2.MatchInfo = await self.until(what, lambda: waiting.done() and waiting.result())
         if info.status != match_pb2.MATCH_STATUS_FINISHED:
             raise Failed(f"the {info.game} match did not finish ({match_pb2.MatchStatus.Name(info.status)})")
         seat = info.result.seats[0]
@@ -208,7 +207,11 @@ class Trial:
             if seat.forfeited == "disconnected":
                 why = f"{where} no stream of the bot's held its seat for {CLOCKS['grace_ms'] / 1000:g} s"
             else:
-                why = self._late(match_id) or f"{where} a decision timed out"
+                # the same words whether the timeout or the match's end is seen first
+                why = (
+                    self._late(match_id, f", while check-bot waited for {what}")
+                    or f"{where} a decision timed out"
+                )
             raise Failed(f"{why} (the seat was forfeited: {seat.forfeited or 'timeouts'})")
         if seat.refusals > refusals:
             reason = f': "{refused[refusals].reason}"' if len(refused) > refusals else ""
