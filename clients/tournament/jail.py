@@ -34,7 +34,7 @@ from types import FrameType
 CLONE_NEWNS, CLONE_NEWIPC, CLONE_NEWPID = 0x00020000, 0x08000000, 0x20000000
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC = 1, 2, 4, 8
 MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 32, 4096, 16384, 1 << 18
-PR_SET_NO_NEW_PRIVS = 38
+PR_SET_PDEATHSIG, PR_SET_NO_NEW_PRIVS = 1, 38
 TMP_SIZE = "64m"
 """The private /tmp's size, a container's default (sandbox.py): it is memory."""
 SHARED = ("/tmp", "/dev/shm")
@@ -133,6 +133,20 @@ def private_mounts(hide: Sequence[str], expose: Iterable[str]) -> None:
     _mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, "hidepid=2")
 
 
+def _die_with(alive: int) -> None:
+    """Process 1 (and with it every process of the namespace) is killed when this process dies,
+    even by SIGKILL (the watchdog's own death kills this one: watchdog.py); ``alive``'s end of
+    file says it died before the request was made."""
+    _checked(_libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0), "prctl")
+    os.set_blocking(alive, False)
+    try:
+        if os.read(alive, 1) == b"":
+            os._exit(CANNOT)
+    except BlockingIOError:
+        pass  # still running
+    os.close(alive)
+
+
 def _no_new_privileges() -> None:
     """In the bot's process before its command starts: no setuid program gives it more."""
     _checked(_libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "prctl")
@@ -189,9 +203,13 @@ def main(argv: Sequence[str]) -> int:
         print(f"cannot isolate the bot: {exc} (isolation needs root)", file=sys.stderr, flush=True)
         return CANNOT
     sys.stdout.flush()
+    alive, held = os.pipe()  # held open by this process alone: end of file once it is gone
     child = os.fork()  # the first child is process 1 of the new pid namespace
     if child == 0:
+        os.close(held)
+        _die_with(alive)
         os._exit(_init(args.uid, [os.path.abspath(p) for p in args.hide], workdir, args.command))
+    os.close(alive)
     _, status = os.waitpid(child, 0)
     return _exit_code(status)
 

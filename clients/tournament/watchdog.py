@@ -3,13 +3,15 @@
 Usage: ``python -m croupier.clients.tournament.watchdog COMMAND [ARG ...]``. The runner
 holds the write end of this process's stdin; when the runner exits for any
 reason (even SIGKILL), stdin reaches end of file and the bot is stopped, so
-an interrupted tournament leaves no bot behind. Only the standard library is
-imported: it starts in milliseconds.
+an interrupted tournament leaves no bot behind; and should this process itself
+be killed (the runner does so when it does not end in time), the kernel kills the
+command with it. Only the standard library is imported: it starts in milliseconds.
 """
 
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import os
 import signal
 import subprocess
@@ -18,6 +20,12 @@ import threading
 from types import FrameType
 
 STOP_GRACE_SECONDS = 3.0
+PR_SET_PDEATHSIG = 1
+
+
+def _die_with_parent() -> None:
+    """In the command's process before it starts: SIGKILL when this watchdog dies, however."""
+    ctypes.CDLL(None).prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
 
 
 def main(argv: list[str]) -> int:
@@ -27,7 +35,7 @@ def main(argv: list[str]) -> int:
     try:
         # a process group of its own: a command run through a shell (sh -c "python bot.py") is
         # stopped with the shell, which passes no signal on to its children
-        bot = subprocess.Popen(argv, stdin=subprocess.DEVNULL, process_group=0)
+        bot = subprocess.Popen(argv, stdin=subprocess.DEVNULL, process_group=0, preexec_fn=_die_with_parent)
     except OSError as exc:
         print(f"cannot start {argv[0]!r}: {exc}", file=sys.stderr)
         return 127

@@ -12,6 +12,7 @@ import json
 import os
 import secrets
 import shutil
+import signal
 import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -174,3 +175,29 @@ async def test_a_jailed_bot_is_stopped_with_its_launcher_and_its_log_is_kept(
             break
         await asyncio.sleep(0.05)
     assert not running(marker)
+
+
+@root_only
+async def test_a_jailed_bot_that_ignores_sigterm_dies_with_its_watchdog_when_that_is_killed(
+    tmp_path: Path,
+) -> None:
+    """The runner kills a watchdog that does not end in time (BotProcess.stop): on a loaded machine its
+    own kill may not have come yet, and nothing else would end the jail and the bot."""
+    marker = f"jailed-{secrets.token_hex(8)}"
+    script = "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); "
+    script += "print('u' + 'p!', flush=True); time.sleep(600)"
+    argv = isolation.Jail([tmp_path]).wrap([sys.executable, "-c", script, marker])
+    log = tmp_path / "ann.log"
+    bot = BotProcess("ann", argv, os.environ, log, lambda note: None)
+    bot.start()
+    while not log.exists() or "up!" not in log.read_text():  # not the log's line of the command
+        await asyncio.sleep(0.05)
+    assert len(running(marker)) == 4  # the watchdog, the jail, its process 1 and the bot
+    assert bot._process is not None
+    os.kill(bot._process.pid, signal.SIGKILL)
+    for _ in range(600):
+        if not running(marker):
+            break
+        await asyncio.sleep(0.05)
+    assert not running(marker)
+    await bot.stop()
