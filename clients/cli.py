@@ -1,7 +1,9 @@
 """The ``croupier`` command: one entry point, a subcommand per job.
 
 Each subcommand lives in its own module exposing ``add_arguments(parser)`` and
-``run(args) -> int``; modules keep heavy imports inside ``run`` so ``--help`` is quick.
+``run(args) -> int``; only the module of the subcommand asked for is imported (a bot started
+with ``croupier bot`` loads no referee code), and modules keep heavy imports inside ``run``
+so ``--help`` is quick.
 """
 
 from __future__ import annotations
@@ -88,7 +90,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--version", action=Version, nargs=0, help="the version, and whether the hot path is compiled"
     )
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    words = sys.argv[1:] if argv is None else list(argv)
+    asked = next((word for word in words if not word.startswith("-")), None)  # no option takes a value
     for name, (module_name, help_text) in SUBCOMMANDS.items():
+        if name != asked:
+            commands.add_parser(name, help=help_text)  # listed in --help; never parsed
+            continue
         module = importlib.import_module(module_name)
         # The module's docstring explains the subcommand at length; the list shows the one line.
         sub = commands.add_parser(

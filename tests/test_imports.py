@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import ast
 import itertools
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -191,6 +193,22 @@ def test_a_bot_imports_nothing_of_the_referee() -> None:
     assert "croupier.wire.convert" in reached, "the graph follows the SDK's imports"
     server = sorted(m for m in reached if m.startswith(("croupier.server", "croupier.clients.tournament")))
     assert not server, f"the SDK reaches the referee: {server}"
+
+
+def test_croupier_bot_loads_no_referee_code() -> None:
+    """The CLI imports only the command asked for (at run time, which the graph above cannot see):
+    a jailed bot is shown no croupier.server (clients/tournament/jail.py)."""
+    probe = (
+        "import contextlib, sys\n"
+        "from croupier.clients import cli\n"
+        "with contextlib.suppress(SystemExit):\n"
+        "    cli.main(['bot', '--help'])\n"
+        "referee = ('croupier.server', 'croupier.clients.tournament')\n"
+        "print(sorted(m for m in sys.modules if m.startswith(referee)))"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert "usage: croupier bot" in done.stdout
+    assert done.stdout.splitlines()[-1] == "[]", done.stdout.splitlines()[-1]
 
 
 def test_the_arrow_check_finds_an_arrow_the_wrong_way() -> None:

@@ -43,12 +43,11 @@ PACKAGES = (
     "croupier",
     "croupier.engine",
     "croupier.wire",
-    "croupier.server",
     "croupier.clients",
     "croupier.v1",
 )
-"""Shown to a bot read-only, wherever they are (under /tmp too): code, none of it secret; `croupier bot`
-reaches croupier.server through the CLI's commands."""
+"""Shown to a bot read-only, wherever they are (under /tmp too): code, none of it secret, and not
+croupier.server, which no bot runs (cli.py imports only the command asked for)."""
 CANNOT = 126
 """The exit code when the bot could not be isolated (as a shell says a command cannot run)."""
 
