@@ -86,6 +86,10 @@ class Outcome:
     games: int
     scores: tuple[float, ...]
     """Every observation's score of the new bot: a set's, or a game's on fresh deals."""
+    raw: tuple[float, float, float]
+    """The Elo estimate and 95% interval of the mean score alone (the live line's)."""
+    stopped: tuple[float, float, float]
+    """The same, read from where the test stopped (Sprt.stopped: what the verdict line prints)."""
 
 
 def one_run(run: Run) -> Outcome:
@@ -113,7 +117,27 @@ def one_run(run: Run) -> Outcome:
             games += 1
         scores.append(points / len(rotations))
         progress.add(scores[-1])
-    return Outcome(progress.status.verdict, games, tuple(scores))
+    status, stopped = progress.status, TEST.stopped(progress.counts, progress.grid)
+    raw = (status.elo, status.low, status.high)
+    return Outcome(status.verdict, games, tuple(scores), raw, (stopped.elo, stopped.low, stopped.high))
+
+
+def estimates(outcomes: list[Outcome], truth: float) -> str:
+    """How the two estimates of these tests sit about the true gap: their medians (the stopped one
+    is meant to be median-unbiased) and how often their 95% intervals hold the truth."""
+
+    def held(estimate: tuple[float, float, float]) -> bool:
+        return estimate[1] <= truth <= estimate[2]
+
+    parts = []
+    for name, pick in (("mean alone", lambda o: o.raw), ("read from the stop", lambda o: o.stopped)):
+        chosen = [pick(o) for o in outcomes]
+        covered = sum(map(held, chosen))
+        parts.append(
+            f"{name}: median {statistics.median(e[0] for e in chosen):+.1f}, "
+            f"interval holds it {covered}/{len(chosen)}"
+        )
+    return f"estimates about {truth:+.1f}: " + "; ".join(parts)
 
 
 def runs(executor: concurrent.futures.Executor, batch: list[Run]) -> list[Outcome]:
@@ -175,6 +199,8 @@ def calibrate(executor: concurrent.futures.Executor, game: str, args: argparse.N
         "fresh_undecided": sum(o.verdict is Verdict.CONTINUE for o in fresh),
         "fixed_games": fixed,
         "seconds": time.monotonic() - began,
+        "twin_estimates": estimates(twins, 0.0),
+        "power_estimates": estimates(power, gap(set_scores)[0]),
     }
     show(result)
     return result
@@ -189,7 +215,9 @@ def show(r: dict[str, Any]) -> None:
         f"set spread {r['set_spread']:.3f}, game spread {r['game_spread']:.3f}\n"
         f"  twins: H1 in {k}/{n} = {k / n:.3f} [{low:.3f}, {high:.3f}] (α = {TEST.alpha}), "
         f"{r['twins_games']:.0f} games on average\n"
+        f"    {r['twin_estimates']}\n"
         f"  difference: H1 in {pk}/{pn} = {pk / pn:.3f} [{plow:.3f}, {phigh:.3f}] (1 − β = {1 - TEST.beta})\n"
+        f"    {r['power_estimates']}\n"
         f"  games to a decision: duplicate SPRT {r['duplicate_games']:.0f}; (a) fixed-N {r['fixed_games']}; "
         f"(b) SPRT on fresh deals {r['fresh_games']:.0f} ({r['fresh_undecided']} undecided at the cap); "
         f"duplicate / fixed-N = {r['duplicate_games'] / r['fixed_games']:.3f}\n"

@@ -486,9 +486,11 @@ def _report(
     else:
         verdict = f"inconclusive: {plan.max_sets * plan.rotations} games (--max-games) did not decide"
     print(verdict)
+    stopped = test.stopped(plan.progress.counts, plan.progress.grid)  # the live line's is biased by the stop
     print(
-        f"Elo of {plan.new} over {plan.old}: {_elo(status.elo)} (95% interval {_elo(status.low)} to "
-        f"{_elo(status.high)}) after {status.sets} sets ({status.sets * plan.rotations} games)"
+        f"Elo of {plan.new} over {plan.old}: {_elo(stopped.elo)} (95% interval {_elo(stopped.low)} to "
+        f"{_elo(stopped.high)}, read from where the test stopped), LOS {stopped.los:.1%}, after "
+        f"{status.sets} sets ({status.sets * plan.rotations} games)"
     )
     game = config.games[0].game
     table = rate(store.duplicate_sets(game, [tournament.id]), samples=DEFAULT_SAMPLES)

@@ -41,6 +41,7 @@ __all__ = [
     "Progress",
     "Sprt",
     "Status",
+    "Stopped",
     "Verdict",
     "elo_of",
     "llr",
@@ -131,7 +132,7 @@ class Status:
     low: float
     high: float
     """The Elo estimate and its 95% interval (normal approximation on the mean set score; not
-    corrected for the bias of stopping when a bound is crossed)."""
+    corrected for the bias of stopping when a bound is crossed: ``Sprt.stopped`` is)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -165,6 +166,11 @@ class Sprt:
         """The LLR of sets counted by grid value (``counts[i]`` sets scored ``sets_grid[i]``)."""
         regularised = [(value, count or REGULARIZE) for value, count in zip(sets_grid, counts, strict=True)]
         return llr(regularised, score_of(self.elo0), score_of(self.elo1))
+
+    def stopped(self, counts: Sequence[int], sets_grid: Sequence[float]) -> Stopped:
+        """The Elo estimate and 95% interval of a test that stopped after these sets (counted by
+        grid value), corrected for its stopping (see ``Stopped``)."""
+        return Stopped.of(self, counts, sets_grid)
 
     def status(self, scores: Sequence[float], sets_grid: Sequence[float]) -> Status:
         """The test after these set scores (each a value of ``sets_grid``), in the order played."""
@@ -205,6 +211,110 @@ class Sprt:
             low=elo_of(mean - margin),
             high=elo_of(mean + margin),
         )
+
+
+@dataclass(frozen=True, slots=True)
+class Stopped:
+    """The Elo estimate of a sequential test, read from where it stopped rather than from the mean
+    alone. A test that stops when its LLR crosses a bound stops early on a lucky run, so the mean
+    of an accepted H1 overstates the gap and that of an accepted H0 understates it. As fishtest
+    does, the LLR is taken for a Brownian motion (drift and variance per set from the sets' mean
+    and spread, Van den Bergh's GSPRT approximation) absorbed at the two bounds, and the estimate
+    is the Elo under which half of all such tests end worse than this one (stopped later at H1,
+    sooner at H0, or lower at the same count): median-unbiased; the interval's ends are the same
+    at 2.5% and 97.5%. A test still inside its bounds reads the same way, at its count."""
+
+    elo: float
+    low: float
+    high: float
+    los: float
+    """The likelihood that NEW is better at all: the share of tests ending worse under 0 Elo."""
+
+    @classmethod
+    def of(cls, test: Sprt, counts: Sequence[int], sets_grid: Sequence[float]) -> Stopped:
+        weights = [count or REGULARIZE for count in counts]
+        total = sum(weights)
+        mean = sum(w * v for w, v in zip(weights, sets_grid, strict=True)) / total
+        variance = sum(w * (v - mean) ** 2 for w, v in zip(weights, sets_grid, strict=True)) / total
+        s0, s1 = score_of(test.elo0), score_of(test.elo1)
+        a, b = test.lower, test.upper
+        slope = (mean - (s0 + s1) / 2) * (s1 - s0) / variance  # the approximate LLR per set
+        time, y = float(sum(counts)), sum(counts) * slope
+        if y <= a or y >= b:  # crossed: the time it crossed at, on the bound
+            y = a if y <= a else b
+            time = y / slope
+
+        def worse(elo: float) -> float:
+            drift = (score_of(elo) - (s0 + s1) / 2) * (s1 - s0) / variance
+            return _worse(a, b, drift, (s1 - s0) ** 2 / variance, time, y)
+
+        def at(share: float) -> float:
+            """The Elo under which ``share`` of the tests end worse (worse() falls as it rises)."""
+            low, high = -1000.0, 1000.0
+            if worse(low) <= share:
+                return low
+            if worse(high) >= share:
+                return high
+            for _ in range(64):
+                middle = (low + high) / 2
+                low, high = (middle, high) if worse(middle) > share else (low, middle)
+            return (low + high) / 2
+
+        return cls(elo=at(0.5), low=at(0.975), high=at(0.025), los=worse(0.0))
+
+
+def _phi(x: float) -> float:
+    return 0.5 * math.erfc(-x / math.sqrt(2.0))
+
+
+def _worse(a: float, b: float, mu: float, sigma2: float, time: float, y: float) -> float:
+    """For a Brownian motion from 0 with drift ``mu`` and variance ``sigma2`` per unit of time,
+    absorbed at a < 0 < b: the probability of an end worse than at (``time``, ``y``): absorbed at
+    a, below ``y`` at ``time``, or absorbed at b later than ``time`` (the series of the strip's
+    eigenfunctions; Siegmund's approximation where the series converges slowly)."""
+    width = b - a
+    gamma = mu / sigma2
+    if sigma2 * time / width**2 < 1e-2 or abs(gamma * width) > 15:
+        return _siegmund(a, b, mu, sigma2, time, y)
+    x, y = -a, y - a  # measured from the lower bound
+    first = (math.pi / width) ** 2 * sigma2 / 2 + mu**2 / sigma2 / 2
+    scale = math.exp(-first * time - x * gamma + y * gamma)
+    total, n = 0.0, 1
+    while True:
+        nth = (n * math.pi / width) ** 2 * sigma2 / 2 + mu**2 / sigma2 / 2
+        decay = math.exp(-(nth - first) * time)
+        k = math.pi * n / width
+        # 2/width · e^(−γy) times a primitive of e^(γy)·sin(k·y), at y
+        primitive = (2 * width * gamma * math.sin(k * y) - 2 * math.pi * n * math.cos(k * y)) / (
+            width**2 * gamma**2 + (math.pi * n) ** 2
+        )
+        total += decay * primitive * math.sin(k * x)
+        if abs(scale * decay * primitive) <= 1e-9:
+            break
+        n += 1
+    if gamma * width > 30:
+        ruin = math.exp(-2 * gamma * x)
+    elif abs(gamma * width) < 1e-8:
+        ruin = (width - x) / width
+    else:
+        ruin = (1 - math.exp(2 * gamma * (width - x))) / (1 - math.exp(2 * gamma * width))
+    return ruin + scale * total
+
+
+def _siegmund(a: float, b: float, mu: float, sigma2: float, time: float, y: float) -> float:
+    root = math.sqrt(time * sigma2)
+    offset = mu * time
+    gamma = mu / sigma2
+    z = (y - offset) / root
+
+    def reflected(bound: float, zed: float) -> float:
+        if gamma * bound >= 5:  # the normal tail's expansion: no overflow
+            return (
+                -math.exp(-(zed**2) / 2 + 2 * gamma * bound) / math.sqrt(2 * math.pi) * (1 / zed - 1 / zed**3)
+            )
+        return math.exp(2 * gamma * bound) * _phi(zed)
+
+    return _phi(z) + reflected(a, (-y + offset + 2 * a) / root) - reflected(b, (y - offset - 2 * b) / root)
 
 
 class Progress:

@@ -121,6 +121,41 @@ def test_the_elo_estimate_and_its_interval_come_from_the_mean_set_score() -> Non
     assert status.high == pytest.approx(-400 * math.log10(1 / (0.55 + margin) - 1), abs=0.05)
 
 
+# fishtest's sprt(0.05, 0.05, 0, 10).analytics(0.05) on the same game-pair counts (LL, LD+DL, ...,
+# WW; official-stockfish/fishtest server/fishtest/stats/sprt.py at master, run with scipy): the
+# estimate, the interval's ends, the LOS
+FISHTEST_STOPPED = {
+    (10, 200, 1500, 300, 20): (8.644238, -0.574279, 17.351430, 0.967455),  # crossed the upper bound
+    (20, 300, 1200, 250, 10): (-5.168777, -17.916649, 7.835093, 0.215803),  # crossed the lower one
+    (1, 10, 60, 20, 3): (25.920847, 1.869606, 50.223050, 0.982683),  # still between them
+    (2, 10, 400, 30, 0): (5.583656, -1.213048, 11.835812, 0.950931),  # a count of 0: regularised
+    (0, 0, 3, 5, 2): (168.297603, 82.323586, 279.740683, 0.999975),  # ten pairs: Siegmund's branch
+}
+
+
+@pytest.mark.parametrize("counts", list(FISHTEST_STOPPED))
+def test_the_estimate_read_from_the_stop_is_fishtest_s(counts: tuple[int, ...]) -> None:
+    stopped = Sprt(0, 10).stopped(counts, PENTANOMIAL)
+    elo, low, high, los = FISHTEST_STOPPED[counts]
+    # to the tenth printed: the two root finders stop at different points of the same function
+    assert (stopped.elo, stopped.low, stopped.high) == pytest.approx((elo, low, high), abs=0.02)
+    assert stopped.los == pytest.approx(los, abs=1e-5)
+
+
+@pytest.mark.parametrize(
+    ("counts", "verdict"), [((10, 200, 1500, 300, 20), Verdict.H1), ((20, 300, 1200, 250, 10), Verdict.H0)]
+)
+def test_reading_from_the_stop_pulls_the_estimate_back_from_the_bound_it_crossed_and_widens_it(
+    counts: tuple[int, ...], verdict: Verdict
+) -> None:
+    test = Sprt(0, 10)
+    scores = [value for value, n in zip(PENTANOMIAL, counts, strict=True) for _ in range(n)]
+    raw, stopped = test.status(scores, PENTANOMIAL), test.stopped(counts, PENTANOMIAL)
+    assert raw.verdict is verdict
+    assert (stopped.elo < raw.elo) if verdict is Verdict.H1 else (stopped.elo > raw.elo)
+    assert stopped.high - stopped.low > raw.high - raw.low
+
+
 def test_a_score_off_the_grid_and_bad_bounds_are_refused() -> None:
     with pytest.raises(ValueError, match="not one of"):
         Sprt(0, 10).status([0.3], PENTANOMIAL)
