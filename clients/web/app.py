@@ -22,6 +22,7 @@ from aiohttp import web
 
 from croupier.clients.web import STATIC, forks
 from croupier.clients.web.hub import Busy, Hub, Sealed, Unknown
+from croupier.clients.web.seat import HumanSeat
 from croupier.clients.web.tournaments import NoDatabase, Ratings, tournament_page
 
 KEEPALIVE_SECONDS = 15.0
@@ -168,8 +169,12 @@ async def _event_stream(request: web.Request) -> web.StreamResponse:
     return response
 
 
-def make_app(hub: Hub) -> web.Application:
+def make_app(hub: Hub, seat: HumanSeat | None = None) -> web.Application:
     app = web.Application(middlewares=[headers])
+    if seat is not None:  # a person plays a seat through this viewer (clients/web/play.py)
+        from croupier.clients.web import play
+
+        play.add_routes(app, seat)
     app[HUB] = hub
     app[RATINGS] = Ratings()
     app.router.add_get("/", page("lobby.html"))
@@ -194,8 +199,16 @@ class WebViewer:
     hub: Hub
     runner: web.AppRunner
     url: str
+    seat: HumanSeat | None = None
+
+    def seat_link(self) -> str:
+        """A one-time link to the person's seat (any earlier one is void)."""
+        assert self.seat is not None
+        return f"{self.url}seat/{self.seat.new_link()}"
 
     async def stop(self) -> None:
+        if self.seat is not None:
+            await self.seat.stop()
         await self.runner.cleanup()
         await self.hub.close()
 
@@ -206,22 +219,26 @@ async def start_web(
     data: Path | None = None,
     tls_ca: Path | None = None,
     token: str | None = None,
+    seat: HumanSeat | None = None,
 ) -> WebViewer:
     """Serve the viewer of the referee at ``server`` on ``address`` (port 0: a free one); with
     ``token`` (the organiser's: ``referee.organiser_token``), sealed matches are shown live too, to
-    whoever reaches ``address``."""
+    whoever reaches ``address``; with ``seat``, a person plays it here (``WebViewer.seat_link``):
+    never give such a viewer the organiser's token, which would show them the sealed twins."""
+    if seat is not None and token is not None:
+        raise ValueError("a viewer with a person's seat must not hold the organiser's token")
     host, _, port = address.rpartition(":")
     host = host.strip("[]") or "127.0.0.1"
     listening = socket.create_server((host, int(port)), family=_family(host), reuse_port=False)
     hub = Hub(server, data, tls_ca, token)
-    runner = web.AppRunner(make_app(hub), handle_signals=False, access_log=None, shutdown_timeout=1.0)
+    runner = web.AppRunner(make_app(hub, seat), handle_signals=False, access_log=None, shutdown_timeout=1.0)
     await runner.setup()
     await web.SockSite(runner, listening).start()
     await hub.refresh_lobby()
     hub.start()
     bound = listening.getsockname()
     shown = f"[{bound[0]}]" if ":" in bound[0] else bound[0]
-    return WebViewer(hub, runner, f"http://{shown}:{bound[1]}/")
+    return WebViewer(hub, runner, f"http://{shown}:{bound[1]}/", seat)
 
 
 def _family(host: str) -> socket.AddressFamily:

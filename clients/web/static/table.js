@@ -160,8 +160,9 @@
     return scene.comment ? el("p", "comment", el("span", "label", "its bot said: "), scene.comment) : null;
   }
 
-  // Draws the match into `root`. `nowMs`: the referee clock now (ticks on between frames while live).
-  function draw(root, header, scene, nowMs) {
+  // Draws the match into `root`. `nowMs`: the referee clock now (ticks on between frames while live);
+  // `mine`: the seat the page's person plays (the seat page), whose view it is.
+  function draw(root, header, scene, nowMs, mine) {
     const ctx = { players: header.players };
     const game = GAMES[header.game](scene.view, ctx);
     const hidden = scene.view.hands.some((h) => h === null);
@@ -176,7 +177,8 @@
     );
     const notes = [];
     if (header.note) notes.push(el("div", `note${header.note.startsWith("✗") ? " bad" : ""}`, header.note));
-    if (hidden) notes.push(el("div", "note", "spectator: every hand stays face down until the match is over"));
+    if (mine !== undefined) notes.push(el("div", "note", `you play seat ${mine}: ${hidden ? "your cards face up, the others' face down" : "every hand is shown now"}`));
+    else if (hidden) notes.push(el("div", "note", "spectator: every hand stays face down until the match is over"));
     if (header.cancel_reason) notes.push(el("div", "note bad", `cancelled: ${header.cancel_reason}`));
 
     const seats = el("div", "seats");
@@ -187,7 +189,7 @@
       const stats = el("div", "stats", ...parts.stats.map(([label, value]) => el("span", "stat", el("span", "label", label), " ", el("b", "", `${value}`))));
       const box = el(
         "div",
-        `seat seat${seat % 10}${acting ? " acting" : ""}${forfeited ? " forfeited" : ""}`,
+        `seat seat${seat % 10}${acting ? " acting" : ""}${forfeited ? " forfeited" : ""}${seat === mine ? " mine" : ""}`,
         el("div", "who", acting ? el("span", "marker", "▶") : null, el("span", "name", header.players[seat]), el("span", "number", `seat ${seat}`), forfeited ? el("span", "forfeit", `forfeited: ${forfeited}`) : null),
         parts.hand,
         stats,

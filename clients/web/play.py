@@ -1,0 +1,88 @@
+"""The seat page's HTTP side: the one-time link that hands a browser the seat's cookie, the seat's
+own feed (server-sent events, as the live match's), and its moves (clients/web/seat.py).
+
+Protected as docs/spectator.md says ("A seat at the table"): the link's key works once and is
+exchanged at once for an HttpOnly, SameSite=Strict cookie, so what stays in the browser's history
+and in any log is a spent key; the feed and the moves need the cookie; a move also needs our
+header, so another site's page cannot send one without a preflight this server never allows,
+and one whose Origin is not this server's is refused whatever it carries.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+
+from aiohttp import web
+
+from croupier.clients.web.seat import COOKIE, HEADER, HumanSeat, Refused
+
+SEAT = web.AppKey("seat", HumanSeat)
+KEEPALIVE_SECONDS = 15.0
+NO_SEAT = "this browser holds no seat here: a seat is taken by opening its link, once"
+
+
+async def claim(request: web.Request) -> web.StreamResponse:
+    """GET /seat/{key}: the seat's cookie for the first browser with the link, then the seat page."""
+    secret = request.app[SEAT].claim(request.match_info["key"])
+    if secret is None:
+        return web.Response(
+            status=403,
+            text="This seat link was used already, or is not this seat's: a seat link works once, "
+            "in the first browser that opens it. Everyone else may watch the match from the lobby (/).\n",
+        )
+    response = web.HTTPSeeOther("/play")
+    response.set_cookie(COOKIE, secret, path="/", httponly=True, samesite="Strict")
+    raise response
+
+
+def _held(request: web.Request) -> HumanSeat:
+    seat = request.app[SEAT]
+    if not seat.holds(request.cookies.get(COOKIE)):
+        raise web.HTTPForbidden(text=json.dumps({"error": NO_SEAT}), content_type="application/json")
+    return seat
+
+
+async def live(request: web.Request) -> web.StreamResponse:
+    """GET /api/seat/live: the seat's page state now, then again at every change."""
+    from croupier.clients.web.app import _event_stream
+
+    seat = _held(request)
+    response = await _event_stream(request)
+    seen = 0
+    with contextlib.suppress(ConnectionResetError):
+        while seat.holds(request.cookies.get(COOKIE)):
+            try:
+                seen, text = await asyncio.wait_for(seat.next_state(seen), KEEPALIVE_SECONDS)
+                await response.write(f"data: {text}\n\n".encode())
+            except TimeoutError:
+                await response.write(b": keep-alive\n\n")
+    return response
+
+
+async def move(request: web.Request) -> web.StreamResponse:
+    """POST /api/seat/move: the person's choice, sent to the referee; its fate comes on the feed."""
+    seat = _held(request)
+    origin = request.headers.get("Origin")
+    if HEADER not in request.headers or (
+        origin is not None and origin != f"{request.scheme}://{request.host}"
+    ):
+        return web.json_response(
+            {"error": f"a move is sent by the seat page (the {HEADER} header)"}, status=403
+        )
+    try:
+        seat.move(json.loads(await request.text() or "null"))
+    except (ValueError, Refused) as exc:  # json's errors are ValueErrors too
+        return web.json_response({"error": str(exc) if isinstance(exc, Refused) else "not JSON"}, status=400)
+    return web.json_response({"sent": True}, status=202)
+
+
+def add_routes(app: web.Application, seat: HumanSeat) -> None:
+    from croupier.clients.web.app import page
+
+    app[SEAT] = seat
+    app.router.add_get("/seat/{key}", claim)
+    app.router.add_get("/play", page("play.html"))
+    app.router.add_get("/api/seat/live", live)
+    app.router.add_post("/api/seat/move", move)

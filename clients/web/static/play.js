@@ -1,0 +1,203 @@
+// The seat page: the person's own view of the match (the referee's seat stream, as JSON: the table
+// drawn by table.js), the legal actions as buttons and keys, a click on a card of the hand, the
+// clock, and why a move was refused. Moves go to the viewer, which sends them to the referee as
+// this seat's; only the browser that opened the seat's link holds its cookie.
+"use strict";
+(function () {
+  const { el, draw, words, clock } = window.Croupier;
+  const root = document.getElementById("play");
+  const panel = el("section", "your-move");
+  const board = el("div", "board");
+  root.replaceChildren(panel, board);
+  const NUMBERED = "1234567890bcdefghilmnorsuvwxyz";
+
+  let state = null;
+  let received = 0; // performance.now() when `state` came
+  let pending = false; // a move is on its way: the next state answers it
+  let said = ""; // the viewer's own answer to a move it could not send
+  let focus = null; // a card of the hand with several actions: those are marked
+  const selected = new Set(); // Pair Battle: the cards picked for a set
+
+  const pairBattle = () => state && state.header && state.header.game === "pair_battle";
+  const rankOf = (card) => card.slice(0, -1);
+  const rankKey = (rank) => (rank === "10" ? "t" : rank.toLowerCase());
+
+  // Key -> index of a listed action. Pair Battle: a rank's key lays its largest set (p: pass);
+  // the other games: 1-9, 0, then letters, in the list's order.
+  function keysOf(legal) {
+    const keys = new Map();
+    if (pairBattle()) {
+      legal.forEach((action, index) => {
+        if (!action.cards.length) return keys.set(action.text[0], index);
+        const key = rankKey(rankOf(action.cards[0]));
+        const before = keys.get(key);
+        if (before === undefined || legal[before].cards.length < action.cards.length) keys.set(key, index);
+      });
+    } else legal.slice(0, NUMBERED.length).forEach((_, index) => keys.set(NUMBERED[index], index));
+    return keys;
+  }
+
+  async function send(body) {
+    if (pending) return;
+    pending = true;
+    said = "";
+    render();
+    try {
+      const response = await fetch("/api/seat/move", {
+        method: "POST",
+        headers: { "Content-Type": "application/json", "X-Croupier-Seat": "1" },
+        body: JSON.stringify(body),
+      });
+      if (!response.ok) {
+        const answer = await response.json().catch(() => ({}));
+        throw new Error(answer.error || `error ${response.status}`);
+      }
+    } catch (error) {
+      pending = false;
+      said = error.message;
+      render();
+    }
+  }
+
+  // A listed action: by its index in a turn-based game; in Pair Battle by its text, judged when
+  // it reaches the referee (the view may have moved on: the race is the referee's).
+  function choose(index) {
+    const asked = state.asked;
+    if (!asked || !asked.legal[index]) return;
+    focus = null;
+    selected.clear();
+    if (pairBattle()) send({ text: asked.legal[index].text });
+    else send({ decision_id: asked.decision_id, index });
+  }
+
+  function layCards(cards) {
+    if (!cards.length) return;
+    selected.clear();
+    send({ text: cards.join(" ") });
+  }
+
+  function clickCard(card) {
+    const asked = state.asked;
+    if (pairBattle()) {
+      if (selected.has(card)) selected.delete(card);
+      else selected.add(card);
+      return render();
+    }
+    if (!asked) {
+      said = "wait for your turn";
+      return render();
+    }
+    const uses = asked.legal.map((action, index) => [action, index]).filter(([action]) => action.cards[0] === card);
+    if (uses.length === 1) return choose(uses[0][1]);
+    if (uses.length > 1) {
+      focus = card;
+      return render();
+    }
+    // not among the listed actions: the referee says why (and nothing changes)
+    if (state.header.game !== "platinum_fish") send({ decision_id: asked.decision_id, text: card });
+  }
+
+  function clockLine() {
+    const asked = state.asked;
+    if (!asked) return null;
+    const left = Math.max(0, asked.deadline_ms - (performance.now() - received));
+    const bank = Math.min(left, asked.bank_ms);
+    return `${clock(left)} left${bank ? ` (bank ${(bank / 1000).toFixed(1)} s)` : ""}`;
+  }
+
+  function actionsPanel() {
+    const header = state.header;
+    const parts = [];
+    if (state.note) parts.push(el("p", "note", state.note));
+    if (state.refused) parts.push(el("div", "refused", el("b", "", "refused: "), words(state.refused.reason, header ? header.players : [])));
+    if (said) parts.push(el("div", "refused", said));
+    const asked = state.asked;
+    if (header && header.status === "running" && !asked) parts.push(el("p", "none", "waiting for the others…"));
+    if (asked) {
+      const keys = keysOf(asked.legal);
+      const keyOf = new Map([...keys].map(([key, index]) => [index, key]));
+      const buttons = asked.legal.map((action, index) => {
+        const key = keyOf.get(index);
+        const button = el("button", `action${focus && action.cards[0] === focus ? " focus" : ""}`, key ? el("kbd", "", key) : null, " ", words(action.text, header.players));
+        button.dataset.action = action.text;
+        button.disabled = pending;
+        button.addEventListener("click", () => choose(index));
+        return button;
+      });
+      parts.push(el("h2", "", "your move ", el("span", "seat-clock", clockLine())));
+      parts.push(el("div", "actions", ...buttons));
+      if (pairBattle()) {
+        const lay = el("button", "lay", el("kbd", "", "Enter"), ` lay the cards picked (${[...selected].join(" ") || "click cards of your hand"})`);
+        lay.disabled = pending || !selected.size;
+        lay.addEventListener("click", () => layCards([...selected]));
+        parts.push(el("p", "hint", "keys: a rank (2-9, t for 10, j, q, k, a) lays its largest set; or pick cards and press Enter; Esc drops the pick"));
+        parts.push(lay);
+      } else parts.push(el("p", "hint", "keys: the one beside each action; or click a card of your hand"));
+    }
+    panel.replaceChildren(...parts);
+    panel.dataset.pending = pending ? "1" : "0";
+  }
+
+  function render() {
+    if (!state) return;
+    actionsPanel();
+    const { header, scene } = state;
+    if (!header || !scene) return;
+    const now = scene.time_ms + (header.status === "running" ? Math.round(performance.now() - received) : 0);
+    draw(board, header, scene, now, state.seat);
+    const legalFirst = new Set(state.asked ? state.asked.legal.map((a) => a.cards[0]).filter(Boolean) : []);
+    for (const face of board.querySelectorAll(".seat.mine > .cards:not(.tiny) svg.card[data-card]")) {
+      const card = face.dataset.card;
+      face.classList.add("mine");
+      if (legalFirst.has(card) || (pairBattle() && state.asked && state.asked.legal.some((a) => a.cards.includes(card)))) face.classList.add("playable");
+      if (selected.has(card) || focus === card) face.classList.add("picked");
+      face.setAttribute("tabindex", "0");
+      face.addEventListener("click", () => clickCard(card));
+    }
+    document.title = `${header.title} · your seat · ${header.status}`;
+  }
+
+  document.addEventListener("keydown", (event) => {
+    if (!state || !state.asked || event.ctrlKey || event.metaKey || event.altKey) return;
+    if (pairBattle() && event.key === "Enter") return layCards([...selected]);
+    if (event.key === "Escape") {
+      selected.clear();
+      focus = null;
+      return render();
+    }
+    const index = keysOf(state.asked.legal).get(event.key.toLowerCase());
+    if (index !== undefined) {
+      event.preventDefault();
+      choose(index);
+    }
+  });
+
+  const source = new EventSource("/api/seat/live");
+  let heard = false;
+  source.onmessage = (event) => {
+    heard = true;
+    const next = JSON.parse(event.data);
+    if (!state || !next.header || !state.header || next.header.match_id !== state.header.match_id) selected.clear();
+    state = next;
+    received = performance.now();
+    pending = false;
+    for (const card of [...selected]) if (!ownHand().includes(card)) selected.delete(card);
+    render();
+  };
+  source.onerror = () => {
+    if (heard) return; // a dropped feed: EventSource comes back by itself
+    source.close();
+    root.replaceChildren(el("div", "problem", "This browser holds no seat here: a seat is taken by opening its link, once. You may watch the matches as a spectator."), el("p", "", el("a", "", "the lobby")));
+    root.querySelector("a").href = "/";
+  };
+
+  function ownHand() {
+    const hands = state && state.scene ? state.scene.view.hands : null;
+    return hands && state.seat !== undefined && hands[state.seat] ? hands[state.seat] : [];
+  }
+
+  setInterval(() => {
+    const line = panel.querySelector(".seat-clock");
+    if (line && state) line.textContent = clockLine();
+  }, 250);
+})();
