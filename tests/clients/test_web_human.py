@@ -12,17 +12,18 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
+import aiohttp
 import pytest
 
 from croupier.clients.bots import HeuristicBot
 from croupier.clients.sdk import Client
 from croupier.clients.web.app import WebViewer, start_web
 from croupier.clients.web.frames import plain
-from croupier.clients.web.seat import HumanSeat
+from croupier.clients.web.seat import COOKIE, HumanSeat
 from croupier.engine.games import get_game
 from croupier.engine.rng import Rng
 from croupier.server.app import Croupier
-from croupier.server.journal import End, Header, read_records
+from croupier.server.journal import Act, End, Header, read_records
 from croupier.server.messages import apply_record
 from croupier.v1 import match_pb2
 from croupier.wire.seat_view import shown
@@ -150,3 +151,94 @@ async def wait_finished(table: Table) -> Any:
         if info.status == match_pb2.MATCH_STATUS_FINISHED and info.result.seats:
             return info
         await asyncio.sleep(0.05)
+
+
+@pytest.mark.parametrize("seated", [("spoil_five", {})], ids=["spoil_five"], indirect=True)
+async def test_a_refused_move_shows_its_reason_and_changes_nothing(seated: Table, browser: Any) -> None:
+    page = await browser.new_page()
+    assert seated.viewer.seat is not None
+    await page.goto(f"{seated.viewer.url}seat/{seated.viewer.seat.new_link()}")
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + PLAY_SECONDS
+    while True:  # play by keys until a card of the hand is not among the legal plays (must follow)
+        assert loop.time() < deadline, "no decision came where a card of the hand may not be played"
+        state = seated.viewer.seat.state
+        asked = state.get("asked")
+        ready = page.locator(".your-move[data-pending='0'] button.action")
+        if asked and await ready.count() == len(asked["legal"]):
+            hand = state["scene"]["view"]["hands"][0]
+            listed = {action["cards"][0] for action in asked["legal"] if action["cards"]}
+            barred = [card for card in hand if card not in listed]
+            if barred and all(action["text"] in hand for action in asked["legal"]):
+                break
+            await page.keyboard.press(await ready.first.locator("kbd").inner_text())
+        await page.wait_for_timeout(30)
+    before = (
+        await page.locator(".seat.mine").inner_text(),
+        await page.locator(".your-move .actions").inner_text(),
+    )
+    await page.locator(f".seat.mine svg.card[data-card='{barred[0]}']").click()
+    refused = page.locator(".your-move .refused")
+    await refused.wait_for(timeout=WAIT * 1000)
+    assert re.fullmatch(r"refused: must follow [a-z ()]+: you hold .+", await refused.inner_text())
+    after = (
+        await page.locator(".seat.mine").inner_text(),
+        await page.locator(".your-move .actions").inner_text(),
+    )
+    assert after == before  # the same hand, the same choices: nothing was played
+    assert seated.viewer.seat.state["asked"]["decision_id"] == asked["decision_id"]  # still open
+    await page.keyboard.press(await page.locator(".your-move button.action kbd").first.inner_text())
+    await refused.wait_for(state="detached", timeout=WAIT * 1000)  # an accepted move clears it
+
+
+@pytest.mark.parametrize("seated", [("chinese_ten", {"target": 60})], ids=["chinese_ten"], indirect=True)
+async def test_only_the_browser_that_opened_the_link_can_act(seated: Table, browser: Any) -> None:
+    seat = seated.viewer.seat
+    assert seat is not None
+    base = seated.viewer.url
+    link = f"{base}seat/{seat.new_link()}"
+    page = await browser.new_page()
+    await page.goto(link)
+    await page.locator(".your-move").wait_for()
+    cookie = next(c for c in await browser.cookies() if c["name"] == COOKIE)
+    assert cookie["httpOnly"] and cookie["sameSite"] == "Strict"
+    assert link.rsplit("/", 1)[1] not in page.url  # the spent key is not the page's address
+    move = {"decision_id": 1, "index": 0}
+    ours = {"X-Croupier-Seat": "1"}
+    async with aiohttp.ClientSession() as other:  # another browser: the same link, again
+        async with other.get(link, allow_redirects=False) as response:
+            assert response.status == 403 and "used already" in await response.text()
+        async with other.get(f"{base}play") as response:  # the page itself is no secret
+            assert response.status == 200
+        async with other.get(f"{base}api/seat/live") as response:
+            assert response.status == 403
+        async with other.post(f"{base}api/seat/move", json=move, headers=ours) as response:
+            assert response.status == 403
+    forged = {COOKIE: "x" * 43}
+    async with aiohttp.ClientSession(cookies=forged) as other:  # a cookie of its own making
+        async with other.post(f"{base}api/seat/move", json=move, headers=ours) as response:
+            assert response.status == 403
+        async with other.get(f"{base}api/seat/live") as response:
+            assert response.status == 403
+    held = {COOKIE: cookie["value"]}
+    async with aiohttp.ClientSession(cookies=held) as site:  # what another origin's page could send
+        async with site.post(f"{base}api/seat/move", data=json.dumps(move)) as response:
+            assert response.status == 403  # a form or a simple fetch: no header of ours
+        headers = {"X-Croupier-Seat": "1", "Origin": "https://evil.example"}
+        async with site.post(f"{base}api/seat/move", json=move, headers=headers) as response:
+            assert response.status == 403  # our header, from another origin
+        preflight = {"Origin": "https://evil.example", "Access-Control-Request-Method": "POST"}
+        async with site.options(f"{base}api/seat/move", headers=preflight) as response:
+            assert "Access-Control-Allow-Origin" not in response.headers
+    evil = await browser.new_page()  # a page of another origin, in the very browser holding the seat
+    await evil.goto(f"{base}static/style.css".replace("127.0.0.1", "localhost"))
+    status = await evil.evaluate(
+        """async (url) => { try { const r = await fetch(url, {method: "POST", credentials: "include",
+        headers: {"X-Croupier-Seat": "1", "Content-Type": "application/json"}, body: "{}"});
+        return r.status; } catch (e) { return "blocked"; } }""",
+        f"{base}api/seat/move",
+    )
+    assert status == "blocked"
+    assert seat.state["refused"] is None  # nothing of theirs reached the referee
+    journal = seated.referee.referee.matches_dir / f"{seated.match_id}.jsonl"
+    assert not [r for r in read_records(journal) if isinstance(r, Act) and r.seat == 0]
