@@ -15,6 +15,12 @@ file's ``isolation``: docs/tournaments.md). It ends with each bot's results and
 the ratings of this run, and exits 0 when every match finished and every bot
 made moves of its own. Results and journals are kept under --data, as a
 tournament's are (``croupier matches``, ``croupier replay``).
+
+With --human you take a seat yourself, in the web viewer: the command prints a link to your seat
+(on 127.0.0.1; it works once, in one browser) and opens it where a display is. You see your own
+cards and play by clicks or keys; everyone else sees the match as a spectator. A match with you
+in it has human-sized clocks (a minute a move, five in the bank), one match at a time, each its
+own deal (--games 1 by default: one deal in each seating).
 """
 
 from __future__ import annotations
@@ -37,6 +43,7 @@ from typing import TYPE_CHECKING, Any
 from croupier.clients.results.ratings_cli import DEFAULT_DATA, DEFAULT_SAMPLES, RatingProgress, fail, say
 from croupier.clients.results.schedule import Rotations, rotation_count
 from croupier.clients.tournament.isolation import MODES as ISOLATION
+from croupier.clients.web import seat
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -48,6 +55,8 @@ if TYPE_CHECKING:
     from croupier.clients.tournament.config import TournamentConfig
 
 BUNDLED = ("random", "heuristic")
+HUMAN = "you"
+"""The name of the person's seat (--human)."""
 REGISTERED = "registered:"
 """A SPEC seating a bot registered on the referee by its name: ``registered:mybot``."""
 SPECTATOR_SECONDS = 60.0
@@ -81,9 +90,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--games",
         type=int,
-        default=5,
         metavar="N",
-        help="deals, each played once per rotation of the seats (default: %(default)s)",
+        help="deals, each played once per rotation of the seats (default: 5; 1 with --human)",
+    )
+    parser.add_argument(
+        "--human",
+        action="store_true",
+        help="take a seat yourself, in the browser: the first seat is yours, one per --bot follows "
+        f"(a link to it is printed; {seat.DECISION_MS // 1000} s a move and {seat.BANK_MS // 1000} s "
+        "in the bank for everyone)",
     )
     parser.add_argument(
         "--option",
@@ -136,6 +151,8 @@ def run(args: argparse.Namespace) -> int:
     from croupier.clients.results.store import Store, StoreError
     from croupier.clients.tournament.config import ConfigError, parse
 
+    if args.games is None:
+        args.games = 1 if args.human else 5
     if args.games < 1:
         return fail("croupier match: --games must be at least 1", 2)
     try:
@@ -160,7 +177,14 @@ def run(args: argparse.Namespace) -> int:
     try:
         config = parse(
             settings(
-                args.game, args.bot, args.games, options, seed, fresh=args.watch, isolation=args.isolation
+                args.game,
+                args.bot,
+                args.games,
+                options,
+                seed,
+                fresh=args.watch,
+                isolation=args.isolation,
+                human=args.human,
             )
         )
     except ConfigError as exc:
@@ -191,21 +215,30 @@ def settings(
     seed: int,
     fresh: bool = False,
     isolation: str = "auto",
+    human: bool = False,
 ) -> dict[str, Any]:
     """The match as a tournament file's settings: one game, one table of every bot, ``deals``
     duplicate sets played one at a time. ``fresh`` (--watch): every match its own deal, since a
-    referee lets nobody but the admin watch a match while a twin dealt the same cards is live."""
+    referee lets nobody but the admin watch a match while a twin dealt the same cards is live.
+    ``human``: a person takes the first seat (``HUMAN``), one match at a time, each its own deal
+    (they would remember a duplicate's), on clocks for a person."""
     names = bot_names(specs)
-    rotations = rotation_count(max(len(specs), 1), Rotations.WILLIAMS)
+    seats = len(specs) + human
+    rotations = rotation_count(max(seats, 1), Rotations.WILLIAMS)
+    table: dict[str, Any] = {"game": game, "seats": seats, "deals": deals, "options": options}
+    if human:
+        table["clock"] = {"decision_ms": seat.DECISION_MS, "bank_ms": seat.BANK_MS}
+    bots: list[dict[str, Any]] = [{"name": HUMAN, "human": True}] if human else []
     return {
         "name": "match",
         "seed": seed,
         "rounds": 1,
-        "concurrency": rotations,  # a duplicate set (one match per rotation) at a time
-        "deals": "fresh" if fresh else "duplicate",
+        "concurrency": 1 if human else rotations,  # a duplicate set (one match per rotation) at a time
+        "deals": "fresh" if fresh or human else "duplicate",
         "isolation": isolation,
-        "games": [{"game": game, "seats": len(specs), "deals": deals, "options": options}],
-        "bots": [
+        "games": [table],
+        "bots": bots
+        + [
             {"name": name, "registered": True}
             if spec.startswith(REGISTERED)
             else {"name": name, "command": bot_command(spec, rotations)}
@@ -319,6 +352,7 @@ async def _play(
     from croupier.clients.tournament.cli import play
 
     web = args.web or ("127.0.0.1:0" if args.watch else None)  # a free port: two runs never collide
+    # (--human: the viewer starts anyway, on 127.0.0.1: tournament/viewer.py)
     runner_args = argparse.Namespace(
         server=args.server,
         admin_token=args.admin_token,

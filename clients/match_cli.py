@@ -17,4 +17,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.human and (args.sprt or args.in_process):
+        from croupier.clients.results.ratings_cli import fail
+
+        return fail(
+            "croupier match: --human seats you in the browser, on a referee: not with --sprt or --in-process",
+            2,
+        )
     return sprt.run(args) if args.sprt else match.run(args)

@@ -32,6 +32,7 @@ from croupier.clients.results.ratings_cli import (
     say,
 )
 from croupier.clients.tournament import containers
+from croupier.clients.tournament.viewer import web_viewer
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -43,6 +44,7 @@ if TYPE_CHECKING:
     from croupier.clients.tournament.isolation import Jail
     from croupier.clients.tournament.referee import BotStatus, Replicas
     from croupier.clients.tournament.runner import Entrant, Runner
+    from croupier.clients.web.seat import HumanSeat
 
 CONNECT_SECONDS = 60.0
 """How long launched bots may take to connect before the tournament gives up."""
@@ -220,7 +222,9 @@ async def play(
                     f"referee on {target}; watch its matches: "
                     f"{croupier_command()} watch --server {target} --follow"
                 )
-            await alongside.enter_async_context(_web_viewer(args, console, target, admin_token))
+            viewer = await alongside.enter_async_context(
+                web_viewer(args, console, config, target, admin_token)
+            )
             if not args.server and beside is not None:
                 await alongside.enter_async_context(beside(target))
             referees = await Replicas.connect(target, admin_token)
@@ -229,7 +233,8 @@ async def play(
                     f"matches spread over {len(referees.names)} referees: {', '.join(referees.names)}"
                 )
             try:
-                entrants = await _enter_bots(config, referees, logs, display, launched, socket, jail)
+                seat = viewer.seat if viewer is not None else None
+                entrants = await _enter_bots(config, referees, logs, display, launched, socket, jail, seat)
                 runner = (make_runner or Runner)(config, store, referees, entrants, display)
                 _on_interrupt(runner, display, main)
                 started = True
@@ -325,45 +330,6 @@ async def _referee(
                 await croupier.stop(grace=1.0)
 
 
-@contextlib.asynccontextmanager
-async def _web_viewer(
-    args: argparse.Namespace, console: Console, target: str, admin_token: str
-) -> AsyncIterator[None]:
-    """With --web, ``croupier web`` on this event loop beside the referee, its address printed. It
-    holds the organiser's token, so the tournament's sealed matches (a duplicate set's rotations,
-    dealt the same cards) can be watched as they run: whoever reaches its address sees them, so
-    it listens on 127.0.0.1 unless --web says otherwise (docs/spectator.md)."""
-    from croupier.clients.tournament.referee import SPREAD_SCHEMES
-    from croupier.server.referee import organiser_token
-
-    if not args.web:
-        yield
-        return
-    if target.startswith(SPREAD_SCHEMES):
-        say(
-            console, "--web: the web viewer follows one referee; give it one: croupier web --server HOST:PORT"
-        )
-        yield
-        return
-    from croupier.clients.web.app import start_web
-
-    token = organiser_token(admin_token)
-    try:
-        viewer = await start_web(target, args.web, args.data, token=token)
-    except OSError as exc:  # the port is taken: any free one will do for a demo
-        viewer = await start_web(target, "127.0.0.1:0", args.data, token=token)
-        say(console, f"--web {args.web}: {exc.strerror or exc}; serving on a free port instead")
-    say(console, f"watch it in a browser: {viewer.url}")
-    try:
-        yield
-    finally:
-        await viewer.stop()
-        say(
-            console,
-            f"the web viewer stopped with the tournament; browse it again: croupier web --data {args.data}",
-        )
-
-
 class BotsNotReady(Exception):
     """A bot did not connect in time."""
 
@@ -376,12 +342,14 @@ async def _enter_bots(
     launched: list[BotProcess],
     socket: Path | None,
     jail: Jail | None = None,
+    seat: HumanSeat | None = None,
 ) -> dict[str, Entrant]:
     """Register every instance of every bot on every replica (one id and token for all), launch
     the ones with a command once per replica (in its container, for a bot given as an image), wait
     until all are connected to each. A bot has one instance, or with ``processes =
     "per_rotation"`` one per rotation of its sets, each its own bot id, token and process:
-    rotation r of every set is played by instance r."""
+    rotation r of every set is played by instance r. A human bot's token goes to ``seat``, the
+    web viewer's, where the person plays it."""
     from croupier.clients.tournament.bots import Instance
     from croupier.clients.tournament.runner import Entrant
 
@@ -406,6 +374,11 @@ async def _enter_bots(
             instance = Instance(bot.name, rotation)
             bot_id, token = await referees.register_bot(instance.label)
             ids[instance.label] = bot_id
+            if bot.human:  # the web viewer's seat, where the person plays (viewer.py)
+                if seat is None:
+                    raise BotsNotReady(f"bot {bot.name}: a person plays through a web viewer of one referee")
+                seat.take([token])
+                continue
             if bot.command is None and bot.image is None:
                 where = replicas[0] if len(replicas) == 1 else "each of " + ", ".join(replicas)
                 display.note(

@@ -94,6 +94,9 @@ class BotConfig:
     registered: bool = False
     """Registered on the referee already (``croupier register NAME``) under its name: the runner
     seats that bot, which connects by itself with its own token; nothing is registered or launched."""
+    human: bool = False
+    """A person plays it, in the web viewer the runner starts (tournament/viewer.py): one match at a
+    time, on fresh deals (a person would remember a duplicate set's hands)."""
 
     @property
     def identity(self) -> str:
@@ -250,6 +253,16 @@ def parse(data: Mapping[str, Any], source: Path | None = None) -> TournamentConf
             f'processes = "per_rotation" gives each rotation a bot of its own, which the runner registers; '
             f'{", ".join(registered)} registered = true play as one bot: use processes = "shared"'
         )
+    humans = [bot.name for bot in bots if bot.human]
+    if len(humans) > 1:
+        problems.append(
+            f"{', '.join(humans)}: one person plays a tournament (human = true), in its web viewer"
+        )
+    if humans and (deals == Deals.DUPLICATE or config.per_rotation):
+        problems.append(
+            f"{humans[0]} (human = true) would be dealt each hand again in another seat and remember it: "
+            'use deals = "fresh" and processes = "shared"'
+        )
     for game in games:
         players = config.bots_of(game.game)
         if len(players) < game.seats:
@@ -258,7 +271,7 @@ def parse(data: Mapping[str, Any], source: Path | None = None) -> TournamentConf
                 + (f" ({', '.join(players)})" if players else "")
             )
         together = rotation_count(game.seats, rotations)
-        if together > concurrency:
+        if together > concurrency and deals == Deals.DUPLICATE:
             problems.append(
                 f"concurrency {concurrency} is below the {together} rotations of each {game.game} deal, "
                 f"which start together; raise it to at least {together}"
@@ -350,7 +363,8 @@ def _bot(
     if name and (problem := name_problem(name)):
         table.problem("name", f"bot name {problem}")
     registered = table.boolean("registered", False)
-    external = table.boolean("external", False) or registered  # both connect by themselves
+    human = table.boolean("human", False)
+    external = table.boolean("external", False) or registered or human  # none is launched
     raw_command = table.get("command")
     command: tuple[str, ...] | None = None
     if isinstance(raw_command, str):
@@ -368,7 +382,7 @@ def _bot(
     limits = _sandbox(own_limits, default_sandbox) if image is not None else None
     if image is None and own_limits.data:
         table.problem("sandbox", "limits are for a bot given as an image")
-    kind = "registered = true" if registered else "external = true"
+    kind = "registered = true" if registered else "human = true" if human else "external = true"
     if registered and table.get("external") is not None:
         table.problem("external", f"bot {name!r}: registered = true already says it connects by itself")
     if external and command is not None:
@@ -390,6 +404,8 @@ def _bot(
             "games", f"bot {name!r} plays {', '.join(unknown)}, not in this tournament's [[games]]{mean}"
         )
     capacity = table.integer("capacity", None, low=1)
+    if human and capacity not in (None, 1):
+        table.problem("capacity", f"bot {name!r}: a person plays one match at a time")
     version = table.get("version")
     if version is None:
         source = [image] if isinstance(image, str) else []
@@ -408,6 +424,7 @@ def _bot(
         limits,
         version,
         registered,
+        human,
     )
 
 

@@ -1,7 +1,8 @@
 """Playing a tournament's schedule on a referee.
 
 Duplicate sets are started whole (every rotation of a deal at once, so no bot
-meets a deal it has seen), in schedule order, as long as the tournament's
+meets a deal it has seen; with fresh deals, which no two matches share, each
+match on its own: a person's seat plays one at a time), in schedule order, as long as the tournament's
 concurrency and every bot's capacity allow; a set that does not fit waits
 while later ones that fit go ahead. Each match is in the store before it
 starts and becomes done with its results in one transaction, so a runner
@@ -120,10 +121,12 @@ class Runner:
                 self.display.match_done(earlier.record.key.game, earlier.places, replayed=True)
             else:
                 self._results.setdefault(earlier.record.key.set_key, []).append(earlier)
+        whole = self.config.deals == Deals.DUPLICATE  # fresh deals: no twin, each match on its own
         todo = [
-            pending
+            group
             for duplicate in schedule
             if (pending := [records[m.key] for m in duplicate.matches if records[m.key].status != "done"])
+            for group in ([pending] if whole else [[record] for record in pending])
         ]
         for pending in todo:
             self._check_can_start(pending)

@@ -174,7 +174,7 @@ def make_app(hub: Hub, seat: HumanSeat | None = None) -> web.Application:
     if seat is not None:  # a person plays a seat through this viewer (clients/web/play.py)
         from croupier.clients.web import play
 
-        play.add_routes(app, seat)
+        play.add_routes(app, seat, page("play.html"), _event_stream)
     app[HUB] = hub
     app[RATINGS] = Ratings()
     app.router.add_get("/", page("lobby.html"))

@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+from collections.abc import Awaitable, Callable
 
 from aiohttp import web
 
@@ -44,23 +45,6 @@ def _held(request: web.Request) -> HumanSeat:
     return seat
 
 
-async def live(request: web.Request) -> web.StreamResponse:
-    """GET /api/seat/live: the seat's page state now, then again at every change."""
-    from croupier.clients.web.app import _event_stream
-
-    seat = _held(request)
-    response = await _event_stream(request)
-    seen = 0
-    with contextlib.suppress(ConnectionResetError):
-        while seat.holds(request.cookies.get(COOKIE)):
-            try:
-                seen, text = await asyncio.wait_for(seat.next_state(seen), KEEPALIVE_SECONDS)
-                await response.write(f"data: {text}\n\n".encode())
-            except TimeoutError:
-                await response.write(b": keep-alive\n\n")
-    return response
-
-
 async def move(request: web.Request) -> web.StreamResponse:
     """POST /api/seat/move: the person's choice, sent to the referee; its fate comes on the feed."""
     seat = _held(request)
@@ -78,11 +62,29 @@ async def move(request: web.Request) -> web.StreamResponse:
     return web.json_response({"sent": True}, status=202)
 
 
-def add_routes(app: web.Application, seat: HumanSeat) -> None:
-    from croupier.clients.web.app import page
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+
+
+def add_routes(app: web.Application, seat: HumanSeat, page: Handler, event_stream: Handler) -> None:
+    """The seat's routes on the viewer's ``app``: ``page`` serves the seat page, ``event_stream``
+    begins a feed (app.py's, with its headers)."""
+
+    async def live(request: web.Request) -> web.StreamResponse:
+        """GET /api/seat/live: the seat's page state now, then again at every change."""
+        held = _held(request)
+        response = await event_stream(request)
+        seen = 0
+        with contextlib.suppress(ConnectionResetError):
+            while held.holds(request.cookies.get(COOKIE)):
+                try:
+                    seen, text = await asyncio.wait_for(held.next_state(seen), KEEPALIVE_SECONDS)
+                    await response.write(f"data: {text}\n\n".encode())
+                except TimeoutError:
+                    await response.write(b": keep-alive\n\n")
+        return response
 
     app[SEAT] = seat
     app.router.add_get("/seat/{key}", claim)
-    app.router.add_get("/play", page("play.html"))
+    app.router.add_get("/play", page)
     app.router.add_get("/api/seat/live", live)
     app.router.add_post("/api/seat/move", move)

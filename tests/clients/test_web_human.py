@@ -7,8 +7,11 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import re
-from collections.abc import AsyncIterator
+import subprocess
+import sys
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
@@ -89,14 +92,14 @@ def page_messages(recorded: str) -> list[dict[str, Any]]:
     return [json.loads(data) for data in re.findall(r"^data: (\{.*\})$", recorded, re.M) if '"you"' in data]
 
 
-async def play_to_the_end(page: Any, game: str) -> int:
-    """Keys (and, in Pair Battle, clicks on the hand then Enter) until the match is over; how many
-    moves the person made."""
+async def play_to_the_end(page: Any, game: str, over: Callable[[], bool] | None = None) -> int:
+    """Keys (and, in Pair Battle, clicks on the hand then Enter) until the match is over (or, given,
+    until ``over()``); how many moves the person made."""
     moves = 0
     loop = asyncio.get_running_loop()
     deadline = loop.time() + PLAY_SECONDS
     while loop.time() < deadline:
-        if await page.locator(".match[data-status='finished']").count():
+        if over() if over is not None else await page.locator(".match[data-status='finished']").count():
             return moves
         ready = page.locator(".your-move[data-pending='0'] button.action:not([disabled])")
         if not await ready.count():
@@ -242,3 +245,39 @@ async def test_only_the_browser_that_opened_the_link_can_act(seated: Table, brow
     assert seat.state["refused"] is None  # nothing of theirs reached the referee
     journal = seated.referee.referee.matches_dir / f"{seated.match_id}.jsonl"
     assert not [r for r in read_records(journal) if isinstance(r, Act) and r.seat == 0]
+
+
+async def test_croupier_match_human_seats_you_in_the_browser(tmp_path: Path, browser: Any) -> None:
+    """The README's path: ``croupier match GAME --human --bot heuristic`` prints the seat's link;
+    the person plays one deal in each seating, and the run ends with its tables, the person in them."""
+    env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY")}
+    command = [sys.executable, "-m", "croupier.clients.cli", "match", "platinum_fish", "--human"]
+    command += ["--bot", "heuristic", "--data", str(tmp_path / "data"), "--plain", "--isolation", "off"]
+    run = await asyncio.create_subprocess_exec(
+        *command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env
+    )
+    assert run.stdout is not None
+    said: list[str] = []
+    try:
+        while not (
+            link := next(
+                iter(re.findall(r"your seat: open (http://127\.0\.0\.1:\d+/seat/\S+)", " ".join(said))), None
+            )
+        ):
+            line = await asyncio.wait_for(run.stdout.readline(), WAIT)
+            assert line, "croupier match ended before it printed the seat's link: " + "".join(said)
+            said.append(line.decode())
+        page = await browser.new_page()
+        await page.goto(link)
+        rest = asyncio.ensure_future(run.stdout.read())
+        moves = await play_to_the_end(page, "platinum_fish", over=rest.done)
+        said.append((await asyncio.wait_for(rest, WAIT)).decode())
+        assert await asyncio.wait_for(run.wait(), WAIT) == 0, "".join(said)
+    finally:
+        if run.returncode is None:
+            run.kill()
+            await run.wait()
+    out = "".join(said)
+    assert moves > 0
+    assert re.search(r"│ you +│ +2 │", out), out  # its results table: one match in each seating
+    assert "the link works once" in out
