@@ -45,6 +45,7 @@ from croupier.server.journal import (
 from croupier.server.match import Match
 from croupier.server.messages import shown
 from croupier.server.referee import Referee, check_name
+from croupier.v1 import match_pb2
 from croupier.wire.errors import FailedPrecondition, InvalidArgument, ResourceExhausted
 
 MAX_FORKS = 16
@@ -88,7 +89,12 @@ def finished_records(path: Path, source: str) -> list[Record]:
 
 
 async def fork_match(
-    referee: Referee, source: str, step: int, names: Sequence[str], admin: bool
+    referee: Referee,
+    source: str,
+    step: int,
+    names: Sequence[str],
+    admin: bool,
+    clocks: match_pb2.Clocks | None = None,
 ) -> tuple[Match, list[str]]:
     """Fork ``source`` (a match this referee knows) at ``step``, for a caller who may read its
     record (the spectator service has admitted it): the new match and its seat tokens."""
@@ -99,14 +105,19 @@ async def fork_match(
     if not admin and sum(1 for m in referee.matches.values() if m.forked_from) >= MAX_FORKS:
         raise ResourceExhausted(f"{MAX_FORKS} forks are being played already: try again when one is over")
     records = await asyncio.to_thread(finished_records, referee.journal_path(source), source)
-    return await fork_records(referee, records, step, names)
+    return await fork_records(referee, records, step, names, clocks)
 
 
 async def fork_records(
-    referee: Referee, records: list[Record], step: int, names: Sequence[str]
+    referee: Referee,
+    records: list[Record],
+    step: int,
+    names: Sequence[str],
+    clocks: match_pb2.Clocks | None = None,
 ) -> tuple[Match, list[str]]:
     """A fork of a finished match's ``records`` (``finished_records``: from this referee's data or
-    a journal file the caller read) at ``step``, made on ``referee``: the new match and its seat tokens."""
+    a journal file the caller read) at ``step``, made on ``referee``: the new match and its seat tokens.
+    ``clocks``: its decision and bank times where set (a person plays), else the match's."""
     header = records[0]
     assert isinstance(header, Header)
     source = header.match_id
@@ -124,7 +135,7 @@ async def fork_records(
         game=header.game,
         options=header.options,
         players=tuple(Seated(name, "") for name in players),
-        clocks=header.clocks,
+        clocks=header.clocks if clocks is None else header.clocks.merged(_times(clocks)),
         seed_sha256=header.seed_sha256,
         created_ms=int(time.time() * 1000),
         forked_from=f"{source}@{step}",
@@ -155,3 +166,13 @@ def _write(path: Path, records: list[Record], secret: dict[str, Any]) -> None:
         journal.sync()
     finally:
         journal.close()
+
+
+def _times(clocks: match_pb2.Clocks) -> match_pb2.Clocks:
+    """Only the time per decision and the bank of a fork's asked clocks: a fork's grace, timeouts
+    and refusals stay the match's, so no one asking for a fork keeps a seat nobody plays."""
+    times = match_pb2.Clocks()
+    for name in ("decision_ms", "bank_ms"):
+        if clocks.HasField(name):
+            setattr(times, name, getattr(clocks, name))
+    return times

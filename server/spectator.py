@@ -120,7 +120,12 @@ class SpectatorService:
         caller = self.audience.admit(context)
         with self.audience.heavy_read(caller):  # it reads and re-runs a journal
             match, tokens = await forks.fork_match(
-                self.referee, request.match_id, request.step, list(request.names), caller.admin
+                self.referee,
+                request.match_id,
+                request.step,
+                list(request.names),
+                caller.admin,
+                request.clocks if request.HasField("clocks") else None,
             )
         return spectator_pb2.ForkMatchResponse(match=match.info(), seat_tokens=tokens)
 

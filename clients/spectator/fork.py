@@ -1,5 +1,6 @@
 """``croupier replay MATCH --fork STEP --bot SPEC ...``: play a finished match on from one of its
-steps ("what if, from here, ...?"), with the same deal and history, and new bots from there.
+steps ("what if, from here, ...?"), with the same deal and history, and new bots from there
+(or you: ``--human``, or ``--bot human`` for the seat of your choice, played in the browser).
 
 The match comes from its journal (a file, or its id under --data), forked on a referee embedded
 here (its journals under DATA/referee/matches, as ``croupier match``'s), or from a running
@@ -22,10 +23,13 @@ from pathlib import Path
 
 from rich.console import Console
 
+from croupier.clients.web.seat import BANK_MS, DECISION_MS
 from croupier.v1 import match_pb2, spectator_pb2, spectator_pb2_grpc
 
 BUNDLED = ("random", "heuristic")
-"""Strategies played in this process (any other SPEC is a shell command)."""
+"""Strategies played in this process (any other SPEC is a shell command, but ``HUMAN``)."""
+HUMAN = "human"
+"""The SPEC of the person's seat, played in the browser (``--human``: the first seat)."""
 LAUNCHERS = frozenset({"python", "python3", "node", "sh", "bash", "exec", "croupier", "bot", "env"})
 """Words of a command that name the interpreter, not the bot."""
 Wrap = Callable[[list[str]], list[str]]
@@ -45,13 +49,17 @@ async def fork(args: argparse.Namespace, console: Console, journal: Path | None)
         console.print(text, soft_wrap=True)  # lines a script may read: never wrapped
 
     source = journal.stem if journal is not None else args.sources[0]
-    specs: list[str] = args.bot or []
+    specs: list[str] = ([HUMAN] if args.human else []) + (args.bot or [])
     if not specs:
-        say("croupier replay: --fork takes one --bot per seat: random, heuristic or a command")
+        say("croupier replay: --fork takes one --bot per seat: random, heuristic, human or a command")
+        return 2
+    if specs.count(HUMAN) > 1:
+        say("croupier replay: one person plays a fork: --human (or --bot human) once")
         return 2
     names = [_name(spec, seat) for seat, spec in enumerate(specs)]  # the referee counts them
+    clocks = match_pb2.Clocks(decision_ms=DECISION_MS, bank_ms=BANK_MS) if HUMAN in specs else None
     wrap: Wrap = list
-    if any(spec not in BUNDLED for spec in specs):  # a command: isolated as the runner isolates it
+    if any(spec not in (*BUNDLED, HUMAN) for spec in specs):  # a command: isolated as the runner isolates it
         from croupier.clients.tournament.isolation import choose
 
         jail, note = await asyncio.to_thread(choose, "auto", [args.data.absolute()])
@@ -60,12 +68,16 @@ async def fork(args: argparse.Namespace, console: Console, journal: Path | None)
         if note:
             say(f"croupier replay: {note}")
     try:
-        async with _forked(args, journal, source, names) as (target, fork_info, tokens):
+        async with _forked(args, journal, source, names, clocks) as (target, fork_info, tokens):
             fork_id = fork_info.match_id
             say(f"forked {source} at step {args.fork} as {fork_id}: {', '.join(names)} play on")
             logs = args.data / "logs"
             players = [
-                asyncio.ensure_future(_play(spec, target, token, logs / f"{fork_id}-{seat}.log", wrap))
+                asyncio.ensure_future(
+                    _seat_person(target, token, args.data, say)
+                    if spec == HUMAN
+                    else _play(spec, target, token, logs / f"{fork_id}-{seat}.log", wrap)
+                )
                 for seat, (spec, token) in enumerate(zip(specs, tokens, strict=True))
             ]
             try:
@@ -90,10 +102,14 @@ async def fork(args: argparse.Namespace, console: Console, journal: Path | None)
 
 @contextlib.asynccontextmanager
 async def _forked(
-    args: argparse.Namespace, journal: Path | None, source: str, names: Sequence[str]
+    args: argparse.Namespace,
+    journal: Path | None,
+    source: str,
+    names: Sequence[str],
+    clocks: match_pb2.Clocks | None = None,
 ) -> AsyncIterator[tuple[str, match_pb2.MatchInfo, list[str]]]:
     """The referee the fork plays on (embedded here for a journal, else ``--server``), the fork
-    and its seat tokens; an embedded referee stops after the block."""
+    (with ``clocks``' times, where set) and its seat tokens; an embedded referee stops after the block."""
     import grpc
 
     if journal is None:
@@ -101,7 +117,9 @@ async def _forked(
             raise LookupError(f"no journal {source!r} in {args.data}; give --server to ask a referee")
         async with grpc.aio.insecure_channel(args.server) as channel:
             stub = spectator_pb2_grpc.SpectatorServiceStub(channel)
-            request = spectator_pb2.ForkMatchRequest(match_id=source, step=args.fork, names=names)
+            request = spectator_pb2.ForkMatchRequest(
+                match_id=source, step=args.fork, names=names, clocks=clocks
+            )
             response = await stub.ForkMatch(request)
         yield args.server, response.match, list(response.seat_tokens)
         return
@@ -118,7 +136,7 @@ async def _forked(
         structlog.configure(logger_factory=structlog.PrintLoggerFactory(log_file))
         croupier = await create_server("127.0.0.1:0", args.data / "referee")
         try:
-            match, tokens = await forks.fork_records(croupier.referee, records, args.fork, names)
+            match, tokens = await forks.fork_records(croupier.referee, records, args.fork, names, clocks)
             yield f"127.0.0.1:{croupier.port}", match.info(), tokens
         finally:
             await croupier.stop(grace=1.0)
@@ -157,13 +175,33 @@ async def _play(spec: str, target: str, token: str, log: Path, wrap: Wrap) -> No
                     await process.wait()
 
 
+async def _seat_person(target: str, token: str, data: Path, say: Callable[[str], None]) -> None:
+    """The person's seat until the fork is over: a web viewer of the fork's referee on this machine
+    holds it (clients/web/seat.py), its one-time link printed (and opened where a display is)."""
+    from croupier.clients.tournament.viewer import offer_seat
+    from croupier.clients.web.app import start_web
+    from croupier.clients.web.seat import HumanSeat
+
+    seat = HumanSeat(target)
+    viewer = await start_web(target, "127.0.0.1:0", data, seat=seat)
+    try:
+        seat.take([token], matches=1)
+        offer_seat(viewer, say)
+        await seat.wait()
+    finally:
+        await viewer.stop()
+
+
 def _signal(group: int, signum: int) -> None:
     with contextlib.suppress(ProcessLookupError):
         os.killpg(group, signum)
 
 
 def _name(spec: str, seat: int) -> str:
-    """A seat's player name: the strategy, or the program its command runs (``python mybot.py``: mybot)."""
+    """A seat's player name: the strategy, the person's (you), or the program its command runs
+    (``python mybot.py``: mybot)."""
+    if spec == HUMAN:
+        return "you"
     if spec in BUNDLED:
         return spec
     words = [w for w in spec.split() if not w.startswith("-") and Path(w).name not in LAUNCHERS]

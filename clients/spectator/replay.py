@@ -79,7 +79,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="append",
         metavar="SPEC",
         help="with --fork: a seat's bot from the step on, as croupier match takes them (random, "
-        "heuristic, or a command); one per seat, in seat order",
+        "heuristic, or a command), or human: you, in the browser; one per seat, in seat order",
+    )
+    parser.add_argument(
+        "--human",
+        action="store_true",
+        help="with --fork: you play the first seat, in the browser (a link to it is printed), the "
+        "--bots the others; a minute a move and five in the bank",
     )
 
 
@@ -98,8 +104,8 @@ def run(args: argparse.Namespace) -> int:
         from croupier.clients.spectator.fork import fork
 
         return asyncio.run(fork(args, console, _journal(args, args.sources[0])))
-    if args.bot:
-        console.print("croupier replay: --bot plays a fork: give --fork STEP too")
+    if args.bot or args.human:
+        console.print("croupier replay: --bot and --human play a fork: give --fork STEP too")
         return 2
     try:
         replay = _load(args, args.sources[0])

@@ -16,7 +16,7 @@ import contextlib
 import os
 import sys
 import webbrowser
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import TYPE_CHECKING
 
 from croupier.clients.results.ratings_cli import say
@@ -64,14 +64,7 @@ async def web_viewer(
     if seat is None:
         say(console, f"watch it in a browser: {viewer.url}")
     else:
-        link = viewer.seat_link()
-        say(
-            console,
-            f"your seat: open {link} (the link works once, in one browser; the others watch {viewer.url})",
-        )
-        if _display():
-            with contextlib.suppress(Exception):  # no browser here: the printed link will do
-                webbrowser.open(link)
+        offer_seat(viewer, lambda text: say(console, text))
     try:
         yield viewer
     finally:
@@ -80,6 +73,15 @@ async def web_viewer(
             console,
             f"the web viewer stopped with the tournament; browse it again: croupier web --data {args.data}",
         )
+
+
+def offer_seat(viewer: WebViewer, say: Callable[[str], None]) -> None:
+    """Print the link to the viewer's seat, and open it in a browser where a display is."""
+    link = viewer.seat_link()
+    say(f"your seat: open {link} (the link works once, in one browser; the others watch {viewer.url})")
+    if _display():
+        with contextlib.suppress(Exception):  # no browser here: the printed link will do
+            webbrowser.open(link)
 
 
 def _display() -> bool:
