@@ -20,7 +20,7 @@ from pathlib import Path
 
 from aiohttp import web
 
-from croupier.clients.web import STATIC, forks
+from croupier.clients.web import STATIC, forks, play
 from croupier.clients.web.hub import Busy, Hub, Sealed, Unknown
 from croupier.clients.web.seat import HumanSeat
 from croupier.clients.web.tournaments import NoDatabase, Ratings, tournament_page
@@ -171,10 +171,7 @@ async def _event_stream(request: web.Request) -> web.StreamResponse:
 
 def make_app(hub: Hub, seat: HumanSeat | None = None) -> web.Application:
     app = web.Application(middlewares=[headers])
-    if seat is not None:  # a person plays a seat through this viewer (clients/web/play.py)
-        from croupier.clients.web import play
-
-        play.add_routes(app, seat, page("play.html"), _event_stream)
+    play.add_routes(app, seat, page("play.html"), _event_stream)  # a person's seat, if one plays here
     app[HUB] = hub
     app[RATINGS] = Ratings()
     app.router.add_get("/", page("lobby.html"))
@@ -207,8 +204,9 @@ class WebViewer:
         return f"{self.url}seat/{self.seat.new_link()}"
 
     async def stop(self) -> None:
-        if self.seat is not None:
-            await self.seat.stop()
+        seat = self.runner.app[play.SEATS].seat if self.runner.app is not None else None
+        if seat is not None:  # the one it began with, or a fork's
+            await seat.stop()
         await self.runner.cleanup()
         await self.hub.close()
 

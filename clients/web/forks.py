@@ -1,6 +1,8 @@
 """The replay page's "play on from here": the viewer forks a finished match at the step shown
 (``SpectatorService.ForkMatch``, asked as the spectator it is) and plays the fork with bundled
-bots in this process, one per seat; the page then follows the fork live like any match.
+bots in this process, one per seat; the page then follows the fork live like any match. Asked
+with ``"you": SEAT``, that seat is a person's, played on the seat page (clients/web/play.py) by the
+browser that asked, with a person's clocks; one person at a time per viewer.
 
 A fork is a match on the referee, so a browser may ask for one only with the header a page of
 ours sends (``X-Croupier-Fork``): another site's page cannot send it without the browser asking
@@ -17,7 +19,9 @@ import grpc
 from aiohttp import web
 
 from croupier.clients.web.hub import Busy, Hub, check_id
-from croupier.v1 import spectator_pb2
+from croupier.clients.web.play import SEATS
+from croupier.clients.web.seat import BANK_MS, DECISION_MS, HumanSeat
+from croupier.v1 import match_pb2, spectator_pb2
 
 HEADER = "X-Croupier-Fork"
 """The header a fork request must carry (any value): only our page's script sends it."""
@@ -44,17 +48,30 @@ async def fork(request: web.Request, hub: Hub) -> web.StreamResponse:
     try:
         asked: Any = json.loads(await request.text() or "{}")
         step, bots = int(asked["step"]), str(asked.get("bots", "heuristic"))
+        you = asked.get("you")  # the seat a person plays in the browser, if one does
+        if you is not None and (isinstance(you, bool) or not isinstance(you, int) or you < 0):
+            raise ValueError(you)
     except (ValueError, KeyError, TypeError):
-        return web.json_response({"error": 'send {"step": N, "bots": "heuristic" or "random"}'}, status=400)
+        return web.json_response(
+            {"error": 'send {"step": N, "bots": "heuristic" or "random", "you": SEAT or null}'}, status=400
+        )
     if bots not in STRATEGIES:
         return web.json_response({"error": f"bots are one of {', '.join(STRATEGIES)}"}, status=400)
     playing = [task for task in hub.tasks if task.get_name().startswith("fork ")]
     if len(playing) >= PLAYING:
         raise Busy(f"{PLAYING} forks are being played from this viewer: try again when one is over")
+    seats = request.app[SEATS]
+    if you is not None and not seats.free():
+        raise Busy("a person plays at this viewer already: one seat at a time, try again when it is over")
+    request_pb = spectator_pb2.ForkMatchRequest(match_id=match_id, step=step)
+    if you is not None:
+        players = await _seats_of(hub, match_id)
+        if you >= players:
+            return web.json_response({"error": f"the match has seats 0 to {players - 1}"}, status=400)
+        request_pb.names.extend("you" if seat == you else bots for seat in range(players))
+        request_pb.clocks.CopyFrom(match_pb2.Clocks(decision_ms=DECISION_MS, bank_ms=BANK_MS))
     try:
-        answer = await hub.stub.ForkMatch(
-            spectator_pb2.ForkMatchRequest(match_id=match_id, step=step), timeout=30
-        )
+        answer = await hub.stub.ForkMatch(request_pb, timeout=30)
     except grpc.aio.AioRpcError as exc:
         status = {grpc.StatusCode.NOT_FOUND: 404, grpc.StatusCode.RESOURCE_EXHAUSTED: 503}.get(
             exc.code(), 409
@@ -63,11 +80,29 @@ async def fork(request: web.Request, hub: Hub) -> web.StreamResponse:
             status = 400
         return web.json_response({"error": f"the referee says: {exc.details()}"}, status=status)
     forked = answer.match.match_id
-    task = asyncio.ensure_future(_play(hub, bots, list(answer.seat_tokens)))
+    tokens = list(answer.seat_tokens)
+    shown: dict[str, Any] = {"match_id": forked, "forked_from": answer.match.forked_from}
+    if you is not None:  # the person's seat is this viewer's; only the asking page gets its link
+        seat = seats.seat = HumanSeat(hub.server, "you", _credentials(hub))
+        seat.take([tokens.pop(you)], matches=1)
+        shown["seat"] = f"/seat/{seat.new_link()}"
+    task = asyncio.ensure_future(_play(hub, bots, tokens))
     task.set_name(f"fork {forked}")
     hub.tasks.add(task)
     task.add_done_callback(hub.tasks.discard)
-    return web.json_response({"match_id": forked, "forked_from": answer.match.forked_from})
+    return web.json_response(shown)
+
+
+async def _seats_of(hub: Hub, match_id: str) -> int:
+    """How many seats the finished match has (its replay, which the fork needs read anyway)."""
+    text = await hub.record(match_id)
+    if text is None:
+        return 0  # still running: the referee refuses the fork and says why
+    return len(json.loads(text)["header"]["players"])
+
+
+def _credentials(hub: Hub) -> grpc.ChannelCredentials | None:
+    return grpc.ssl_channel_credentials(hub.tls_ca.read_bytes()) if hub.tls_ca else None
 
 
 async def _play(hub: Hub, strategy_name: str, tokens: list[str]) -> None:
@@ -75,7 +110,7 @@ async def _play(hub: Hub, strategy_name: str, tokens: list[str]) -> None:
     from croupier.clients.bots import strategy
     from croupier.clients.sdk import Client
 
-    credentials = grpc.ssl_channel_credentials(hub.tls_ca.read_bytes()) if hub.tls_ca else None
+    credentials = _credentials(hub)
     clients = [
         Client(
             strategy(strategy_name),

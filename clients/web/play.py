@@ -14,19 +14,34 @@ import asyncio
 import contextlib
 import json
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 
 from aiohttp import web
 
 from croupier.clients.web.seat import COOKIE, HEADER, HumanSeat, Refused
 
-SEAT = web.AppKey("seat", HumanSeat)
+
+@dataclass
+class Seats:
+    """The person's seat of this viewer, if it has one: given as it starts (``croupier match
+    --human``), or made for a fork the replay page asks a person to play (clients/web/forks.py).
+    One at a time: a person plays one match."""
+
+    seat: HumanSeat | None = None
+
+    def free(self) -> bool:
+        return self.seat is None or self.seat.done
+
+
+SEATS = web.AppKey("seats", Seats)
 KEEPALIVE_SECONDS = 15.0
 NO_SEAT = "this browser holds no seat here: a seat is taken by opening its link, once"
 
 
 async def claim(request: web.Request) -> web.StreamResponse:
     """GET /seat/{key}: the seat's cookie for the first browser with the link, then the seat page."""
-    secret = request.app[SEAT].claim(request.match_info["key"])
+    seat = request.app[SEATS].seat
+    secret = None if seat is None else seat.claim(request.match_info["key"])
     if secret is None:
         return web.Response(
             status=403,
@@ -39,8 +54,8 @@ async def claim(request: web.Request) -> web.StreamResponse:
 
 
 def _held(request: web.Request) -> HumanSeat:
-    seat = request.app[SEAT]
-    if not seat.holds(request.cookies.get(COOKIE)):
+    seat = request.app[SEATS].seat
+    if seat is None or not seat.holds(request.cookies.get(COOKIE)):
         raise web.HTTPForbidden(text=json.dumps({"error": NO_SEAT}), content_type="application/json")
     return seat
 
@@ -65,9 +80,9 @@ async def move(request: web.Request) -> web.StreamResponse:
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 
-def add_routes(app: web.Application, seat: HumanSeat, page: Handler, event_stream: Handler) -> None:
-    """The seat's routes on the viewer's ``app``: ``page`` serves the seat page, ``event_stream``
-    begins a feed (app.py's, with its headers)."""
+def add_routes(app: web.Application, seat: HumanSeat | None, page: Handler, event_stream: Handler) -> None:
+    """The seat's routes on the viewer's ``app`` (its person's ``seat`` from the start, if given):
+    ``page`` serves the seat page, ``event_stream`` begins a feed (app.py's, with its headers)."""
 
     async def live(request: web.Request) -> web.StreamResponse:
         """GET /api/seat/live: the seat's page state now, then again at every change."""
@@ -83,7 +98,7 @@ def add_routes(app: web.Application, seat: HumanSeat, page: Handler, event_strea
                     await response.write(b": keep-alive\n\n")
         return response
 
-    app[SEAT] = seat
+    app[SEATS] = Seats(seat)
     app.router.add_get("/seat/{key}", claim)
     app.router.add_get("/play", page)
     app.router.add_get("/api/seat/live", live)

@@ -109,6 +109,11 @@ class HumanSeat:
         ``matches`` matches ended (None: until stopped)."""
         self._task = asyncio.ensure_future(self._play(list(tokens), matches))
 
+    @property
+    def done(self) -> bool:
+        """Its matches are over, or it was stopped (or never began)."""
+        return self._task is None or self._task.done()
+
     async def stop(self) -> None:
         if self._task is not None:
             self._task.cancel()

@@ -12,17 +12,20 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import aiohttp
 import grpc
 
+from croupier.clients.web.app import WebViewer
+from croupier.clients.web.play import SEATS
 from croupier.server.app import Croupier
 from croupier.server.journal import Header, read_records
 from croupier.v1 import match_pb2, spectator_pb2, spectator_pb2_grpc
 from tests.clients.test_fork_cli import finished, forked_journal
 from tests.clients.test_web_human import play_to_the_end
-from tests.clients.web import browser
+from tests.clients.web import ARTIFACTS, browser, viewer
 from tests.server.botclient import WAIT, Admin
 
-__all__ = ["browser"]
+__all__ = ["browser", "viewer"]
 LINK = re.compile(r"your seat: open (http://127\.0\.0\.1:\d+/seat/\S+)")
 
 
@@ -121,3 +124,31 @@ async def test_anyone_asking_for_a_fork_sets_only_its_times_to_move(referee: Cro
     clocks = referee.referee.info(answer.match.match_id).clocks
     assert (clocks.decision_ms, clocks.bank_ms) == (60_000, 300_000)
     assert (clocks.grace_ms, clocks.max_timeouts) == (original.grace_ms, original.max_timeouts)
+
+
+async def test_play_on_from_here_seats_the_person_who_asked(
+    referee: Croupier, admin: Admin, viewer: WebViewer, browser: Any
+) -> None:
+    journal = await finished(referee, admin)
+    page = await browser.new_page()
+    await page.goto(f"{viewer.url}match/{journal.stem}?step=5")
+    await page.locator("select.fork-you").select_option("1")
+    ARTIFACTS.mkdir(exist_ok=True)
+    await page.locator(".fork-control").screenshot(path=str(ARTIFACTS / "web-fork-you.png"))
+    await page.locator("button.fork").click()
+    await page.wait_for_url(f"{viewer.url}play", timeout=WAIT * 1000)
+    await page.locator(".seat.mine[data-seat='1']").wait_for(timeout=WAIT * 1000)
+    async with aiohttp.ClientSession() as other:  # one person at a time: a second is told so
+        asked = {"step": 5, "bots": "random", "you": 0}
+        url = f"{viewer.url}api/matches/{journal.stem}/fork"
+        async with other.post(url, json=asked, headers={"X-Croupier-Fork": "1"}) as response:
+            assert response.status == 503 and "a person plays" in (await response.json())["error"]
+        async with other.post(url, json={**asked, "you": True}, headers={"X-Croupier-Fork": "1"}) as response:
+            assert response.status == 400
+    assert await play_to_the_end(page, "chinese_ten") > 0
+    seat = viewer.runner.app[SEATS].seat
+    assert seat is not None and seat.done
+    info = await admin.wait(seat.state["header"]["match_id"])
+    assert info.forked_from == f"{journal.stem}@5"
+    assert [p.name for p in sorted(info.players, key=lambda p: p.seat)] == ["heuristic", "you"]
+    assert info.clocks.decision_ms == 60_000
