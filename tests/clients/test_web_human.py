@@ -184,6 +184,9 @@ async def test_a_refused_move_shows_its_reason_and_changes_nothing(seated: Table
     refused = page.locator(".your-move .refused")
     await refused.wait_for(timeout=WAIT * 1000)
     assert re.fullmatch(r"refused: must follow [a-z ()]+: you hold .+", await refused.inner_text())
+    ARTIFACTS.mkdir(exist_ok=True)
+    await page.set_viewport_size({"width": 1100, "height": 600})
+    await page.screenshot(path=str(ARTIFACTS / "web-seat-refused.png"))  # docs/images/web-seat-spoil-five.png
     after = (
         await page.locator(".seat.mine").inner_text(),
         await page.locator(".your-move .actions").inner_text(),

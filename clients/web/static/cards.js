@@ -114,9 +114,9 @@ function words(text, players) {
 }
 
 function clock(ms) {
-  ms = Math.max(0, ms);
-  const minutes = Math.floor(ms / 60000);
-  const seconds = ((ms % 60000) / 1000).toFixed(1).padStart(4, "0");
+  const tenths = Math.floor(Math.max(0, ms) / 100); // down, so 59.96 s reads 00:59.9, never 00:60.0
+  const minutes = Math.floor(tenths / 600);
+  const seconds = ((tenths % 600) / 10).toFixed(1).padStart(4, "0");
   return `${String(minutes).padStart(2, "0")}:${seconds}`;
 }
 
