@@ -7,7 +7,8 @@ its progress, crosstable and ratings; ``/follow`` moves from one live match to t
 viewer is a spectator like any other: it holds no admin token and sees only what the referee
 shows anyone (a sealed match: not until its twin ends; ``croupier tournament --web`` starts one
 that holds the organiser's token: docs/spectator.md). With no referee answering, the lobby lists
-the finished journals of --data.
+the finished journals of --data. A replay's "play on from here" may keep a seat for you: the
+page then opens your seat (``/play``), which only that browser may play.
 """
 
 from __future__ import annotations

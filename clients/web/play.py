@@ -71,9 +71,13 @@ async def move(request: web.Request) -> web.StreamResponse:
             {"error": f"a move is sent by the seat page (the {HEADER} header)"}, status=403
         )
     try:
-        seat.move(json.loads(await request.text() or "null"))
-    except (ValueError, Refused) as exc:  # json's errors are ValueErrors too
-        return web.json_response({"error": str(exc) if isinstance(exc, Refused) else "not JSON"}, status=400)
+        asked = json.loads(await request.text() or "null")
+    except ValueError:
+        return web.json_response({"error": "a move is JSON"}, status=400)
+    try:
+        seat.move(asked)
+    except Refused as exc:
+        return web.json_response({"error": str(exc)}, status=400)
     return web.json_response({"sent": True}, status=202)
 
 

@@ -25,7 +25,7 @@ import logging
 import secrets
 import time
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, TypeGuard
 
 import grpc
 
@@ -286,15 +286,21 @@ class HumanSeat:
             raise Refused('send {"decision_id": N, "index": I} or {"text": "an action"}')
         move = bots_pb2.Move(match_id=match["id"], seat=int(self.state["seat"]))
         text, index, decision = asked.get("text"), asked.get("index"), asked.get("decision_id")
-        if isinstance(text, str) and 0 < len(text) <= 80:
+        if decision is not None and not _number(decision, 2**64):
+            raise Refused("decision_id is a whole number, from the seat's request")
+        if isinstance(text, str) and 0 < len(text) <= 80 and index is None:
             move.text = text
-            if isinstance(decision, int) and not isinstance(decision, bool) and decision > 0:
-                move.decision_id = decision
-        elif isinstance(index, int) and isinstance(decision, int) and min(index, decision) >= 0:
-            move.decision_id, move.index = decision, index  # (a bool is an int: the referee reads 0 or 1)
+            move.decision_id = decision or 0
+        elif text is None and decision and _number(index, 2**32):
+            move.decision_id, move.index = decision, index
         else:
             raise Refused('send {"decision_id": N, "index": I} or {"text": "an action"} (80 characters)')
         outbox.put_nowait(bots_pb2.BotMessage(move=move))
+
+
+def _number(value: Any, below: int) -> TypeGuard[int]:
+    """Whether ``value`` is a whole number from 0 to ``below`` - 1 (JSON's true is no number)."""
+    return isinstance(value, int) and not isinstance(value, bool) and 0 <= value < below
 
 
 def _cards(action: Any) -> list[str]:

@@ -26,7 +26,7 @@ from croupier.clients.web.seat import COOKIE, HumanSeat
 from croupier.engine.games import get_game
 from croupier.engine.rng import Rng
 from croupier.server.app import Croupier
-from croupier.server.journal import Act, End, Header, read_records
+from croupier.server.journal import Act, End, Header, Refuse, read_records
 from croupier.server.messages import apply_record
 from croupier.v1 import match_pb2
 from croupier.wire.seat_view import shown
@@ -245,9 +245,23 @@ async def test_only_the_browser_that_opened_the_link_can_act(seated: Table, brow
         f"{base}api/seat/move",
     )
     assert status == "blocked"
+    async with aiohttp.ClientSession(cookies=held) as mine:  # the seat's own cookie, bad moves
+        for bad in (
+            '{"decision_id": true, "index": 0}',
+            '{"decision_id": 1, "index": 4294967296}',
+            '{"decision_id": 1, "index": 1.5}',
+            '{"decision_id": -1, "text": "7h"}',
+            '{"text": "7h", "index": 0}',
+            '{"text": "' + "7h " * 30 + '"}',
+            "[1]",
+            "not JSON",
+        ):
+            async with mine.post(f"{base}api/seat/move", data=bad, headers=ours) as response:
+                said = (await response.json())["error"]
+                assert response.status == 400 and "\n" not in said, (bad, said)
     assert seat.state["refused"] is None  # nothing of theirs reached the referee
     journal = seated.referee.referee.matches_dir / f"{seated.match_id}.jsonl"
-    assert not [r for r in read_records(journal) if isinstance(r, Act) and r.seat == 0]
+    assert not [r for r in read_records(journal) if isinstance(r, Act | Refuse) and r.seat == 0]
 
 
 async def test_croupier_match_human_seats_you_in_the_browser(tmp_path: Path, browser: Any) -> None:
