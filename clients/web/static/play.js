@@ -125,7 +125,7 @@
         return button;
       });
       parts.push(el("h2", "", "your move ", el("span", "seat-clock", clockLine())));
-      parts.push(el("div", "actions", ...buttons));
+      parts.push(el("div", "actions", ...(buttons.length ? buttons : [el("span", "none", "nothing you may play now")])));
       if (pairBattle()) {
         const lay = el("button", "lay", el("kbd", "", "Enter"), ` lay the cards picked (${[...selected].join(" ") || "click cards of your hand"})`);
         lay.disabled = pending || !selected.size;
