@@ -61,7 +61,9 @@ def _digest(secret: str) -> bytes:
 class HumanSeat:
     """The seat's stream, what the page is shown, and who holds the seat."""
 
-    def __init__(self, server: str, name: str = "you", credentials: grpc.ChannelCredentials | None = None):
+    def __init__(
+        self, server: str, name: str = "you", credentials: grpc.ChannelCredentials | None = None
+    ) -> None:
         self.server = server
         self.name = name
         self.credentials = credentials
