@@ -197,7 +197,10 @@
   }
 
   setInterval(() => {
+    // only the clocks' text: redrawing the table under the pointer would swallow a click
     const line = panel.querySelector(".seat-clock");
     if (line && state) line.textContent = clockLine();
+    const matchClock = board.querySelector(".match-clock");
+    if (matchClock && state && state.scene && state.header.status === "running") matchClock.textContent = `clock ${clock(state.scene.time_ms + performance.now() - received)}`;
   }, 250);
 })();
