@@ -95,6 +95,8 @@ def page_messages(recorded: str) -> list[dict[str, Any]]:
 async def play_to_the_end(page: Any, game: str, over: Callable[[], bool] | None = None) -> int:
     """Keys (and, in Pair Battle, clicks on the hand then Enter) until the match is over (or, given,
     until ``over()``); how many moves the person made."""
+    from playwright.async_api import TimeoutError as PlaywrightTimeout  # only where a browser runs
+
     moves = 0
     loop = asyncio.get_running_loop()
     deadline = loop.time() + PLAY_SECONDS
@@ -105,14 +107,17 @@ async def play_to_the_end(page: Any, game: str, over: Callable[[], bool] | None 
         if not await ready.count():
             await page.wait_for_timeout(50)
             continue
-        if game == "pair_battle" and moves % 2:  # every other set picked by clicking its cards
-            text = await ready.first.get_attribute("data-action")
-            for card in (text or "").split():
-                await page.locator(f".seat.mine svg.card[data-card='{card}']").click()
-            await page.keyboard.press("Enter")
-        else:
-            key = await ready.first.locator("kbd").inner_text()
-            await page.keyboard.press(key)
+        try:  # the page redraws as the match goes on: a button counted may be gone a moment later
+            if game == "pair_battle" and moves % 2:  # every other set picked by clicking its cards
+                text = await ready.first.get_attribute("data-action", timeout=1000)
+                for card in (text or "").split():
+                    await page.locator(f".seat.mine svg.card[data-card='{card}']").click(timeout=1000)
+                await page.keyboard.press("Enter")
+            else:
+                key = await ready.first.locator("kbd").inner_text(timeout=1000)
+                await page.keyboard.press(key)
+        except PlaywrightTimeout:
+            continue
         moves += 1
         await page.wait_for_timeout(30)
     raise AssertionError(f"the match did not end within {PLAY_SECONDS} s")
