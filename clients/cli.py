@@ -40,6 +40,10 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
         "croupier.clients.tournament.cli",
         "run or resume a duplicate round-robin tournament (TOML file)",
     ),
+    "ladder": (
+        "croupier.clients.tournament.ladder_cli",
+        "run a standing arena: every registered bot that connects plays rated sets, scheduled by information",
+    ),
     "ratings": (
         "croupier.clients.results.ratings_cli",
         "print every game's Elo ratings from the results database",

@@ -27,7 +27,7 @@ from croupier.clients.results.ratings import Places, RatedSet
 from croupier.clients.results.schedule import SECRET_BYTES, MatchKey, ScheduledMatch
 from croupier.server.datafiles import FILE_MODE, FOLDER_MODE, open_private
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 _SCHEMA = """
 CREATE TABLE tournaments (
@@ -93,6 +93,18 @@ CREATE TABLE voided (                   -- matches of a set dealt again: kept, n
 );
 """
 _SCHEMA += _VOIDED
+_VERSIONS = """
+CREATE TABLE ladder_versions (          -- a ladder's bots: each registration of a name is a version
+    ladder TEXT NOT NULL,
+    bot_id TEXT NOT NULL,               -- the referee's id of that registration
+    name TEXT NOT NULL,
+    version TEXT NOT NULL,              -- 1, 2 ... in the order the ladder first saw them
+    first_seen REAL NOT NULL,
+    PRIMARY KEY (ladder, bot_id),
+    UNIQUE (ladder, name, version)
+);
+"""
+_SCHEMA += _VERSIONS
 _MIGRATIONS = {
     # 1 -> 2: which referee replica holds each match; '' for the matches of a runner that did not say
     1: "ALTER TABLE matches ADD COLUMN replica TEXT NOT NULL DEFAULT ''",
@@ -102,6 +114,8 @@ _MIGRATIONS = {
     "ALTER TABLE tournaments ADD COLUMN revealed_at REAL; "
     "ALTER TABLE matches ADD COLUMN redeal INTEGER NOT NULL DEFAULT 0; "
     "ALTER TABLE results ADD COLUMN version TEXT NOT NULL DEFAULT ''; " + _VOIDED,
+    # 3 -> 4: ladders (croupier ladder) and their bots' versions
+    3: _VERSIONS,
 }
 """From each older schema version to the next."""
 
@@ -139,6 +153,7 @@ class Tournament:
     secret: bytes | None = None
     """What every deal seed of this run derives from; None for a run from before schema 3."""
     revealed: bool = False
+    started_at: float = 0.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -157,6 +172,8 @@ class MatchRecord:
     """The referee holding the match, as it advertises itself; '' if not known."""
     redeal: int = 0
     """Times its set was dealt again (each time on a new deal) after an abandoned match."""
+    started_at: float | None = None
+    """When the referee accepted it (None: not started, or voided)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -275,7 +292,7 @@ class Store:
                 (name, run, fingerprint, json.dumps(config, sort_keys=True), time.time(), secret.hex()),
             )
             assert cursor.lastrowid is not None
-            return Tournament(cursor.lastrowid, name, run, False, secret)
+            return self._tournament(cursor.lastrowid)
 
     def finish_tournament(self, tournament_id: int) -> None:
         with self._transaction():
@@ -391,7 +408,7 @@ class Store:
         """The matches set aside when their sets were dealt again, each with the redeal it had."""
         rows = self._db.execute(
             "SELECT m.id, m.game, m.round, m.grp, m.deal, m.rotation, v.seed, m.seats, v.status, "
-            "v.referee_match_id, v.journal, m.attempts, v.replica, v.redeal "
+            "v.referee_match_id, v.journal, m.attempts, v.replica, v.redeal, NULL "
             "FROM voided v JOIN matches m ON m.id = v.match_id WHERE m.tournament_id = ? ORDER BY v.id",
             (tournament_id,),
         )
@@ -490,6 +507,59 @@ class Store:
             for name, matches in sets.values()
         ]
 
+    # --- ladders ----------------------------------------------------------------------
+
+    def versions(self, ladder: str) -> dict[str, tuple[str, str]]:
+        """The ladder's bots as it has seen them: bot id -> (name, version)."""
+        rows = self._db.execute(
+            "SELECT bot_id, name, version FROM ladder_versions WHERE ladder = ?", (ladder,)
+        )
+        return {bot_id: (name, version) for bot_id, name, version in rows}
+
+    def add_version(self, ladder: str, bot_id: str, name: str) -> str:
+        """The version of the registration ``bot_id`` of ``name``: the next number for a
+        registration the ladder has not seen, the one it was given for one it has."""
+        with self._transaction():
+            row = self._db.execute(
+                "SELECT version FROM ladder_versions WHERE ladder = ? AND bot_id = ?", (ladder, bot_id)
+            ).fetchone()
+            if row is not None:
+                return str(row[0])
+            (count,) = self._db.execute(
+                "SELECT count(*) FROM ladder_versions WHERE ladder = ? AND name = ?", (ladder, name)
+            ).fetchone()
+            version = str(count + 1)
+            self._db.execute(
+                "INSERT INTO ladder_versions (ladder, bot_id, name, version, first_seen) "
+                "VALUES (?, ?, ?, ?, ?)",
+                (ladder, bot_id, name, version, time.time()),
+            )
+            return version
+
+    def forfeits(self, tournament_ids: Sequence[int]) -> dict[str, int]:
+        """Seats forfeited in those runs, by identity (NAME@VERSION): in matches that count and in
+        those voided with their sets (a bot that left a set forfeited it, and the set was dealt again)."""
+        where, params = _runs(tournament_ids)
+        found: dict[str, int] = {}
+        rows = self._db.execute(
+            f"SELECT r.bot, r.version FROM results r JOIN matches m ON m.id = r.match_id "
+            f"WHERE r.forfeited AND {where}",
+            params,
+        ).fetchall()
+        voided = self._db.execute(
+            f"SELECT v.results FROM voided v JOIN matches m ON m.id = v.match_id WHERE {where}", params
+        )
+        for (results,) in voided:
+            rows += [
+                (bot, version)
+                for _, bot, _, _, _, _, forfeited, _, version in json.loads(results)
+                if forfeited
+            ]
+        for bot, version in rows:
+            identity = SeatResult(0, bot, 0, 0, version=version).identity
+            found[identity] = found.get(identity, 0) + 1
+        return found
+
 
 def _runs(tournament_ids: Sequence[int] | None) -> tuple[str, list[int]]:
     """An SQL condition on ``m.tournament_id``: in those runs, or true for all."""
@@ -498,11 +568,11 @@ def _runs(tournament_ids: Sequence[int] | None) -> tuple[str, list[int]]:
     return f"m.tournament_id IN ({', '.join('?' * len(tournament_ids))})", list(tournament_ids)
 
 
-_TOURNAMENT_COLUMNS = "id, name, run, finished_at, secret, revealed_at"
+_TOURNAMENT_COLUMNS = "id, name, run, finished_at, secret, revealed_at, started_at"
 
 
 def _tournament(row: Sequence[Any]) -> Tournament:
-    id_, name, run, finished_at, secret, revealed_at = row
+    id_, name, run, finished_at, secret, revealed_at, started_at = row
     return Tournament(
         id_,
         name,
@@ -510,12 +580,13 @@ def _tournament(row: Sequence[Any]) -> Tournament:
         finished_at is not None,
         bytes.fromhex(secret) if secret else None,
         revealed_at is not None,
+        started_at,
     )
 
 
 _MATCH_COLUMNS = (
     "id, game, round, grp, deal, rotation, seed, seats, status, referee_match_id, journal, attempts, "
-    "replica, redeal"
+    "replica, redeal, started_at"
 )
 
 

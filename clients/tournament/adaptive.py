@@ -12,14 +12,13 @@ so the reveal lists no deal that was not played.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Protocol
 
 from croupier.clients.results.schedule import DuplicateSet
 from croupier.clients.results.store import FinishedMatch, MatchRecord, Store, Tournament
-from croupier.clients.tournament.runner import CHECK_SECONDS, Entrant, Runner, ScheduleError
+from croupier.clients.tournament.runner import Entrant, Runner, ScheduleError, cancel
 
 if TYPE_CHECKING:
     from croupier.clients.tournament.config import TournamentConfig
@@ -98,25 +97,13 @@ class AdaptiveRunner(Runner):
                     await self._start(todo.pop(0), running, busy)
                 if not running:
                     break
-                done, _ = await asyncio.wait(
-                    running, timeout=CHECK_SECONDS, return_when=asyncio.FIRST_COMPLETED
-                )
-                if not done:
-                    await self._check_connected()
-                for task in done:
-                    record = running.pop(task)
-                    busy.subtract(self._seat_ids(record))
-                    match = task.result()  # a referee error ends the run; what is done stays done
-                    deal = record.key.deal
+                for match in await self._collect(running, busy):
+                    deal = match.record.key.deal
                     finished.setdefault(deal, []).append(match)
                     if len(finished[deal]) == sizes[deal]:
                         self._set_over(deal, finished[deal])
         finally:
-            for task in running:
-                task.cancel()
-            for task in running:
-                with contextlib.suppress(asyncio.CancelledError, Exception):
-                    await task
+            await cancel(running)
             self.display.end()
         if not self.plan.settled():
             return False

@@ -143,27 +143,32 @@ class Runner:
                             await self._start(pending, running, busy)
                 if not running:
                     break  # stopping, with nothing left in progress
-                finished, _ = await asyncio.wait(
-                    running, timeout=CHECK_SECONDS, return_when=asyncio.FIRST_COMPLETED
-                )
-                if not finished:
-                    await self._check_connected()
-                for task in finished:
-                    record = running.pop(task)
-                    busy.subtract(self._seat_ids(record))
-                    match = task.result()  # a referee error ends the run; what is done stays done
+                for match in await self._collect(running, busy):
                     self._publish_when_set_over(match)
         finally:
-            for task in running:
-                task.cancel()
-            for task in running:
-                with contextlib.suppress(asyncio.CancelledError, Exception):
-                    await task
+            await cancel(running)
             self.display.end()
         if todo:
             return False
         self.store.finish_tournament(tournament.id)
         return True
+
+    async def _collect(
+        self,
+        running: dict[asyncio.Task[FinishedMatch], MatchRecord],
+        busy: Counter[str],
+        timeout: float = CHECK_SECONDS,
+    ) -> list[FinishedMatch]:
+        """The matches that finish next (waiting at most ``timeout``), their bots freed; when none
+        does, the bots are checked. A referee error ends the run: what is done stays done."""
+        finished, _ = await asyncio.wait(running, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
+        if not finished:
+            await self._check_connected()
+        done = []
+        for task in finished:
+            busy.subtract(self._seat_ids(running.pop(task)))
+            done.append(task.result())
+        return done
 
     async def _redeal_abandoned(
         self, tournament: Tournament, schedule: Sequence[DuplicateSet]
@@ -274,3 +279,12 @@ class Runner:
         results = seat_results(info, record.seats, versions)
         self.store.record_result(record.id, results, None)  # its journal was stored when it started
         return FinishedMatch(record, tuple(results))
+
+
+async def cancel(running: Mapping[asyncio.Task[FinishedMatch], MatchRecord]) -> None:
+    """Stop waiting for the matches in progress (a stopped run: the next one redeals their sets)."""
+    for task in running:
+        task.cancel()
+    for task in running:
+        with contextlib.suppress(asyncio.CancelledError, Exception):
+            await task

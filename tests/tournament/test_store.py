@@ -12,6 +12,7 @@ from croupier.clients.results.store import SeatResult, Store, StoreError
 
 SECRET = bytes(32)
 VERSION_3_TO_2 = (
+    "DROP TABLE ladder_versions; "
     "ALTER TABLE tournaments DROP COLUMN secret; ALTER TABLE tournaments DROP COLUMN revealed_at; "
     "ALTER TABLE matches DROP COLUMN redeal; ALTER TABLE results DROP COLUMN version; DROP TABLE voided; "
 )
@@ -26,7 +27,7 @@ def test_a_new_database_is_in_wal_mode_with_a_schema_version(tmp_path: Path) -> 
     Store(tmp_path / "r.db").close()
     db = sqlite3.connect(tmp_path / "r.db")
     assert db.execute("PRAGMA journal_mode").fetchone() == ("wal",)
-    assert db.execute("PRAGMA user_version").fetchone() == (3,)
+    assert db.execute("PRAGMA user_version").fetchone() == (4,)
 
 
 def test_a_version_1_database_gains_the_replica_column_and_its_started_matches_resume(tmp_path: Path) -> None:
@@ -48,7 +49,7 @@ def test_a_version_1_database_gains_the_replica_column_and_its_started_matches_r
         "m-2",
         "10.0.0.2:50051",
     )
-    assert sqlite3.connect(tmp_path / "r.db").execute("PRAGMA user_version").fetchone() == (3,)
+    assert sqlite3.connect(tmp_path / "r.db").execute("PRAGMA user_version").fetchone() == (4,)
 
 
 def test_a_database_from_a_newer_version_is_refused(tmp_path: Path) -> None:
