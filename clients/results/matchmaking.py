@@ -17,8 +17,9 @@ Every pair of bots in the table gets ``prior`` virtual draws (as the fit's prior
 the graph connected: a bot with no results has a wide but finite interval.
 
 A new version (a bot's identity is NAME@VERSION) is *provisional* while its interval here,
-±1.96 standard deviations against the field's mean, is wider than ``provisional_width`` Elo in
-all; while an eligible bot is provisional, only groups holding the widest one are considered.
+±1.96 standard deviations of its difference from the bot it is best compared with, is wider
+than ``provisional_width`` Elo in all; while an eligible bot is provisional, only groups holding
+the widest one are considered.
 
 The floor is a deficit count, as deficit round robin keeps one: every set seated credits each
 eligible bot with its fair share (seats / eligible bots) and each seated bot with one set; a bot
@@ -93,10 +94,14 @@ class Matchmaker:
         return self._elo
 
     def spread(self, bots: Sequence[str]) -> dict[str, float]:
-        """Each bot's 95% interval width here, in Elo (against the mean of ``bots``)."""
-        table = _Table(self, bots)
-        pseudo = np.linalg.pinv(table.laplacian)
-        return {bot: 2 * Z_975 * SCALE * math.sqrt(max(0.0, pseudo[i, i])) for i, bot in enumerate(bots)}
+        """Each bot's 95% interval width here, in Elo, against the bot it is best compared with
+        (so that a newcomer's doubt does not widen everyone's, as it would against the mean)."""
+        pseudo = np.linalg.pinv(_Table(self, bots).laplacian)
+        diagonal = np.diag(pseudo)
+        resistance = diagonal[:, None] + diagonal[None, :] - 2 * pseudo
+        np.fill_diagonal(resistance, np.inf)
+        closest = resistance.min(axis=1) if len(bots) > 1 else np.full(len(bots), np.inf)
+        return {bot: 2 * Z_975 * SCALE * math.sqrt(max(0.0, closest[i])) for i, bot in enumerate(bots)}
 
     def provisional(self, bots: Sequence[str]) -> set[str]:
         """The bots of ``bots`` whose interval is still wider than ``provisional_width``."""

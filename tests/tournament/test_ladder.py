@@ -1,0 +1,195 @@
+"""The ladder against a real referee on a free port, with in-process SDK bots that connect with
+their own tokens, as registered bots do."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import json
+from collections.abc import AsyncIterator, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from croupier.clients.bots import RandomBot
+from croupier.clients.results.store import Store
+from croupier.clients.sdk import Bot, Client
+from croupier.clients.tournament import reveal
+from croupier.clients.tournament.ladder import Ladder, commitment_path
+from croupier.clients.tournament.ladder_config import LadderConfig, parse
+from croupier.clients.tournament.referee import Replicas
+from croupier.server.app import Croupier, create_server
+from tests.tournament.test_runner import Quiet
+
+
+def ladder_config(**settings: Any) -> LadderConfig:
+    return parse(
+        {
+            "name": "open",
+            "clock": {"decision_ms": 2000, "grace_ms": 300},
+            "games": [{"game": "chinese_ten", "seats": 2, "options": {"target": 100}}],
+            **settings,
+        }
+    )
+
+
+@dataclass
+class Arena:
+    """A referee, its admin channel, and the bots connected to it."""
+
+    croupier: Croupier
+    referees: Replicas
+    address: str
+    tokens: dict[str, str] = field(default_factory=dict)
+    clients: dict[str, tuple[Client, asyncio.Task[None]]] = field(default_factory=dict)
+
+    async def register(self, name: str) -> str:
+        _, token = await self.referees.register_bot(name)
+        self.tokens.setdefault(name, token)
+        return token
+
+    async def connect(self, name: str, token: str | None = None, bot: type[Bot] = RandomBot) -> None:
+        client = Client(bot, self.address, [token or self.tokens[name]], name=name, max_matches=4)
+        self.clients[name] = (client, asyncio.create_task(client.run()))
+        await self.wait_for(lambda bots: any(b.name == name and b.streams for b in bots))
+
+    async def disconnect(self, name: str) -> None:
+        client, task = self.clients.pop(name)
+        client.stop()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+
+    async def wait_for(self, condition: Any) -> None:
+        while not condition((await self.referees.bots())[self.address].values()):
+            await asyncio.sleep(0.02)
+
+
+@pytest.fixture
+async def arena(tmp_path: Path) -> AsyncIterator[Arena]:
+    croupier = await create_server("127.0.0.1:0", tmp_path / "referee")
+    address = f"127.0.0.1:{croupier.port}"
+    found = Arena(croupier, await Replicas.connect(address, croupier.admin_token), address)
+    yield found
+    for name in list(found.clients):
+        await found.disconnect(name)
+    await found.referees.close()
+    await croupier.stop(grace=None)
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Iterator[Store]:
+    with Store(tmp_path / "results.db") as opened:
+        yield opened
+
+
+def ladder(arena: Arena, store: Store, tmp_path: Path, config: LadderConfig | None = None) -> Ladder:
+    return Ladder(config or ladder_config(), store, arena.referees, Quiet(), tmp_path, poll=0.05)
+
+
+async def play(ladder: Ladder, sets: int) -> int:
+    """``sets`` sets over, or a failure (not a hang) if the ladder cannot get them played."""
+    return await asyncio.wait_for(ladder.run_ladder(sets=sets), 60)
+
+
+def set_groups(store: Store) -> list[frozenset[str]]:
+    """The bots of every counted set, in the order they finished."""
+    found = []
+    for run in store.tournaments(["open"]):
+        found += [frozenset(s.group) for s in store.duplicate_sets("chinese_ten", [run.id])]
+    return found
+
+
+async def test_connected_registered_bots_play_rated_sets_and_a_disconnected_one_is_not_seated(
+    arena: Arena, store: Store, tmp_path: Path
+) -> None:
+    for name in ("ann", "bob", "cat", "dan"):
+        await arena.register(name)
+    for name in ("ann", "bob", "cat"):  # dan is registered, never connected
+        await arena.connect(name)
+    assert await play(ladder(arena, store, tmp_path), 6) == 6
+    groups = set_groups(store)
+    assert len(groups) == 6
+    assert set().union(*groups) == {"ann@1", "bob@1", "cat@1"}
+    (epoch,) = store.tournaments(["open"])
+    finished = store.finished(epoch.id)
+    assert len(finished) == 12 and all(m.record.status == "done" for m in finished)
+    assert not store.voided(epoch.id)  # dan was never dealt a seat to forfeit
+    assert all("dan" not in seat for record in store.matches(epoch.id).values() for seat in record.seats)
+    seated = {(r.bot, r.version) for m in finished for r in m.results}
+    assert seated <= {("ann", "1"), ("bob", "1"), ("cat", "1")}
+
+
+class Leaver(RandomBot):
+    """Says when it has made its first move: the test then drops its stream mid-match."""
+
+    moved = asyncio.Event()
+
+    def choose(self, view: Any, legal: Any) -> int:
+        Leaver.moved.set()
+        return super().choose(view, legal)
+
+
+async def test_a_set_a_bot_leaves_is_voided_and_played_again_on_a_new_deal_when_it_is_back(
+    arena: Arena, store: Store, tmp_path: Path
+) -> None:
+    await arena.register("ann")
+    await arena.register("bob")
+    await arena.connect("ann")
+    await arena.connect("bob", bot=Leaver)
+    ladder_task = asyncio.create_task(ladder(arena, store, tmp_path).run_ladder(sets=2))
+    await Leaver.moved.wait()
+    arena.clients.pop("bob")[1].cancel()  # gone, as a killed bot is: its stream drops
+    await asyncio.sleep(1.0)  # past the grace: bob's seats are forfeited, the set voided
+    (epoch,) = store.tournaments(["open"])
+    assert store.forfeits([epoch.id]).get("bob@1", 0) >= 1
+    assert not set_groups(store)  # nothing counted from the set bob left
+    await arena.connect("bob")  # the same token: the same version, back
+    assert await asyncio.wait_for(ladder_task, 60) == 2
+    voided = store.voided(epoch.id)
+    matches = store.matches(epoch.id)
+    assert len(voided) == 2  # both rotations of the set bob left, kept aside
+    replayed = [record for record in matches.values() if record.redeal == 1]
+    assert len(replayed) == 2 and all(r.status == "done" for r in replayed)
+    assert {r.seed for r in replayed}.isdisjoint({record.seed for record, _ in voided})  # a new deal
+    assert len(set_groups(store)) == 1  # the replay counts; the voided set does not
+
+
+async def test_a_new_registration_is_a_new_version_seated_first_and_the_old_one_keeps_its_history(
+    arena: Arena, store: Store, tmp_path: Path
+) -> None:
+    for name in ("ann", "bob", "cat"):
+        await arena.register(name)
+        await arena.connect(name)
+    await play(ladder(arena, store, tmp_path), 4)
+    await arena.disconnect("ann")
+    new_token = await arena.register("ann")  # croupier register ann, again: ann@2
+    await arena.connect("ann", new_token)
+    await play(ladder(arena, store, tmp_path), 2)
+    groups = set_groups(store)
+    assert all("ann@2" in group for group in groups[4:]), groups  # provisional: seated at once
+    assert any("ann@1" in group for group in groups[:4])  # the old version's sets stay, as ann@1
+    assert sorted(store.versions("open").values()) == [("ann", "1"), ("ann", "2"), ("bob", "1"), ("cat", "1")]
+
+
+async def test_an_epoch_reveals_its_committed_secret_once_its_sets_are_over_and_verify_checks_it(
+    arena: Arena, store: Store, tmp_path: Path
+) -> None:
+    for name in ("ann", "bob"):
+        await arena.register(name)
+        await arena.connect(name)
+    await play(ladder(arena, store, tmp_path, ladder_config(epoch_sets=2)), 3)
+    first, second = store.tournaments(["open"])
+    assert first.finished and first.revealed and not second.finished
+    assert first.secret != second.secret
+    committed = commitment_path(tmp_path, first).read_text().split()[0]
+    assert committed == hashlib.sha256(first.secret or b"").hexdigest()
+    assert not reveal.reveal_path(tmp_path, second).exists()  # its sets are not all over
+    document = json.loads(reveal.reveal_path(tmp_path, first).read_text())
+    assert len(document["matches"]) == 4 and all(entry["match_id"] for entry in document["matches"])
+    published = await reveal.fetch_published(arena.address)
+    assert reveal.verify(document, published) == []
+    forged = dict(document, matches=[dict(document["matches"][0], seed=document["matches"][0]["seed"] + 1)])
+    assert reveal.verify(forged) != []
