@@ -36,6 +36,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="NAME",
         help="pool only this tournament's runs (repeatable; default: every tournament in the database)",
     )
+    parser.add_argument(
+        "--ladder",
+        metavar="NAME",
+        help="pool every epoch of this ladder (croupier ladder); its forfeits are listed after the tables",
+    )
     add_model_argument(parser)
     parser.add_argument(
         "--samples",
@@ -129,7 +134,13 @@ def run(args: argparse.Namespace) -> int:
         return fail(f"cannot read {db}: {exc}", 1)
     with store:
         runs = None
-        if args.tournament:
+        if args.ladder:
+            if args.tournament:
+                return fail("--ladder and --tournament: give one", 2)
+            runs = [t.id for t in store.tournaments([args.ladder])]
+            if not runs:
+                return fail(f"no ladder {args.ladder} in {db}: croupier ladder FILE plays one", 1)
+        elif args.tournament:
             found = store.tournaments(args.tournament)
             missing = sorted(set(args.tournament) - {t.name for t in found})
             if missing:
@@ -146,6 +157,9 @@ def run(args: argparse.Namespace) -> int:
             say(console, f"no finished matches in {db} yet")
             return 0
         pooled = ", ".join(args.tournament) if args.tournament else "every tournament"
+        if args.ladder:
+            pooled = f"every epoch of ladder {args.ladder}"
+        forfeits = store.forfeits(runs) if args.ladder and runs else {}
         lines: list[dict[str, Any]] = []
         for game in wanted:
             sets = store.duplicate_sets(game, runs)
@@ -158,6 +172,9 @@ def run(args: argparse.Namespace) -> int:
                 continue
             title = f"{game}: ratings over {pooled}"
             console.print(ratings_table(game, table, title=title, model=args.model, resample=args.bootstrap))
+        if forfeits and args.format == "table":
+            listed = ", ".join(f"{bot} {count}" for bot, count in sorted(forfeits.items()))
+            say(console, f"forfeited seats (in sets voided when a bot left them too): {listed}")
     if args.format == "json":
         json.dump(lines, sys.stdout, indent=1)
         print()

@@ -34,7 +34,7 @@ import asyncio
 import hashlib
 import time
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -119,20 +119,26 @@ class Ladder(Runner):
         """Play until stopped (request_stop, or ``sets`` sets over in this session): the number
         of sets over. Matches in progress when it stops are left to the next session (abandoned,
         their sets dealt again), as a tournament's are."""
-        epoch = await self._resume(self._epoch())
+        epoch: Tournament | None = await self._resume(self._epoch())
         running: dict[asyncio.Task[FinishedMatch], MatchRecord] = {}
         busy: Counter[str] = Counter()
-        self.display.begin(f"ladder {self.ladder.name} (epoch {epoch.run})", 0, 0)
+        self.display.begin(f"ladder {self.ladder.name}", 0, 0)
         try:
             while True:
                 if sets is not None and self.sets_done >= sets:
                     self.request_stop()
+                if epoch is not None and self._over(epoch, running):
+                    self._reveal(epoch)
+                    epoch = None
                 if self.stopping and not running:
                     break
                 if not self.stopping:
+                    if epoch is None:
+                        epoch = await self._resume(self._epoch())
                     await self._look_at_bots()
-                    epoch = await self._fill(epoch, running, busy)
+                    await self._fill(epoch, running, busy)
                 if running:
+                    assert epoch is not None  # an epoch is revealed only with nothing of it running
                     for match in await self._collect(running, busy, self.poll):
                         self._match_over(epoch, match)
                 else:
@@ -147,8 +153,9 @@ class Ladder(Runner):
         epoch: Tournament,
         running: dict[asyncio.Task[FinishedMatch], MatchRecord],
         busy: Counter[str],
-    ) -> Tournament:
-        """Start every set there is room for; close, reveal and open epochs as they come due."""
+    ) -> None:
+        """Start every set there is room for: voided sets whose bots are back, then new ones
+        while the epoch is open."""
         for pending in list(self._pending):
             ready = self._can_seat(pending[0].seats, pending[0].key.game)
             if ready and self._fits(pending, len(running), busy):
@@ -160,10 +167,10 @@ class Ladder(Runner):
                 break
             pending = self._deal(epoch, *chosen)
             await self._start_set(pending, running, busy)
-        if self._closed(epoch) and not running and not any(self._waiting_ready()):
-            self._reveal(epoch)
-            epoch = await self._resume(self._epoch())
-        return epoch
+
+    def _over(self, epoch: Tournament, running: Mapping[asyncio.Task[FinishedMatch], MatchRecord]) -> bool:
+        """The epoch is closed and its sets are over (but those waiting for a bot that is gone)."""
+        return self._closed(epoch) and not running and not self._waiting_ready()
 
     def _choose(self, running: int, busy: Counter[str]) -> tuple[str, tuple[str, ...]] | None:
         """The next set's game and group: the games in turn (the one with fewest sets in this

@@ -14,6 +14,7 @@ as anyone (no token).
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -131,7 +132,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def run(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace, secret_sha256: str | None = None) -> int:
+    """Check a reveal file (and, given ``secret_sha256``, that its secret is the one committed to)."""
     import asyncio
 
     from croupier.clients.results.ratings_cli import fail
@@ -152,12 +154,16 @@ def run(args: argparse.Namespace) -> int:
                 return fail(f"--server {target}: cannot list its matches: {exc}", 1)
     try:
         problems = verify(reveal, published)
+        if secret_sha256 and hashlib.sha256(bytes.fromhex(reveal["secret"])).hexdigest() != secret_sha256:
+            problems.insert(0, f"the secret is not the one committed to: its SHA-256 is not {secret_sha256}")
     except (KeyError, TypeError, ValueError) as exc:
         return fail(f"{args.file}: a damaged reveal file: {exc!r}", 2)
     count = len(reveal["matches"])
     for problem in problems:
         print(problem)
     against = ", as the referee published them" if published is not None else ", as committed"
+    if secret_sha256:
+        against += ", from the secret committed to"
     if problems:
         print(f"{len(problems)} problem(s) in {count} deals of {reveal['tournament']} run {reveal['run']}")
         return 1

@@ -7,7 +7,8 @@ seat's result, that no scheduled match is missing or added, and the ratings (aud
 
 Given a reveal file (``DATA/reveals/NAME-RUN.json``), only its deals are checked: every seed
 against the secret and its commitment, and with ``--server`` against what a referee publishes
-(reveal.py).
+(reveal.py); a ladder's epoch (``croupier ladder``) with ``--commitment``: also that the secret is
+the one committed to when the epoch opened.
 
 Exit status: 0 verified, 1 a problem found (one line each, naming the match and what differs),
 2 a file that cannot be checked.
@@ -32,7 +33,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--commitment",
         metavar="HASH",
         help="with an archive: the schedule's commitment as published at the run's start (64 hex digits, "
-        "or the file holding them: DATA/reveals/NAME-RUN.schedule.sha256)",
+        "or the file holding them: DATA/reveals/NAME-RUN.schedule.sha256); with a ladder epoch's reveal "
+        "file: its secret's, published when the epoch opened (DATA/reveals/NAME-EPOCH.secret.sha256)",
     )
     parser.add_argument(
         "--server",
@@ -44,20 +46,24 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from croupier.clients.results.ratings_cli import fail
-    from croupier.clients.tournament import audit, commitment
+    from croupier.clients.tournament import audit
 
-    if not audit.is_archive(args.file):
-        if args.commitment is not None:
-            return fail(f"--commitment checks an archive of croupier export; {args.file} is not one", 2)
-        return reveal.run(args)
-    if args.server:
-        return fail("--server checks a reveal file; an archive is checked with nothing else", 2)
     committed = None
     if args.commitment is not None:
-        given = Path(args.commitment)
         try:
-            text = given.read_text(encoding="ascii") if given.is_file() else args.commitment
-            committed = commitment.read_commitment(text)
+            committed = _commitment(args.commitment)
         except (OSError, ValueError) as exc:
             return fail(f"--commitment: {exc}", 2)
+    if not audit.is_archive(args.file):  # with a commitment: a ladder's epoch, its secret's
+        return reveal.run(args, secret_sha256=committed)
+    if args.server:
+        return fail("--server checks a reveal file; an archive is checked with nothing else", 2)
     return audit.run(args.file, committed)
+
+
+def _commitment(given: str) -> str:
+    """The 64 hex digits given, or read from the file named (``sha256sum`` form)."""
+    from croupier.clients.tournament import commitment
+
+    path = Path(given)
+    return commitment.read_commitment(path.read_text(encoding="ascii") if path.is_file() else given)

@@ -85,8 +85,20 @@ def store(tmp_path: Path) -> Iterator[Store]:
         yield opened
 
 
+class Revealing(Quiet):
+    """Notes, how many matches had finished when an epoch was said to be over."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.over_after: list[int] = []
+
+    def note(self, text: str) -> None:
+        if " is over: its secret" in text:
+            self.over_after.append(self.finished)
+
+
 def ladder(arena: Arena, store: Store, tmp_path: Path, config: LadderConfig | None = None) -> Ladder:
-    return Ladder(config or ladder_config(), store, arena.referees, Quiet(), tmp_path, poll=0.05)
+    return Ladder(config or ladder_config(), store, arena.referees, Revealing(), tmp_path, poll=0.05)
 
 
 async def play(ladder: Ladder, sets: int) -> int:
@@ -180,7 +192,10 @@ async def test_an_epoch_reveals_its_committed_secret_once_its_sets_are_over_and_
     for name in ("ann", "bob"):
         await arena.register(name)
         await arena.connect(name)
-    await play(ladder(arena, store, tmp_path, ladder_config(epoch_sets=2)), 3)
+    played = ladder(arena, store, tmp_path, ladder_config(epoch_sets=2))
+    await play(played, 3)
+    assert isinstance(played.display, Revealing)
+    assert played.display.over_after == [4]  # revealed once both its sets (4 matches) were over
     first, second = store.tournaments(["open"])
     assert first.finished and first.revealed and not second.finished
     assert first.secret != second.secret
@@ -193,3 +208,29 @@ async def test_an_epoch_reveals_its_committed_secret_once_its_sets_are_over_and_
     assert reveal.verify(document, published) == []
     forged = dict(document, matches=[dict(document["matches"][0], seed=document["matches"][0]["seed"] + 1)])
     assert reveal.verify(forged) != []
+
+
+async def test_croupier_verify_checks_an_epoch_against_the_secret_it_committed_to(
+    arena: Arena, store: Store, tmp_path: Path
+) -> None:
+    import subprocess
+
+    from tests.clients.terminal import croupier
+
+    for name in ("ann", "bob"):
+        await arena.register(name)
+        await arena.connect(name)
+    await play(ladder(arena, store, tmp_path, ladder_config(epoch_sets=1)), 1)
+    first = store.tournaments(["open"])[0]
+    path, committed = reveal.reveal_path(tmp_path, first), commitment_path(tmp_path, first)
+
+    def verify(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(croupier("verify", *args), capture_output=True, text=True, timeout=60)
+
+    given = (str(path), "--commitment", str(committed), "--server", arena.address)
+    checked = await asyncio.to_thread(verify, *given)
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    assert "from the secret committed to" in checked.stdout
+    other = hashlib.sha256(b"another secret").hexdigest()
+    refused = await asyncio.to_thread(verify, str(path), "--commitment", other)
+    assert refused.returncode == 1 and f"its SHA-256 is not {other}" in refused.stdout, refused.stdout
