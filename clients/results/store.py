@@ -509,6 +509,11 @@ class Store:
 
     # --- ladders ----------------------------------------------------------------------
 
+    def ladders(self) -> list[str]:
+        """The names of the ladders that have seen a bot."""
+        rows = self._db.execute("SELECT DISTINCT ladder FROM ladder_versions ORDER BY ladder")
+        return [name for (name,) in rows]
+
     def versions(self, ladder: str) -> dict[str, tuple[str, str]]:
         """The ladder's bots as it has seen them: bot id -> (name, version)."""
         rows = self._db.execute(

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from aiohttp import web
 
-from croupier.clients.web import STATIC, forks, play
+from croupier.clients.web import STATIC, forks, ladders, play
 from croupier.clients.web.hub import Busy, Hub, Sealed, Unknown
 from croupier.clients.web.seat import HumanSeat
 from croupier.clients.web.tournaments import NoDatabase, Ratings, tournament_page
@@ -185,6 +185,7 @@ def make_app(hub: Hub, seat: HumanSeat | None = None) -> web.Application:
     app.router.add_post("/api/matches/{match_id}/fork", fork)
     app.router.add_get("/api/tournaments/{tournament_id}", tournament)
     app.router.add_get("/api/tournaments/{tournament_id}/ratings", tournament_ratings)
+    ladders.add_routes(app, lambda request: request.app[HUB].data)
     app.router.add_static("/static/", STATIC)
     return app
 

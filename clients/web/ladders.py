@@ -1,0 +1,195 @@
+"""A ladder's pages from the results database: the leaderboard (ratings with their 95% intervals,
+sets, forfeits, when each bot last played, its trend) and a page per bot (its versions, its
+results against each opponent, its recent matches with links to their replays).
+
+Only sets that are over are read (``Store.duplicate_sets``, and matches of finished sets here),
+as the ratings count them: a rotation finished while its twin is still played says nothing, to
+anyone, until the twin is over (DESIGN.md's secrets: a ladder's results, everyone, once the set
+is over). The database is opened, read and closed per call, off the event loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import defaultdict
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from aiohttp import web
+
+from croupier.clients.results.ratings import DEFAULT_MODEL, RatedSet, choices, fit, merged, rate
+from croupier.clients.results.sets import set_score
+from croupier.clients.results.store import FinishedMatch, Store
+from croupier.clients.web import STATIC
+from croupier.clients.web.tournaments import NoDatabase
+
+SAMPLES = 300
+"""Bootstrap samples for the leaderboard's intervals."""
+TREND_SETS = 10
+"""The trend: a bot's rating now against its rating without the last this many sets."""
+RECENT = 20
+"""Matches listed on a bot's page."""
+
+
+def _open(db: Path, name: str) -> tuple[Store, list[int]]:
+    if not db.is_file():
+        raise NoDatabase(f"no results database at {db}")
+    store = Store(db)
+    if name not in store.ladders():
+        store.close()
+        raise NoDatabase(f"no ladder {name[:40]!r} in {db}")
+    return store, [run.id for run in store.tournaments([name])]
+
+
+def ladder_list(db: Path) -> list[str]:
+    if not db.is_file():
+        return []
+    with Store(db) as store:
+        return store.ladders()
+
+
+def leaderboard(db: Path, name: str, samples: int = SAMPLES) -> dict[str, Any]:
+    """Per game the ratings table, best first; the epochs and their state."""
+    store, runs = _open(db, name)
+    with store:
+        epochs = store.tournaments([name])
+        forfeits = store.forfeits(runs)
+        last = _last_played(_counted(store, runs))
+        games = {game: store.duplicate_sets(game, runs) for game in store.games(runs)}
+    tables = []
+    for game, sets in games.items():
+        earlier = _elo(sets[:-TREND_SETS]) if len(sets) > TREND_SETS else {}
+        played: dict[str, int] = defaultdict(int)
+        for rated in sets:
+            for bot in rated.group:
+                played[bot] += 1
+        rows = [
+            {
+                "bot": r.bot,
+                "elo": round(r.elo),
+                "low": None if r.low is None else round(r.low),
+                "high": None if r.high is None else round(r.high),
+                "los_next": r.los_next,
+                "sets": played[r.bot],
+                "games": r.games,
+                "forfeits": forfeits.get(r.bot, 0),
+                "last_played": last.get(r.bot),
+                "trend": None if r.bot not in earlier else round(r.elo - earlier[r.bot]),
+            }
+            for r in rate(sets, samples=samples)
+        ]
+        tables.append({"game": game, "sets": len(sets), "ratings": rows})
+    return {
+        "name": name,
+        "epochs": [{"epoch": e.run, "over": e.finished, "revealed": e.revealed} for e in epochs],
+        "games": tables,
+    }
+
+
+def bot_page(db: Path, name: str, identity: str) -> dict[str, Any]:
+    """One bot: its versions, its set scores against each opponent, its recent matches."""
+    store, runs = _open(db, name)
+    with store:
+        bot_name = identity.rpartition("@")[0] or identity
+        versions = sorted(
+            (f"{n}@{v}" for n, v in store.versions(name).values() if n == bot_name), key=_version_order
+        )
+        if identity not in versions:
+            raise NoDatabase(f"no bot {identity[:60]!r} on ladder {name[:40]!r}")
+        finished = _counted(store, runs)
+        games = {game: store.duplicate_sets(game, runs) for game in store.games(runs)}
+    opponents = []
+    for game, sets in games.items():
+        scores: dict[str, list[float]] = defaultdict(list)
+        for rated in sets:
+            if identity not in rated.group:
+                continue
+            for other in rated.group:
+                if other != identity:
+                    scores[other].append(set_score(rated.matches, identity, other))
+        opponents += [
+            {"game": game, "opponent": other, "sets": len(got), "score": sum(got) / len(got)}
+            for other, got in sorted(scores.items())
+        ]
+    mine = [m for m in finished if identity in m.rated_places]
+    recent = [
+        {
+            "game": m.record.key.game,
+            "match_id": m.record.referee_match_id,
+            "seats": list(m.record.seats),
+            "place": m.rated_places[identity],
+            "forfeited": any(r.forfeited for r in m.results if r.identity == identity),
+        }
+        for m in sorted(mine, key=lambda m: m.record.started_at or 0.0, reverse=True)[:RECENT]
+    ]
+    return {"ladder": name, "bot": identity, "versions": versions, "opponents": opponents, "recent": recent}
+
+
+def _counted(store: Store, runs: list[int]) -> list[FinishedMatch]:
+    """The finished matches of sets that are over (a twin still in play hides its set)."""
+    counted = []
+    for run in runs:
+        open_sets = {r.key.set_key for r in store.matches(run).values() if r.status != "done"}
+        counted += [m for m in store.finished(run) if m.record.key.set_key not in open_sets]
+    return counted
+
+
+def _last_played(matches: list[FinishedMatch]) -> dict[str, float]:
+    last: dict[str, float] = {}
+    for match in matches:
+        for bot in match.rated_places:
+            last[bot] = max(last.get(bot, 0.0), match.record.started_at or 0.0)
+    return last
+
+
+def _elo(sets: list[RatedSet]) -> dict[str, float]:
+    evidence = merged(choices(places, DEFAULT_MODEL) for rated in sets for places in rated.matches)
+    return fit(evidence) if evidence else {}
+
+
+def _version_order(identity: str) -> tuple[str, int]:
+    name, _, version = identity.rpartition("@")
+    return name, int(version) if version.isdigit() else 0
+
+
+__all__ = ["bot_page", "ladder_list", "leaderboard"]
+
+
+# --- HTTP ---------------------------------------------------------------------------------
+
+
+def add_routes(app: web.Application, data_of: Callable[[web.Request], Path | None]) -> None:
+    """The ladder pages and their JSON, open to anyone (what they show is the results of sets
+    that are over); ``data_of``: the viewer's --data."""
+
+    def _db(request: web.Request) -> Path:
+        data = data_of(request)
+        if data is None:
+            raise NoDatabase("this viewer was started without --data: no ladders")
+        return data / "results.db"
+
+    async def board(request: web.Request) -> web.StreamResponse:
+        db, name = _db(request), request.match_info["name"]
+        return web.json_response(await asyncio.to_thread(leaderboard, db, name))
+
+    async def bot(request: web.Request) -> web.StreamResponse:
+        db, name = _db(request), request.match_info["name"]
+        return web.json_response(await asyncio.to_thread(bot_page, db, name, request.match_info["bot"]))
+
+    async def listed(request: web.Request) -> web.StreamResponse:
+        return web.json_response({"ladders": await asyncio.to_thread(ladder_list, _db(request))})
+
+    app.router.add_get("/ladders", _page("ladders.html"))
+    app.router.add_get("/ladders/{name}", _page("ladder.html"))
+    app.router.add_get("/ladders/{name}/bots/{bot}", _page("ladder_bot.html"))
+    app.router.add_get("/api/ladders", listed)
+    app.router.add_get("/api/ladders/{name}", board)
+    app.router.add_get("/api/ladders/{name}/bots/{bot}", bot)
+
+
+def _page(name: str) -> Any:
+    async def handler(request: web.Request) -> web.StreamResponse:
+        return web.FileResponse(STATIC / name, headers={"Cache-Control": "no-cache"})
+
+    return handler
