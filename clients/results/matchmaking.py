@@ -59,8 +59,10 @@ __all__ = ["Matchmaker"]
 Z_975 = 1.959964
 EXHAUSTIVE = 2000
 """Up to this many candidate groups every one is weighed; beyond, groups are grown bot by bot."""
+CLOSE = 20.0 / SCALE
+"""Neighbours closer than this (20 Elo) weigh as if this far apart: a tie is not worth every set."""
 DEFAULT_FLOOR = 0.5
-DEFAULT_PROVISIONAL_WIDTH = 200.0
+DEFAULT_PROVISIONAL_WIDTH = 400.0
 Matrix = npt.NDArray[np.float64]
 
 
@@ -171,7 +173,10 @@ class _Table:
                     if a in self.index and b in self.index:
                         self._edge(self.laplacian, self.index[a], self.index[b], 1.0)
         order = sorted(range(n), key=lambda i: (-self.strength[i], self.bots[i]))
-        self.neighbours = list(itertools.pairwise(order))
+        self.gaps = {
+            (a, b): max(CLOSE, float(self.strength[a] - self.strength[b])) ** 2
+            for a, b in itertools.pairwise(order)
+        }
 
     def _edge(self, laplacian: Matrix, a: int, b: int, times: float) -> None:
         p = 1.0 / (1.0 + math.exp(self.strength[b] - self.strength[a]))
@@ -182,9 +187,12 @@ class _Table:
         laplacian[b, a] -= weight
 
     def uncertainty(self, laplacian: Matrix) -> float:
-        """The sum of the neighbours' rating-difference variances (natural-log units squared)."""
+        """The neighbours' rating-difference variances, each over its gap squared (at least
+        ``CLOSE``): the sum of 1/z² of the claims "above the next one down"."""
         pseudo = np.linalg.pinv(laplacian)
-        return float(sum(pseudo[a, a] + pseudo[b, b] - 2 * pseudo[a, b] for a, b in self.neighbours))
+        return float(
+            sum((pseudo[a, a] + pseudo[b, b] - 2 * pseudo[a, b]) / gap for (a, b), gap in self.gaps.items())
+        )
 
     def after(self, group: Sequence[str], rotations: int) -> float:
         """The uncertainty once a set of ``group`` is played."""
