@@ -1,6 +1,7 @@
 """How many games a ladder needs to rank its bots, scheduled by information or uniformly.
 
-Usage: python -m bench.ladder_scheduling [--game NAME ...] [--runs N] [--max-sets N] [--every N]
+Usage: python -m bench.ladder_scheduling [--game NAME ...] [--runs N] [--first-seed N] [--max-sets N]
+       [--every N]
 
 Eight bots of known order: the bundled heuristic playing a share q of its moves at random, q from
 0 to 1 in equal steps (bench/sprt_calibration.py's ``Mixed``); a larger share is a weaker bot.
@@ -97,6 +98,7 @@ def main() -> None:
     parser.add_argument(
         "--runs", type=int, default=3, help="seeds per game and scheduler (default: %(default)s)"
     )
+    parser.add_argument("--first-seed", type=int, default=0, help="seeds from this one on (default: 0)")
     parser.add_argument("--max-sets", type=int, default=1500, help="give up after this many sets")
     parser.add_argument("--every", type=int, default=8, help="rate after every N sets (default: %(default)s)")
     args = parser.parse_args()
@@ -105,8 +107,9 @@ def main() -> None:
     for game in args.game or ["platinum_fish"]:
         figures: dict[str, list[tuple[int | None, float, float]]] = {}
         for how in ("information", "uniform"):
-            figures[how] = [run(game, how, seed, args.max_sets, args.every) for seed in range(args.runs)]
-            for seed, (games, share, choosing) in enumerate(figures[how]):
+            seeds = range(args.first_seed, args.first_seed + args.runs)
+            figures[how] = [run(game, how, seed, args.max_sets, args.every) for seed in seeds]
+            for seed, (games, share, choosing) in zip(seeds, figures[how], strict=True):
                 reached = f"{games} games" if games is not None else f"not within {args.max_sets} sets"
                 print(
                     f"{game} {how:11} seed {seed}: {reached}; slowest bot {share:.2f} of the mean; "

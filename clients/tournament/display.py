@@ -23,7 +23,8 @@ PLAIN_EVERY_SECONDS = 5.0
 
 
 class Display(Protocol):
-    def begin(self, title: str, total: int, done: int) -> None: ...
+    def begin(self, title: str, total: int, done: int) -> None:
+        """Play starts: ``total`` matches (0: as many as come), ``done`` of them already."""
 
     def match_done(self, game: str, places: Places, replayed: bool = False) -> None:
         """One more finished match (``replayed``: finished in an earlier session)."""
@@ -97,7 +98,8 @@ class LiveDisplay:
         return Group(self.progress, self.standings.table()) if self.standings.elo else self.progress
 
     def begin(self, title: str, total: int, done: int) -> None:
-        self._task = self.progress.add_task(title, total=total, completed=done, rate="")
+        # total 0: open-ended (a ladder), a bar with no end
+        self._task = self.progress.add_task(title, total=total or None, completed=done, rate="")
         self._clock.start(done)
         self._live.start()
 
@@ -153,9 +155,10 @@ class PlainDisplay:
 
     def _line(self) -> None:
         self._last_line = time.monotonic()
-        share = 100 * self._done / self._total if self._total else 100.0
-        parts = [f"{self._title}: {self._done}/{self._total} matches ({share:.0f}%)"]
-        rate = self._clock.text(self._done, self._total)
+        done, total = self._done, self._total
+        counted = f"{done}/{total} matches ({100 * done / total:.0f}%)" if total else f"{done} matches"
+        parts = [f"{self._title}: {counted}"]  # no total: open-ended, a ladder
+        rate = self._clock.text(self._done, self._total or None)
         if rate:
             parts.append(rate)
         leaders = self.standings.leaders()

@@ -112,6 +112,8 @@ class Ladder(Runner):
         self._told: set[str] = set()
         self._epoch_sets: dict[SetKey, list[MatchRecord]] = {}
         """Every set of the epoch, by key."""
+        self._versions = {bot_id: version for bot_id, (_, version) in store.versions(config.name).items()}
+        """Each registration's version, as the store keeps them."""
 
     # --- the loop -----------------------------------------------------------------------
 
@@ -305,7 +307,9 @@ class Ladder(Runner):
         for bot_id, bot in replicas[0].items():
             if "#" in bot.name or not all(bot_id in r and r[bot_id].streams for r in replicas):
                 continue  # a tournament's per-rotation instance, or not connected everywhere
-            version = self.store.add_version(self.ladder.name, bot_id, bot.name)
+            if bot_id not in self._versions:  # first seen: its version is stored before it plays
+                self._versions[bot_id] = self.store.add_version(self.ladder.name, bot_id, bot.name)
+            version = self._versions[bot_id]
             identity = f"{bot.name}@{version}"
             capacity = sum(r[bot_id].max_matches or 1 for r in replicas)
             found[identity] = Candidate(identity, bot_id, capacity)
