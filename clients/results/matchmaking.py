@@ -2,16 +2,18 @@
 the table compares them, with a floor so that no connected bot starves.
 
 The criterion (argued in docs/tournaments.md). What a table claims is an order: each bot above
-the next one down. How sure it is of that is the variance of each neighbour's rating difference.
+the next one down. How sure it is of each claim is the variance of that rating difference
+against the gap's size (1/z²).
 Under the Bradley-Terry reading of the ratings, a result between i and j tells
 p(1-p) (p = i's expected score against j) about r_i - r_j, so the information of every result so
 far is a weighted graph Laplacian L (one edge per pair that met, weight the sum of p(1-p)), and
 the variance of r_a - r_b is (e_a - e_b)ᵀ L⁺ (e_a - e_b): the effective resistance between a and
 b. A set of group G adds, per rotation, p(1-p) on every pair of G. The set chosen is the one that
-most reduces the sum, over neighbouring pairs, of those variances. It favours, without being told:
-a newcomer (its only edges are the prior's, so every neighbour difference through it is wide),
-neighbours whose order is in doubt, and close pairs over lopsided ones (p(1-p) is largest at ½);
-it loses interest in a pair once its difference is known, whatever else it could learn about it.
+most reduces the sum over neighbouring pairs of variance / gap² (the gap at least ``CLOSE``). It
+favours, without being told: a newcomer (its only edges are the prior's, so every neighbour
+difference through it is wide), neighbours whose order is in doubt, and close pairs over
+lopsided ones (p(1-p) is largest at ½); it loses interest in a pair once its order is known,
+whatever else it could learn about it. bench/ladder_scheduling.py measures what this saves.
 
 Every pair of bots in the table gets ``prior`` virtual draws (as the fit's prior), which keeps
 the graph connected: a bot with no results has a wide but finite interval.
