@@ -43,6 +43,8 @@ FIRST_CONTACT_SECONDS = 10.0
 comes back within it, and a mistyped address is told soon."""
 RECONNECT_PAUSE, MAX_PAUSE = 0.25, 4.0
 """The first pause before a call is made again, doubled each time up to the second."""
+SHUTDOWNS = 10
+"""Referee shutdowns a wait for a match rides out (each cancels the wait: asked again)."""
 SPREAD_SCHEMES = ("ipv4:", "ipv6:", "dns:")
 """Targets naming several referee replicas; anything else is one referee, dialled as given."""
 DEFAULT_PORT = 443
@@ -155,7 +157,18 @@ class Referee:
         )
 
     async def wait_match(self, match_id: str) -> match_pb2.MatchInfo:
+        """The match once it is over. A referee shutting down cancels the calls it holds (a
+        restart resumes the match from its journal): asked again, patiently, as when it is down."""
         request = admin_pb2.GetMatchRequest(match_id=match_id)
+        for _ in range(SHUTDOWNS):
+            try:
+                return await self._patient_call(
+                    "WaitMatch", lambda: self._stub.WaitMatch(request, metadata=self._metadata)
+                )
+            except RefereeError as exc:
+                if exc.code != grpc.StatusCode.CANCELLED:
+                    raise
+                await asyncio.sleep(RECONNECT_PAUSE)
         return await self._patient_call(
             "WaitMatch", lambda: self._stub.WaitMatch(request, metadata=self._metadata)
         )

@@ -234,3 +234,35 @@ async def test_croupier_verify_checks_an_epoch_against_the_secret_it_committed_t
     other = hashlib.sha256(b"another secret").hexdigest()
     refused = await asyncio.to_thread(verify, str(path), "--commitment", other)
     assert refused.returncode == 1 and f"its SHA-256 is not {other}" in refused.stdout, refused.stdout
+
+
+async def test_a_referee_restarted_under_the_ladder_resumes_its_matches_and_the_ladder_goes_on(
+    tmp_path: Path, store: Store
+) -> None:
+    from tests.tournament.test_referee_restart import ADMIN_TOKEN, free_port, start
+
+    port = free_port()
+    first = await start(port, tmp_path / "referee")
+    address = f"127.0.0.1:{port}"
+    arena = Arena(first, await Replicas.connect(address, ADMIN_TOKEN), address)
+    for name in ("ann", "bob"):
+        await arena.register(name)
+        await arena.connect(name)
+    config = ladder_config(clock={"decision_ms": 2000, "grace_ms": 10_000})  # bots back within it
+    played = asyncio.create_task(play(ladder(arena, store, tmp_path, config), 4))
+    while not any(r.status == "started" for t in store.tournaments() for r in store.matches(t.id).values()):
+        await asyncio.sleep(0.02)
+    await first.stop(grace=None)  # down in the middle of a set ...
+    again = await start(port, tmp_path / "referee")  # ... and back, from its journals
+    try:
+        assert await played == 4
+        (epoch,) = store.tournaments(["open"])
+        finished = store.finished(epoch.id)
+        assert len(set_groups(store)) == 4 and len(finished) == 8  # the set in progress too, once
+        assert len({m.record.referee_match_id for m in finished}) == 8
+        assert not store.voided(epoch.id)  # resumed, not abandoned: nothing dealt again
+    finally:
+        for name in list(arena.clients):
+            await arena.disconnect(name)
+        await arena.referees.close()
+        await again.stop(grace=None)
