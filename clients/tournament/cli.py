@@ -309,25 +309,12 @@ async def _referee(
     if args.server:
         yield args.server, args.admin_token, args.unix_socket
         return
-    import structlog
+    from croupier.clients.tournament.referee import embedded
 
-    from croupier.server import logs
-    from croupier.server.app import create_server
-
-    # The referee logs to a file, not over the live display: claim the process's one logging
-    # configuration (later calls do nothing), then point it at the file before anything logs.
-    log_dir = args.data / "logs"
-    log_dir.mkdir(parents=True, exist_ok=True)
-    with (log_dir / "referee.log").open("a", encoding="utf-8") as log_file:
-        logs.configure(json=True)
-        structlog.configure(logger_factory=structlog.PrintLoggerFactory(log_file))
-        with containers.referee_socket(config.bots) as socket:
-            # its own folder: a referee run by `croupier serve` on DATA never shares its journals
-            croupier = await create_server("127.0.0.1:0", args.data / "referee", unix_socket=socket)
-            try:
-                yield f"127.0.0.1:{croupier.port}", croupier.admin_token, socket
-            finally:
-                await croupier.stop(grace=1.0)
+    with containers.referee_socket(config.bots) as socket:
+        # its own folder: a referee run by `croupier serve` on DATA never shares its journals
+        async with embedded("127.0.0.1:0", args.data / "referee", args.data / "logs", socket) as croupier:
+            yield f"127.0.0.1:{croupier.port}", croupier.admin_token, socket
 
 
 class BotsNotReady(Exception):

@@ -31,6 +31,7 @@ from croupier.engine.games import GAMES, get_game
 from croupier.wire.names import name_problem
 
 T = TypeVar("T")
+Parsed = TypeVar("Parsed")
 VERSION = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.+-]{0,39}")
 PROCESSES = ("shared", "per_rotation")
 DEFAULT_CONCURRENCY = 4
@@ -191,6 +192,12 @@ class TournamentConfig:
 
 
 def load(path: str | Path) -> TournamentConfig:
+    return from_file(Path(path), lambda data: parse(data, source=Path(path)))
+
+
+def from_file(path: str | Path, parse: Callable[[dict[str, Any]], Parsed]) -> Parsed:
+    """What ``parse`` makes of a TOML file (a tournament's, a ladder's); every problem, a missing
+    file or bad TOML among them, a ConfigError naming the file."""
     path = Path(path)
     try:
         with path.open("rb") as file:
@@ -200,7 +207,7 @@ def load(path: str | Path) -> TournamentConfig:
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: not valid TOML: {exc}") from None
     try:
-        return parse(data, source=path)
+        return parse(data)
     except ConfigError as exc:
         raise ConfigError(*(f"{path}: {problem}" for problem in exc.problems)) from None
 

@@ -158,22 +158,11 @@ async def _referee(args: argparse.Namespace) -> AsyncIterator[tuple[str, str]]:
     if args.server:
         yield args.server, args.admin_token
         return
-    import structlog
+    from croupier.clients.tournament.referee import embedded
 
-    from croupier.server import logs
-    from croupier.server.app import create_server
-
-    log_dir = args.data / "logs"
-    log_dir.mkdir(parents=True, exist_ok=True)
-    with (log_dir / "referee.log").open("a", encoding="utf-8") as log_file:
-        logs.configure(json=True)
-        structlog.configure(logger_factory=structlog.PrintLoggerFactory(log_file))
-        croupier = await create_server(args.listen, args.data)
-        try:
-            host = args.listen.rpartition(":")[0]
-            yield f"{host}:{croupier.port}", croupier.admin_token
-        finally:
-            await croupier.stop(grace=1.0)
+    async with embedded(args.listen, args.data, args.data / "logs") as croupier:
+        host = args.listen.rpartition(":")[0]
+        yield f"{host}:{croupier.port}", croupier.admin_token
 
 
 @contextlib.asynccontextmanager

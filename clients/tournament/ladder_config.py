@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -36,6 +35,7 @@ from croupier.clients.tournament.config import (
     _clock,
     _game,
     _Table,
+    from_file,
 )
 from croupier.wire.names import name_problem
 
@@ -86,18 +86,7 @@ class LadderConfig:
 
 
 def load(path: str | Path) -> LadderConfig:
-    path = Path(path)
-    try:
-        with path.open("rb") as file:
-            data = tomllib.load(file)
-    except FileNotFoundError:
-        raise ConfigError(f"{path}: no such file") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{path}: not valid TOML: {exc}") from None
-    try:
-        return parse(data)
-    except ConfigError as exc:
-        raise ConfigError(*(f"{path}: {problem}" for problem in exc.problems)) from None
+    return from_file(path, parse)
 
 
 def parse(data: Mapping[str, Any]) -> LadderConfig:

@@ -13,14 +13,15 @@ that match goes straight to it.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hmac
 import ipaddress
 import secrets
 import socket
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 import grpc
 
@@ -28,6 +29,9 @@ from croupier.clients.results.store import SeatResult
 from croupier.clients.tournament.config import GameConfig
 from croupier.engine.games import get_game
 from croupier.v1 import admin_pb2, admin_pb2_grpc, match_pb2
+
+if TYPE_CHECKING:
+    from croupier.server.app import Croupier
 from croupier.wire.convert import codec
 from croupier.wire.errors import no_referee
 from croupier.wire.proof import admin_key, referee_proof
@@ -532,3 +536,26 @@ def seat_results(
         )
         for seat in sorted(info.result.seats, key=lambda s: s.seat)
     ]
+
+
+@contextlib.asynccontextmanager
+async def embedded(
+    listen: str, data: Path, logs: Path, unix_socket: Path | None = None
+) -> AsyncIterator[Croupier]:
+    """A referee in this process on ``listen``, its data in ``data``, logging to
+    LOGS/referee.log: not over the live display. It claims the process's one logging
+    configuration (later calls do nothing), then points it at the file before anything logs."""
+    import structlog
+
+    from croupier.server import logs as referee_logs
+    from croupier.server.app import create_server
+
+    logs.mkdir(parents=True, exist_ok=True)
+    with (logs / "referee.log").open("a", encoding="utf-8") as log_file:
+        referee_logs.configure(json=True)
+        structlog.configure(logger_factory=structlog.PrintLoggerFactory(log_file))
+        croupier = await create_server(listen, data, unix_socket=unix_socket)
+        try:
+            yield croupier
+        finally:
+            await croupier.stop(grace=1.0)
