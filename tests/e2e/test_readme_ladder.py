@@ -62,9 +62,11 @@ def test_the_readme_ladder_seats_the_readme_bot_and_its_leaderboard_shows_it(
             command(line, address, web), cwd=tmp_path, env=env, capture_output=True, text=True, timeout=WAIT
         )
 
-    def start(line: str) -> subprocess.Popen[str]:
+    def start(line: str, **extra: str) -> subprocess.Popen[str]:
         pipes = {"stdout": subprocess.PIPE, "stderr": subprocess.PIPE}
-        process = subprocess.Popen(command(line, address, web), cwd=tmp_path, env=env, text=True, **pipes)
+        process = subprocess.Popen(
+            command(line, address, web), cwd=tmp_path, env={**env, **extra}, text=True, **pipes
+        )
         running.append(process)
         return process
 
@@ -73,10 +75,10 @@ def test_the_readme_ladder_seats_the_readme_bot_and_its_leaderboard_shows_it(
         registered = once(register)
         assert registered.returncode == 0, registered.stderr
         read_until(start(bot.replace("TOKEN", registered.stdout.strip())), "stderr", "connected to")
-        inner = re.fullmatch(r'(.*)"\$\((.*)\)"', house)
-        assert inner, house
-        house_token = once(inner.group(2)).stdout.strip()
-        start(inner.group(1) + house_token)
+        inner = re.fullmatch(r'CROUPIER_TOKEN="\$\((.*)\)" (.*)', house)
+        assert inner, house  # the token in the environment: never on a command line
+        house_token = once(inner.group(1)).stdout.strip()
+        start(inner.group(2), CROUPIER_TOKEN=house_token)
         api = leaderboard.replace("127.0.0.1:8080", web).replace("/ladders/", "/api/ladders/")
         deadline = time.monotonic() + 3 * WAIT
         rated: list[str] = []
