@@ -5,12 +5,14 @@ results against each opponent, its recent matches with links to their replays).
 Only sets that are over are read (``Store.duplicate_sets``, and matches of finished sets here),
 as the ratings count them: a rotation finished while its twin is still played says nothing, to
 anyone, until the twin is over (DESIGN.md's secrets: a ladder's results, everyone, once the set
-is over). The database is opened, read and closed per call, off the event loop.
+is over). The database is opened, read and closed per call, off the event loop; the ratings are
+fitted again only when a set is over (``Fits``), so a page anyone may reload costs a fit per set.
 """
 
 from __future__ import annotations
 
 import asyncio
+import threading
 from collections import defaultdict
 from collections.abc import Callable
 from pathlib import Path
@@ -18,7 +20,7 @@ from typing import Any
 
 from aiohttp import web
 
-from croupier.clients.results.ratings import DEFAULT_MODEL, RatedSet, choices, fit, merged, rate
+from croupier.clients.results.ratings import DEFAULT_MODEL, RatedSet, Rating, choices, fit, merged, rate
 from croupier.clients.results.sets import set_score
 from croupier.clients.results.store import FinishedMatch, Store
 from croupier.clients.web import STATIC
@@ -49,8 +51,30 @@ def ladder_list(db: Path) -> list[str]:
         return store.ladders()
 
 
-def leaderboard(db: Path, name: str, samples: int = SAMPLES) -> dict[str, Any]:
+class Fits:
+    """Each ladder game's ratings and trend, kept until its sets that are over change, and one fit
+    at a time (they are CPU-bound; pages asking at once share the first's)."""
+
+    def __init__(self, samples: int = SAMPLES) -> None:
+        self.samples = samples
+        self._kept: dict[tuple[Path, str, str], tuple[list[RatedSet], list[Rating], dict[str, float]]] = {}
+        self._fitting = threading.Lock()
+
+    def of(
+        self, db: Path, name: str, game: str, sets: list[RatedSet]
+    ) -> tuple[list[Rating], dict[str, float]]:
+        """The ratings of these sets, best first, and each bot's Elo without the last TREND_SETS."""
+        with self._fitting:
+            kept = self._kept.get((db, name, game))
+            if kept is None or kept[0] != sets:
+                earlier = _elo(sets[:-TREND_SETS]) if len(sets) > TREND_SETS else {}
+                kept = self._kept[(db, name, game)] = (sets, rate(sets, samples=self.samples), earlier)
+            return kept[1], kept[2]
+
+
+def leaderboard(db: Path, name: str, fits: Fits | None = None) -> dict[str, Any]:
     """Per game the ratings table, best first; the epochs and their state."""
+    fits = fits or Fits()
     store, runs = _open(db, name)
     with store:
         epochs = store.tournaments([name])
@@ -59,7 +83,7 @@ def leaderboard(db: Path, name: str, samples: int = SAMPLES) -> dict[str, Any]:
         games = {game: store.duplicate_sets(game, runs) for game in store.games(runs)}
     tables = []
     for game, sets in games.items():
-        earlier = _elo(sets[:-TREND_SETS]) if len(sets) > TREND_SETS else {}
+        ratings, earlier = fits.of(db, name, game, sets)
         played: dict[str, int] = defaultdict(int)
         for rated in sets:
             for bot in rated.group:
@@ -77,7 +101,7 @@ def leaderboard(db: Path, name: str, samples: int = SAMPLES) -> dict[str, Any]:
                 "last_played": last.get(r.bot),
                 "trend": None if r.bot not in earlier else round(r.elo - earlier[r.bot]),
             }
-            for r in rate(sets, samples=samples)
+            for r in ratings
         ]
         tables.append({"game": game, "sets": len(sets), "ratings": rows})
     return {
@@ -163,6 +187,8 @@ def add_routes(app: web.Application, data_of: Callable[[web.Request], Path | Non
     """The ladder pages and their JSON, open to anyone (what they show is the results of sets
     that are over); ``data_of``: the viewer's --data."""
 
+    fits = Fits()
+
     def _db(request: web.Request) -> Path:
         data = data_of(request)
         if data is None:
@@ -171,7 +197,7 @@ def add_routes(app: web.Application, data_of: Callable[[web.Request], Path | Non
 
     async def board(request: web.Request) -> web.StreamResponse:
         db, name = _db(request), request.match_info["name"]
-        return web.json_response(await asyncio.to_thread(leaderboard, db, name))
+        return web.json_response(await asyncio.to_thread(leaderboard, db, name, fits))
 
     async def bot(request: web.Request) -> web.StreamResponse:
         db, name = _db(request), request.match_info["name"]

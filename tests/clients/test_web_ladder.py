@@ -10,12 +10,16 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from croupier.clients.bots import RandomBot
+from croupier.clients.results.ratings import rate
 from croupier.clients.results.schedule import duplicate_set
 from croupier.clients.results.store import SeatResult, Store
 from croupier.clients.sdk import Client
 from croupier.clients.tournament.ladder import Ladder
 from croupier.clients.tournament.referee import Replicas
+from croupier.clients.web import ladders
 from croupier.clients.web.app import WebViewer
 from croupier.server.app import Croupier
 from tests.clients.web import browser, screenshots, viewer
@@ -105,3 +109,43 @@ async def test_an_anonymous_client_reads_nothing_of_a_set_still_in_play(viewer: 
     page = await asyncio.to_thread(get, f"{viewer.url}api/ladders/open/bots/ann@1")
     assert {m["match_id"] for m in page["recent"]} == {f"m-{records[0].id}", f"m-{records[1].id}"}
     assert page["opponents"] == [{"game": "chinese_ten", "opponent": "bob@1", "sets": 1, "score": 0.5}]
+
+
+def test_the_leaderboard_fits_the_ratings_again_only_when_a_set_is_over(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Anyone may reload the leaderboard as often as they like: each reload must not cost a
+    bootstrap of every set (what the standings pages cache too)."""
+    fitted: list[int] = []
+
+    def counted(sets: list[Any], **kwargs: Any) -> Any:
+        fitted.append(len(sets))
+        return rate(sets, **kwargs)
+
+    monkeypatch.setattr(ladders, "rate", counted)
+    db = tmp_path / "results.db"
+    with Store(db) as store:
+        epoch = store.open_tournament("open", "fingerprint", {}, again=False)
+        assert epoch.secret is not None
+        for name, bot_id in (("ann", "b-1"), ("bob", "b-2")):
+            store.add_version("open", bot_id, name)
+
+        def play_set(deal: int) -> None:
+            dealt = duplicate_set("chinese_ten", ("ann@1", "bob@1"), 0, 0, deal, seed=1, secret=epoch.secret)
+            store.schedule(epoch.id, dealt.matches)
+            for record in store.matches(epoch.id).values():
+                if record.status != "done":
+                    store.mark_started(record.id, f"m-{record.id}", None)
+                    results = [
+                        SeatResult(i, bot.partition("@")[0], 0, i + 1, version="1")
+                        for i, bot in enumerate(record.seats)
+                    ]
+                    store.record_result(record.id, results, None)
+
+        play_set(0)
+        fits = ladders.Fits(samples=20)
+        first = ladders.leaderboard(db, "open", fits)
+        assert ladders.leaderboard(db, "open", fits) == first and fitted == [1]  # the second read: no fit
+        play_set(1)
+        after = ladders.leaderboard(db, "open", fits)
+    assert fitted == [1, 2] and after["games"][0]["sets"] == 2
