@@ -22,6 +22,8 @@ from croupier.v1 import admin_pb2, bots_pb2, match_pb2
 T = TypeVar("T")
 STARTUP_SECONDS = 30.0
 """Time for the bot's process to start and say Hello (a cold Python or a JVM takes a while)."""
+EXPLANATION_SECONDS = 2.0
+"""How long a timeout's diagnosis waits for what may explain it (``Trial._diagnosis``)."""
 CLOCKS = {"decision_ms": 1000, "bank_ms": 1000, "max_timeouts": 1, "grace_ms": 10000}
 """Every check's clocks but the clock's own: a bot that does not answer is forfeited in 2 s."""
 SHORT: dict[str, dict[str, Any]] = {
@@ -125,11 +127,9 @@ class Trial:
             if value:
                 return value
             during = f", while check-bot waited for {what}"
-            late = next(
-                (why for m in self.games if m not in self.doomed and (why := self._late(m, during))), None
-            )
+            late = next((m for m in self.games if m not in self.doomed and self._late(m, during)), None)
             if late is not None:
-                raise Failed(late)
+                raise Failed(await self._diagnosis(late, during) or "")
             if (exited := self.exited()) is not None:
                 await asyncio.sleep(0.2)  # its last messages may still be on their way
                 if value := found():
@@ -209,7 +209,7 @@ class Trial:
             else:
                 # the same words whether the timeout or the match's end is seen first
                 why = (
-                    self._late(match_id, f", while check-bot waited for {what}")
+                    await self._diagnosis(match_id, f", while check-bot waited for {what}")
                     or f"{where} a decision timed out"
                 )
             raise Failed(f"{why} (the seat was forfeited: {seat.forfeited or 'timeouts'})")
@@ -217,6 +217,18 @@ class Trial:
             reason = f': "{refused[refusals].reason}"' if len(refused) > refusals else ""
             raise Failed(f"{where} the referee refused {seat.refusals} of the bot's moves{reason}")
         return seat
+
+    async def _diagnosis(self, match_id: str, during: str) -> str | None:
+        """``_late``'s words once what explains the timeout has had a moment to arrive: the
+        referee's Error about a mistaken message, or the bot's own error line, may still be on its
+        way when the timeout is seen (on a loaded machine)."""
+        deadline = time.monotonic() + EXPLANATION_SECONDS
+        while time.monotonic() < deadline and not self._explained():
+            await asyncio.sleep(0.05)
+        return self._late(match_id, during)
+
+    def _explained(self) -> bool:
+        return self.last_error() is not None or any(True for s in self.streams for _ in s.of_kind("error"))
 
     def _late(self, match_id: str, during: str = "") -> str | None:
         """The bot's first timeout in ``match_id``, in words for its author (``during`` says what was
