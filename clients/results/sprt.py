@@ -193,10 +193,7 @@ class Sprt:
         verdict = (
             Verdict.H1 if value >= self.upper else Verdict.H0 if value <= self.lower else Verdict.CONTINUE
         )
-        weights = [count or REGULARIZE for count in counts]
-        total = sum(weights)
-        mean = sum(w * v for w, v in zip(weights, sets_grid, strict=True)) / total
-        variance = sum(w * (v - mean) ** 2 for w, v in zip(weights, sets_grid, strict=True)) / total
+        mean, variance = _moments(counts, sets_grid)
         spread = math.sqrt(variance)
         margin = Z_95 * spread / math.sqrt(max(sets, 1))
         return Status(
@@ -232,10 +229,7 @@ class Stopped:
 
     @classmethod
     def of(cls, test: Sprt, counts: Sequence[int], sets_grid: Sequence[float]) -> Stopped:
-        weights = [count or REGULARIZE for count in counts]
-        total = sum(weights)
-        mean = sum(w * v for w, v in zip(weights, sets_grid, strict=True)) / total
-        variance = sum(w * (v - mean) ** 2 for w, v in zip(weights, sets_grid, strict=True)) / total
+        mean, variance = _moments(counts, sets_grid)
         s0, s1 = score_of(test.elo0), score_of(test.elo1)
         a, b = test.lower, test.upper
         slope = (mean - (s0 + s1) / 2) * (s1 - s0) / variance  # the approximate LLR per set
@@ -333,6 +327,14 @@ class Progress:
             self.counts[_index(score, self.grid)] += 1
             self.status = self.test._status(self.counts, self.grid, self.status.sets + 1)
         return self.status
+
+
+def _moments(counts: Sequence[int], sets_grid: Sequence[float]) -> tuple[float, float]:
+    """The mean and variance of the set scores counted by grid value, regularised as the LLR is."""
+    weights = [count or REGULARIZE for count in counts]
+    total = sum(weights)
+    mean = sum(w * v for w, v in zip(weights, sets_grid, strict=True)) / total
+    return mean, sum(w * (v - mean) ** 2 for w, v in zip(weights, sets_grid, strict=True)) / total
 
 
 def _index(score: float, sets_grid: Sequence[float]) -> int:
