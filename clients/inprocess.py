@@ -196,8 +196,10 @@ def _decide(
     answer and its plays, or on a timeout the first legal action; the events they caused."""
     choice = _ask(seat, legal, state, index, loop)
     if type(choice) is int and not seat.sent and 0 <= choice < len(legal):
-        with contextlib.suppress(IllegalAction):  # then refused below, as the referee refuses it
+        try:  # not contextlib.suppress: this is every decision's path, and a try costs nothing
             return state.apply(index, legal[choice], now)  # the common answer, at the engine's speed
+        except IllegalAction:
+            pass  # refused below, as the referee refuses it
     events: list[Event] = []
     for attempt in range(1 + MAX_RETRIES):
         if attempt:
@@ -257,7 +259,9 @@ def _ask(
     seat.unsent.clear()  # a decision request carries them; choose does not see them
     try:
         choice = seat.bot.choose(seat_view.shown(state, index), legal)
-        if type(choice) is not int and inspect.isawaitable(choice):
+        if type(choice) is int:
+            return choice
+        if inspect.isawaitable(choice):
             choice = (loop or _loop()).run_until_complete(_awaited(choice))
     except Exception:
         return None
@@ -364,11 +368,11 @@ ORPHAN_SECONDS = 0.5
 """How often a worker looks whether the process that started it is still there."""
 
 
-def _quiet_worker() -> None:
+def _quiet_worker(parent: int) -> None:
     """A worker leaves Ctrl-C to the parent, which stops handing out sets and ends the pool; and it
-    ends when the parent is gone (killed), rather than wait for work forever."""
+    ends when ``parent`` (the process that started it) is gone, killed, rather than wait for work
+    forever: also when that happened before this worker got going (whose parent is another then)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    parent = os.getppid()
 
     def watch() -> None:
         while os.getppid() == parent:
@@ -390,6 +394,7 @@ def pool(processes: int | None = None) -> concurrent.futures.ProcessPoolExecutor
         max_workers=processes or workers(),
         mp_context=multiprocessing.get_context("spawn"),
         initializer=_quiet_worker,
+        initargs=(os.getpid(),),
     )
 
 

@@ -5,7 +5,12 @@ referee's messages, over random playouts of every game, and the referee's rules 
 from __future__ import annotations
 
 import asyncio
+import os
 import random
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -190,3 +195,39 @@ def test_a_bot_file_is_a_strategy_of_its_own_or_says_which_class_to_take(tmp_pat
         strategy(str(two))
     with pytest.raises(ValueError, match="no bot file"):
         strategy(str(tmp_path / "none.py"))
+
+
+ORPHAN = """
+import os, signal, sys, time
+from croupier.clients import inprocess
+
+executor = inprocess.pool(1)
+executor.submit(time.sleep, 0)  # starts the worker
+print(*executor._processes, flush=True)
+os.kill(os.getpid(), signal.SIGKILL)  # before the worker has even imported what it runs
+"""
+
+
+def gone(pid: int) -> bool:
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except FileNotFoundError:
+        return True
+    return "\\nState:\\tZ" in status  # ended, not yet reaped by whoever adopted it
+
+
+def test_a_worker_whose_runner_was_killed_before_it_started_ends(tmp_path: Path) -> None:
+    """The runner killed (SIGKILL) while a worker starts: the worker ends rather than wait for
+    sets forever, holding the runner's output open (a caller reading it to its end would hang:
+    so the output goes to a file here)."""
+    with (tmp_path / "out").open("w") as out:
+        started = subprocess.run([sys.executable, "-c", ORPHAN], stdout=out, stderr=out, timeout=60)
+    assert started.returncode == -signal.SIGKILL, (tmp_path / "out").read_text()
+    (worker,) = map(int, (tmp_path / "out").read_text().split())
+    deadline = time.monotonic() + 20
+    while not gone(worker) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    alive = not gone(worker)
+    if alive:
+        os.kill(worker, signal.SIGKILL)
+    assert not alive, "the orphaned worker was still there 20 s after its runner was killed"
