@@ -82,6 +82,10 @@ class Rank(IntEnum):
     def __str__(self) -> str:
         return _RANK_TEXT[self]
 
+    # Enum's own hash is Python code (the name's hash), run at every dict or set lookup, and unequal
+    # to the hash of the number the rank equals; the number's hash is both quick and right.
+    __hash__ = int.__hash__
+
 
 _RANK_TEXT = {r: (str(r.value) if r <= 10 else "JQKA"[r - 11]) for r in Rank}
 _RANK_BY_TEXT = {text: r for r, text in _RANK_TEXT.items()}

@@ -277,7 +277,7 @@ class MatchOver(Event):
 # --- view --------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, init=False)
 class ChineseTenView:
     """What one seat (or a spectator, ``seat=None``) may know.
 
@@ -315,6 +315,42 @@ class ChineseTenView:
     """Each seat's points over the finished deals."""
     stock: tuple[Card, ...] | None = None
     """The stock in its order; only in the full (admin) view, else None."""
+
+    def __init__(
+        self,
+        seat: Seat | None,
+        scoring: Scoring,
+        target: int,
+        deal: int,
+        dealer: Seat,
+        to_act: Seat | None,
+        hands: tuple[tuple[Card, ...] | None, ...],
+        hand_sizes: tuple[int, ...],
+        table: tuple[Card, ...],
+        stock_size: int,
+        turned: Card | None,
+        captured: tuple[tuple[Card, ...], ...],
+        deal_points: tuple[int, ...],
+        totals: tuple[int, ...],
+        stock: tuple[Card, ...] | None = None,
+    ) -> None:
+        # Written out rather than generated (init=False): mypyc compiles this one, a view is built
+        # at every decision, and the dataclass's own __init__ stays interpreted (docs/benchmarks.md).
+        object.__setattr__(self, "seat", seat)
+        object.__setattr__(self, "scoring", scoring)
+        object.__setattr__(self, "target", target)
+        object.__setattr__(self, "deal", deal)
+        object.__setattr__(self, "dealer", dealer)
+        object.__setattr__(self, "to_act", to_act)
+        object.__setattr__(self, "hands", hands)
+        object.__setattr__(self, "hand_sizes", hand_sizes)
+        object.__setattr__(self, "table", table)
+        object.__setattr__(self, "stock_size", stock_size)
+        object.__setattr__(self, "turned", turned)
+        object.__setattr__(self, "captured", captured)
+        object.__setattr__(self, "deal_points", deal_points)
+        object.__setattr__(self, "totals", totals)
+        object.__setattr__(self, "stock", stock)
 
 
 # --- state ---------------------------------------------------------------------------

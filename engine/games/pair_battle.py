@@ -271,7 +271,7 @@ class Phase(Enum):
     """The game has ended."""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, init=False)
 class PairBattleView:
     """What one seat (or a spectator, ``seat=None``) may know.
 
@@ -317,6 +317,48 @@ class PairBattleView:
     """Full view only: each reserve, top card first."""
     out_of_play: tuple[Card, ...] | None = None
     """Full view only: the card left out with 3 players."""
+
+    def __init__(
+        self,
+        seat: Seat | None,
+        timing: Timing,
+        phase: Phase,
+        go_at: float | None,
+        window_closes_at: float | None,
+        tick: int,
+        hands: tuple[tuple[Card, ...] | None, ...],
+        hand_sizes: tuple[int, ...],
+        reserve_sizes: tuple[int, ...],
+        laid: tuple[tuple[Card, ...], ...],
+        scores: tuple[int, ...],
+        penalties: tuple[int, ...],
+        finishers: tuple[Seat, ...],
+        submitted: tuple[bool, ...],
+        submissions: tuple[PairBattleAction | None, ...],
+        end: EndReason | None,
+        reserves: tuple[tuple[Card, ...], ...] | None = None,
+        out_of_play: tuple[Card, ...] | None = None,
+    ) -> None:
+        # Written out rather than generated (init=False): mypyc compiles this one, a view is built
+        # at every decision, and the dataclass's own __init__ stays interpreted (docs/benchmarks.md).
+        object.__setattr__(self, "seat", seat)
+        object.__setattr__(self, "timing", timing)
+        object.__setattr__(self, "phase", phase)
+        object.__setattr__(self, "go_at", go_at)
+        object.__setattr__(self, "window_closes_at", window_closes_at)
+        object.__setattr__(self, "tick", tick)
+        object.__setattr__(self, "hands", hands)
+        object.__setattr__(self, "hand_sizes", hand_sizes)
+        object.__setattr__(self, "reserve_sizes", reserve_sizes)
+        object.__setattr__(self, "laid", laid)
+        object.__setattr__(self, "scores", scores)
+        object.__setattr__(self, "penalties", penalties)
+        object.__setattr__(self, "finishers", finishers)
+        object.__setattr__(self, "submitted", submitted)
+        object.__setattr__(self, "submissions", submissions)
+        object.__setattr__(self, "end", end)
+        object.__setattr__(self, "reserves", reserves)
+        object.__setattr__(self, "out_of_play", out_of_play)
 
 
 # --- state ---------------------------------------------------------------------------

@@ -439,7 +439,7 @@ class Phase(enum.Enum):
     """The game has ended."""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, init=False)
 class PlatinumFishView:
     """What one seat (or a spectator, or an admin) sees.
 
@@ -475,6 +475,40 @@ class PlatinumFishView:
     """The values that roll stands for (phase ASK), else empty."""
     history: tuple[Event, ...]
     """The most recent public events, oldest first."""
+
+    def __init__(
+        self,
+        seat: Seat | None,
+        dealer: Seat,
+        phase: Phase,
+        to_act: Seat | None,
+        hands: tuple[tuple[Card, ...] | None, ...],
+        hand_sizes: tuple[int, ...],
+        matches: tuple[tuple[tuple[Card, Card], ...], ...],
+        scores: tuple[int, ...],
+        discard: tuple[Card, ...],
+        stock_size: int,
+        stock: tuple[Card, ...] | None,
+        dice: tuple[int, int] | None,
+        targets: tuple[int, ...],
+        history: tuple[Event, ...],
+    ) -> None:
+        # Written out rather than generated (init=False): mypyc compiles this one, a view is built
+        # at every decision, and the dataclass's own __init__ stays interpreted (docs/benchmarks.md).
+        object.__setattr__(self, "seat", seat)
+        object.__setattr__(self, "dealer", dealer)
+        object.__setattr__(self, "phase", phase)
+        object.__setattr__(self, "to_act", to_act)
+        object.__setattr__(self, "hands", hands)
+        object.__setattr__(self, "hand_sizes", hand_sizes)
+        object.__setattr__(self, "matches", matches)
+        object.__setattr__(self, "scores", scores)
+        object.__setattr__(self, "discard", discard)
+        object.__setattr__(self, "stock_size", stock_size)
+        object.__setattr__(self, "stock", stock)
+        object.__setattr__(self, "dice", dice)
+        object.__setattr__(self, "targets", targets)
+        object.__setattr__(self, "history", history)
 
 
 # --- state -----------------------------------------------------------------------------
@@ -738,9 +772,9 @@ class PlatinumFishState(StateBase):
             phase=self.phase,
             to_act=None if self.phase is Phase.OVER else self.current,
             hands=tuple([tuple(h) if everything or s == seat else None for s, h in enumerate(self.hands)]),
-            hand_sizes=tuple(map(len, self.hands)),
-            matches=tuple(map(tuple, self.matches)),
-            scores=tuple(map(len, self.matches)),
+            hand_sizes=tuple([len(h) for h in self.hands]),
+            matches=tuple([tuple(pairs) for pairs in self.matches]),
+            scores=tuple([len(pairs) for pairs in self.matches]),
             discard=tuple(self.discard),
             stock_size=len(self.stock),
             stock=tuple(self.stock) if everything else None,

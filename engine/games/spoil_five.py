@@ -492,7 +492,7 @@ class DealResult:
     """Its five tricks."""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, init=False)
 class SpoilFiveView:
     """What one seat (or a spectator, ``seat=None``) may know.
 
@@ -554,6 +554,64 @@ class SpoilFiveView:
     """The robber's face-down discard: only to the robber and in the full view, else None."""
     stock: tuple[Card, ...] | None = None
     """The stock in its order; only in the full (admin) view, else None."""
+
+    def __init__(
+        self,
+        seat: Seat | None,
+        ranking: Ranking,
+        ante: int,
+        deal: int,
+        deals: int,
+        dealer: Seat,
+        phase: Phase,
+        to_act: Seat | None,
+        hands: tuple[tuple[Card, ...] | None, ...],
+        hand_sizes: tuple[int, ...],
+        turn_up: Card,
+        trumps: Suit,
+        robbed_by: Seat | None,
+        ace_announced_by: Seat | None,
+        trump_ace_low: bool,
+        trick: tuple[tuple[Seat, Card], ...],
+        tricks: tuple[Trick, ...],
+        tricks_won: tuple[int, ...],
+        jinxer: Seat | None,
+        banks: tuple[int, ...],
+        pool: int,
+        unassigned: int,
+        stock_size: int,
+        last_deal: DealResult | None,
+        discard: Card | None = None,
+        stock: tuple[Card, ...] | None = None,
+    ) -> None:
+        # Written out rather than generated (init=False): mypyc compiles this one, a view is built
+        # at every decision, and the dataclass's own __init__ stays interpreted (docs/benchmarks.md).
+        object.__setattr__(self, "seat", seat)
+        object.__setattr__(self, "ranking", ranking)
+        object.__setattr__(self, "ante", ante)
+        object.__setattr__(self, "deal", deal)
+        object.__setattr__(self, "deals", deals)
+        object.__setattr__(self, "dealer", dealer)
+        object.__setattr__(self, "phase", phase)
+        object.__setattr__(self, "to_act", to_act)
+        object.__setattr__(self, "hands", hands)
+        object.__setattr__(self, "hand_sizes", hand_sizes)
+        object.__setattr__(self, "turn_up", turn_up)
+        object.__setattr__(self, "trumps", trumps)
+        object.__setattr__(self, "robbed_by", robbed_by)
+        object.__setattr__(self, "ace_announced_by", ace_announced_by)
+        object.__setattr__(self, "trump_ace_low", trump_ace_low)
+        object.__setattr__(self, "trick", trick)
+        object.__setattr__(self, "tricks", tricks)
+        object.__setattr__(self, "tricks_won", tricks_won)
+        object.__setattr__(self, "jinxer", jinxer)
+        object.__setattr__(self, "banks", banks)
+        object.__setattr__(self, "pool", pool)
+        object.__setattr__(self, "unassigned", unassigned)
+        object.__setattr__(self, "stock_size", stock_size)
+        object.__setattr__(self, "last_deal", last_deal)
+        object.__setattr__(self, "discard", discard)
+        object.__setattr__(self, "stock", stock)
 
 
 # --- state ---------------------------------------------------------------------------
