@@ -31,10 +31,10 @@ ROLL_BONUS = 0.05
 
 
 def unseen_by_rank(view: PlatinumFishView) -> Counter[Rank]:
-    seen: Counter[Rank] = Counter(c.rank for c in view.discard)
-    seen.update(c.rank for pairs in view.matches for pair in pairs for c in pair)
+    seen = Counter([c.rank for c in view.discard])
+    seen.update([c.rank for pairs in view.matches for pair in pairs for c in pair])
     seen.update(my_hand(view))
-    return DECK_BY_RANK - seen  # a rank all seen drops out
+    return Counter({rank: count - seen[rank] for rank, count in DECK_BY_RANK.items() if count > seen[rank]})
 
 
 def my_hand(view: PlatinumFishView) -> tuple[Rank, ...]:
@@ -50,22 +50,31 @@ def draw_odds(held: set[Rank], unseen: Counter[Rank]) -> float:
 def roll_odds(held: set[Rank], unseen: Counter[Rank], options: PlatinumFishOptions) -> float:
     """The chance a roll brings a card of a held rank: over the 36 throws, the share of held
     ranks among the unseen cards of the rolled values (the first such card in the stock is any of them)."""
+    shares: dict[frozenset[Rank], float] = {}  # a throw's share, once per ranks looked for
     total = 0.0
-    for a, b in product(range(1, 7), repeat=2):
-        ranks = set(roll_targets((a, b), options)[1])
-        candidates = sum(unseen[r] for r in ranks)
-        if candidates:
-            total += sum(unseen[r] for r in ranks & held) / candidates
-        elif ranks & held:
-            total += 0.5  # none left unseen of the value: an ask might still find one in a hand
+    for ranks in throws(options):  # added in the throws' order: the same sum to the last bit
+        share = shares.get(ranks)
+        if share is None:
+            candidates = sum(unseen[r] for r in ranks)
+            if candidates:
+                share = sum(unseen[r] for r in ranks & held) / candidates
+            else:  # none left unseen of the value: an ask might still find one in a hand
+                share = 0.5 if ranks & held else 0.0
+            shares[ranks] = share
+        total += share
     return total / 36
 
 
-@cache  # the same for a whole match: not recounted over 36 throws at every draw-or-roll
+@cache  # the same for a whole match: not worked out again at every draw-or-roll
+def throws(options: PlatinumFishOptions) -> tuple[frozenset[Rank], ...]:
+    """The ranks each of the 36 throws looks for, in order."""
+    return tuple(frozenset(roll_targets((a, b), options)[1]) for a, b in product(range(1, 7), repeat=2))
+
+
+@cache
 def unrollable(options: PlatinumFishOptions) -> frozenset[Rank]:
     """Ranks no throw looks for (the Ace, unless a die's face counts): no roll takes them from the stock."""
-    rolled = {r for a, b in product(range(1, 7), repeat=2) for r in roll_targets((a, b), options)[1]}
-    return frozenset(set(DECK_BY_RANK) - rolled)
+    return frozenset(set(DECK_BY_RANK).difference(*throws(options)))
 
 
 def may_stall(view: PlatinumFishView, unseen: Counter[Rank], options: PlatinumFishOptions) -> bool:
