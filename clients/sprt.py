@@ -501,9 +501,7 @@ def _report(
     if tournament.finished and tournament.secret is not None:
         from croupier.clients.tournament import reveal
 
-        path = reveal.reveal_path(data, tournament)
-        reveal.write(path, reveal.document(store, tournament, Deals.DUPLICATE))
-        store.reveal(tournament.id)
+        path = reveal.publish(store, data, tournament, Deals.DUPLICATE)
         say(
             console,
             f"secret of {tournament.name} run {tournament.run}: {tournament.secret.hex()} "

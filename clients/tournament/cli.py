@@ -533,9 +533,7 @@ def _reveal(
 
     if tournament.secret is None:
         return  # dealt before secret deals: nothing to reveal
-    path = reveal.reveal_path(data, tournament)
-    reveal.write(path, reveal.document(store, tournament, config.deals))
-    store.reveal(tournament.id)
+    path = reveal.publish(store, data, tournament, config.deals)
     say(
         console,
         f"secret of {tournament.name} run {tournament.run}: {tournament.secret.hex()} "

@@ -377,9 +377,7 @@ class Ladder(Runner):
     def _reveal(self, epoch: Tournament) -> None:
         """Every set of the epoch is over: publish its secret and every deal it dealt."""
         self.store.finish_tournament(epoch.id)
-        path = reveal.reveal_path(self.data, epoch)
-        reveal.write(path, reveal.document(self.store, epoch, Deals.DUPLICATE))
-        self.store.reveal(epoch.id)
+        path = reveal.publish(self.store, self.data, epoch, Deals.DUPLICATE)
         self.display.note(
             f"epoch {epoch.run} of {epoch.name} is over: its secret and deals are in {path} "
             f"(croupier verify {path} --commitment {commitment_path(self.data, epoch)})"

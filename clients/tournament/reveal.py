@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -72,9 +73,25 @@ def _match(record: MatchRecord, redeal: int) -> dict[str, Any]:
     }
 
 
+def publish(store: Store, data: Path, tournament: Tournament, dealing: Deals) -> Path:
+    """Publish a finished run's secret and every deal it played (the runner, the ladder and
+    ``--sprt`` do so once a run is over): its reveal file, then the store's mark that the secret
+    is out. The path of the file."""
+    path = reveal_path(data, tournament)
+    write(path, document(store, tournament, dealing))
+    store.reveal(tournament.id)
+    return path
+
+
 def write(path: Path, reveal: Mapping[str, Any]) -> None:
+    """Write a reveal file whole or not at all: a reader never finds half of one."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(reveal, indent=1) + "\n", encoding="utf-8")
+    temporary = path.with_name(f".{path.name}.tmp")
+    try:
+        temporary.write_text(json.dumps(reveal, indent=1) + "\n", encoding="utf-8")
+        os.replace(temporary, path)
+    finally:
+        temporary.unlink(missing_ok=True)
 
 
 def verify(reveal: Mapping[str, Any], published: Mapping[str, Published] | None = None) -> list[str]:

@@ -6,6 +6,7 @@ secret is revealed, every deal checks out against the commitment its match publi
 from __future__ import annotations
 
 import asyncio
+import errno
 import hashlib
 import itertools
 import json
@@ -160,3 +161,23 @@ async def test_a_revealed_tournament_verifies_against_what_the_referee_published
     reveal.write(path, lied)
     assert await asyncio.to_thread(main, ["verify", str(path)]) == 1
     assert "24 problem(s) in 12 deals" in capsys.readouterr().out
+
+
+def test_a_reveal_file_is_written_whole_or_not_at_all(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A full disk half-way through leaves the file a reader had, not half of the new one."""
+    path = tmp_path / "reveals" / "t-1.json"
+    reveal.write(path, {"format": 1, "matches": []})
+    before = path.read_text()
+    real = Path.write_text
+
+    def full_disk(self: Path, text: str, *args: object, **kwargs: object) -> int:
+        real(self, text[: len(text) // 2], encoding="utf-8")
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(Path, "write_text", full_disk)
+    with pytest.raises(OSError, match="No space left"):
+        reveal.write(path, {"format": 1, "matches": [{"seed": n} for n in range(100)]})
+    assert path.read_text() == before and json.loads(before)["matches"] == []
+    assert sorted(p.name for p in path.parent.iterdir()) == ["t-1.json"]
