@@ -25,6 +25,7 @@ import concurrent.futures
 import math
 import random
 import statistics
+import sys
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -140,8 +141,20 @@ def estimates(outcomes: list[Outcome], truth: float) -> str:
     return f"estimates about {truth:+.1f}: " + "; ".join(parts)
 
 
-def runs(executor: concurrent.futures.Executor, batch: list[Run]) -> list[Outcome]:
-    return list(executor.map(one_run, batch, chunksize=max(1, len(batch) // (4 * workers()))))
+def runs(executor: concurrent.futures.Executor, batch: list[Run], label: str) -> list[Outcome]:
+    """Every run of ``batch``, a progress line on stderr as they end (a game's row takes minutes
+    to an hour)."""
+    began, done = time.monotonic(), []
+    for outcome in executor.map(one_run, batch, chunksize=max(1, len(batch) // (16 * workers()))):
+        done.append(outcome)
+        games = sum(o.games for o in done)
+        print(
+            f"\r{label}: {len(done)}/{len(batch)} tests, {games} games, {time.monotonic() - began:.0f} s",
+            end="\n" if len(done) == len(batch) else "",
+            file=sys.stderr,
+            flush=True,
+        )
+    return done
 
 
 def binomial_interval(k: int, n: int) -> tuple[float, float]:
@@ -170,14 +183,25 @@ def calibrate(executor: concurrent.futures.Executor, game: str, args: argparse.N
         pilot = runs(
             executor,
             [Run(game, 0.0, trial, 10_000 + i, False, PILOT_SETS // 4, stop=False) for i in range(8)],
+            f"{game} pilot",
         )
         elo = gap([s for o in pilot for s in o.scores])[0]
         q = min(0.5, max(0.002, trial * TEST.elo1 / elo)) if elo > 0 else 0.5
         print(f"{game}: pilot at q={trial}: {elo:+.1f} Elo; q={q:.4f} for about {TEST.elo1:g}", flush=True)
     cap = args.max_games
-    twins = runs(executor, [Run(game, q, q, 20_000 + i, False, cap) for i in range(args.runs)])
-    power = runs(executor, [Run(game, 0.0, q, 30_000 + i, False, cap) for i in range(args.power_runs)])
-    fresh = runs(executor, [Run(game, 0.0, q, 40_000 + i, True, 20 * cap) for i in range(args.fresh_runs)])
+    twins = runs(
+        executor, [Run(game, q, q, 20_000 + i, False, cap) for i in range(args.runs)], f"{game} twins"
+    )
+    power = runs(
+        executor,
+        [Run(game, 0.0, q, 30_000 + i, False, cap) for i in range(args.power_runs)],
+        f"{game} difference",
+    )
+    fresh = runs(
+        executor,
+        [Run(game, 0.0, q, 40_000 + i, True, 20 * cap) for i in range(args.fresh_runs)],
+        f"{game} fresh deals",
+    )
     false_h1 = sum(o.verdict is Verdict.H1 for o in twins)
     true_h1 = sum(o.verdict is Verdict.H1 for o in power)
     set_scores = [s for o in power for s in o.scores]
