@@ -23,9 +23,13 @@ STOP_GRACE_SECONDS = 3.0
 PR_SET_PDEATHSIG = 1
 
 
-def _die_with_parent() -> None:
-    """In the command's process before it starts: SIGKILL when this watchdog dies, however."""
+def _die_with(watchdog: int) -> None:
+    """In the command's process before it starts: SIGKILL when this watchdog dies, however; and
+    no start at all if it died already (killed while starting the command: the request would
+    come too late to be kept)."""
     ctypes.CDLL(None).prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    if os.getppid() != watchdog:
+        os._exit(1)
 
 
 def main(argv: list[str]) -> int:
@@ -35,7 +39,10 @@ def main(argv: list[str]) -> int:
     try:
         # a process group of its own: a command run through a shell (sh -c "python bot.py") is
         # stopped with the shell, which passes no signal on to its children
-        bot = subprocess.Popen(argv, stdin=subprocess.DEVNULL, process_group=0, preexec_fn=_die_with_parent)
+        watchdog = os.getpid()
+        bot = subprocess.Popen(
+            argv, stdin=subprocess.DEVNULL, process_group=0, preexec_fn=lambda: _die_with(watchdog)
+        )
     except OSError as exc:
         print(f"cannot start {argv[0]!r}: {exc}", file=sys.stderr)
         return 127

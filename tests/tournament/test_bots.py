@@ -94,3 +94,20 @@ async def test_a_bot_that_exits_is_restarted_and_logged(tmp_path: Path) -> None:
     assert notes[0].startswith("bot ann exited with code 3; restarting in 0.5s (log: ")
     assert log.read_text().count("hello from ann") >= 1
     assert "starting: " in log.read_text()
+
+
+def test_a_command_whose_watchdog_died_while_starting_it_never_runs(tmp_path: Path) -> None:
+    """Killed between its fork and the command's exec, a watchdog's request to kill the command
+    with it comes too late to be kept: the command must see that and not start (it would be left
+    running with nobody to stop it)."""
+    from croupier.clients.tournament import watchdog
+
+    ran = tmp_path / "ran"
+    command = [sys.executable, "-c", f"open({str(ran)!r}, 'w').close()"]
+    gone = subprocess.run(
+        command, preexec_fn=lambda: watchdog._die_with(os.getpid()), timeout=60
+    )  # in the child
+    assert gone.returncode == 1 and not ran.exists()  # its parent is not the watchdog named
+    parent = os.getpid()
+    alive = subprocess.run(command, preexec_fn=lambda: watchdog._die_with(parent), timeout=60)
+    assert alive.returncode == 0 and ran.exists()

@@ -160,14 +160,15 @@ async def test_a_jailed_bot_is_stopped_with_its_launcher_and_its_log_is_kept(
 ) -> None:
     marker = f"jailed-{secrets.token_hex(8)}"  # this run's alone: never another run's leftovers
     stubborn = "import signal; signal.signal(signal.SIGTERM, signal.SIG_IGN); " if ignores_sigterm else ""
-    script = f"{stubborn}import os, time; print('uid', os.getuid(), flush=True); time.sleep(600)"
+    # the bot's own line, not the log's line of the jail's command (its --uid N)
+    script = f"{stubborn}import os, time; print('bot' + '-uid', os.getuid(), flush=True); time.sleep(600)"
     argv = isolation.Jail([tmp_path]).wrap([sys.executable, "-c", script, marker])
     log = tmp_path / "ann.log"
     bot = BotProcess("ann", argv, os.environ, log, lambda note: None)
     bot.start()
-    while not log.exists() or "uid " not in log.read_text():
+    while not log.exists() or "bot-uid " not in log.read_text():
         await asyncio.sleep(0.05)
-    assert int(log.read_text().split("uid ")[1].split()[0]) >= isolation.FIRST_UID  # not root's
+    assert int(log.read_text().split("bot-uid ")[1].split()[0]) >= isolation.FIRST_UID  # not root's
     assert running(marker)  # the watchdog, the jail, its process 1 and the bot
     await bot.stop()
     for _ in range(1200):  # a minute: the watchdog kills 3 s after asking, on a loaded machine later
