@@ -195,13 +195,24 @@ class FinishedMatch:
         return {result.identity: result.place for result in self.results}
 
 
+def _create_private(path: Path) -> None:
+    """``path`` created empty and 0600 unless it exists; an existing file is never opened here."""
+    try:
+        os.close(open_private(path, os.O_RDWR | os.O_EXCL))
+    except FileExistsError:
+        return
+
+
 class Store:
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
         self.path.parent.mkdir(mode=FOLDER_MODE, parents=True, exist_ok=True)
         # The tournament's secret and its seeds are in it: its owner's only (SQLite gives its WAL
-        # files the database's mode).
-        os.close(open_private(self.path, os.O_RDWR))
+        # files the database's mode). Created here only if missing: closing any descriptor on an
+        # open database drops every POSIX lock this process holds on it (fcntl's rule), and a reader
+        # process that then finds it unlocked takes itself for the last one and deletes the WAL
+        # under the writer, and with it every commit not yet checkpointed.
+        _create_private(self.path)
         self.path.chmod(FILE_MODE)
         self._lock: TextIO | None = None
         self._db = sqlite3.connect(self.path, isolation_level=None)  # transactions are explicit
@@ -261,7 +272,12 @@ class Store:
             )
 
     def _transaction(self) -> _Transaction:
-        return _Transaction(self._db)
+        return _Transaction(self._db, "BEGIN IMMEDIATE")
+
+    def _snapshot(self) -> _Transaction:
+        """Reads that must see one state of the database: a writer's commit between two of them
+        would show a match done without its results."""
+        return _Transaction(self._db, "BEGIN")
 
     # --- tournaments ---------------------------------------------------------------
 
@@ -462,19 +478,20 @@ class Store:
         if game is not None:
             where.append("m.game = ?")
             params.append(game)
-        rows = self._db.execute(
-            f"SELECT {_MATCH_COLUMNS} FROM matches m WHERE {' AND '.join(where)} "
-            "ORDER BY m.finished_at, m.id",
-            params,
-        ).fetchall()
+        with self._snapshot():
+            rows = self._db.execute(
+                f"SELECT {_MATCH_COLUMNS} FROM matches m WHERE {' AND '.join(where)} "
+                "ORDER BY m.finished_at, m.id",
+                params,
+            ).fetchall()
+            result_rows = self._db.execute(
+                "SELECT r.match_id, r.seat, r.bot, r.score, r.place, r.timeouts, r.refusals, r.forfeited, "
+                "r.note, r.version FROM results r JOIN matches m ON m.id = r.match_id "
+                f"WHERE {' AND '.join(where)} ORDER BY r.match_id, r.seat",
+                params,
+            ).fetchall()
         records = [_match_record(row) for row in rows]
         seat_rows: dict[int, list[SeatResult]] = {record.id: [] for record in records}
-        result_rows = self._db.execute(
-            "SELECT r.match_id, r.seat, r.bot, r.score, r.place, r.timeouts, r.refusals, r.forfeited, "
-            "r.note, r.version FROM results r JOIN matches m ON m.id = r.match_id "
-            f"WHERE {' AND '.join(where)} ORDER BY r.match_id, r.seat",
-            params,
-        )
         for match_id, seat, bot, score, place, timeouts, refusals, forfeited, note, version in result_rows:
             seat_rows[match_id].append(
                 SeatResult(seat, bot, score, place, timeouts, refusals, bool(forfeited), note, version)
@@ -611,13 +628,15 @@ def _match_record(row: Sequence[Any]) -> MatchRecord:
 
 
 class _Transaction:
-    """BEGIN IMMEDIATE ... COMMIT, or ROLLBACK on any error (the connection is in autocommit mode)."""
+    """BEGIN ... COMMIT, or ROLLBACK on any error (the connection is in autocommit mode): IMMEDIATE
+    to write, deferred for a snapshot of reads."""
 
-    def __init__(self, db: sqlite3.Connection) -> None:
+    def __init__(self, db: sqlite3.Connection, begin: str) -> None:
         self._db = db
+        self._begin = begin
 
     def __enter__(self) -> None:
-        self._db.execute("BEGIN IMMEDIATE")
+        self._db.execute(self._begin)
 
     def __exit__(self, exc_type: object, *rest: object) -> None:
         self._db.execute("ROLLBACK" if exc_type is not None else "COMMIT")
