@@ -171,6 +171,7 @@ async def create_server(
         raise _cannot_listen(binding, str(exc)) from None
     referee.address = advertise or listening_address(address, port)
     referee.port = port
+    referee.bound_host = address.rpartition(":")[0]
     try:
         referee.load()
     except OSError as exc:
