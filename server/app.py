@@ -19,7 +19,7 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
 from croupier.engine.games import GAMES
-from croupier.server import logs, openfiles
+from croupier.server import forks, logs, openfiles
 from croupier.server.admin import AdminService
 from croupier.server.audience import Limits
 from croupier.server.bots import BotService
@@ -174,6 +174,7 @@ async def create_server(
     referee.bound_host = address.rpartition(":")[0]
     try:
         referee.load()
+        forks.expire_journals(referee)
     except OSError as exc:
         metrics.stop()
         await server.stop(None)
