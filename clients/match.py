@@ -170,7 +170,7 @@ def run(args: argparse.Namespace) -> int:
         from croupier.clients.tournament.referee import NoAdminToken, find_admin_token
 
         try:
-            args.admin_token, _ = find_admin_token(args.server, args.admin_token, args.data)
+            args.admin_token, _, args.server = find_admin_token(args.server, args.admin_token, args.data)
         except NoAdminToken as exc:
             return fail(f"croupier match: --server: {exc}", exc.code)
     seed = secrets.randbelow(2**31) if args.seed is None else args.seed

@@ -7,8 +7,9 @@ A referee on this machine is asked with the admin token it keeps in its data
 directory (DATA/admin-token, written by ``croupier serve --data DATA``); give
 --admin-token or $CROUPIER_ADMIN_TOKEN for any other. A token read from DATA is
 sent only to a referee that first proves it holds it (ProveReferee: an HMAC of
-a fresh nonce and its port, keyed by the token), so whatever else listens on
-the port while the referee is down receives nothing. The bot's token is printed
+a fresh nonce and the exact address dialled, keyed by the token), and only at
+that address, so whatever else listens on the port while the referee is down,
+or on [::1] when the referee is on 127.0.0.1, receives nothing. The bot's token is printed
 alone on stdout, for scripts; how to use it goes to stderr.
 """
 
@@ -50,10 +51,10 @@ def run(args: argparse.Namespace) -> int:
     from croupier.clients.tournament.referee import NoAdminToken, find_admin_token
 
     try:
-        admin_token, source = find_admin_token(args.server, args.admin_token, args.data)
+        admin_token, source, server = find_admin_token(args.server, args.admin_token, args.data)
     except NoAdminToken as exc:
         return fail(f"croupier register: {exc}", exc.code)
-    return asyncio.run(_register(args.server, admin_token, source, args.name))
+    return asyncio.run(_register(server, admin_token, source, args.name))
 
 
 async def _register(server: str, admin_token: str, source: str, name: str) -> int:

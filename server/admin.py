@@ -6,8 +6,8 @@ from __future__ import annotations
 from croupier.server.group import read_addresses
 from croupier.server.referee import Referee, tokens_of
 from croupier.v1 import admin_pb2, match_pb2
-from croupier.wire.errors import Context, InvalidArgument
-from croupier.wire.proof import NONCE_BYTES, referee_proof
+from croupier.wire.errors import Context, FailedPrecondition, InvalidArgument
+from croupier.wire.proof import NONCE_BYTES, listens_at, referee_proof
 
 
 class AdminService:
@@ -65,7 +65,12 @@ class AdminService:
         if not low <= len(request.nonce) <= high:
             raise InvalidArgument(f"a nonce of {low} to {high} bytes, please")
         referee = self.referee
-        proof = referee_proof(referee.admin_token_sha256, referee.port, request.nonce)
+        if not request.address:
+            raise InvalidArgument("name the exact address you dialled (address: IP:PORT)")
+        if not listens_at(referee.bound_host, referee.port, request.address):
+            # a relay's caller dialled an address that is not this referee's: prove nothing to it
+            raise FailedPrecondition(f"this referee does not listen at {request.address[:60]!r}")
+        proof = referee_proof(referee.admin_token_sha256, request.address, request.nonce)
         return admin_pb2.ProveRefereeResponse(proof=proof)
 
     async def GetReferee(

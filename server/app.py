@@ -19,7 +19,7 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
 from croupier.engine.games import GAMES
-from croupier.server import logs, openfiles
+from croupier.server import forks, logs, openfiles
 from croupier.server.admin import AdminService
 from croupier.server.audience import Limits
 from croupier.server.bots import BotService
@@ -171,8 +171,10 @@ async def create_server(
         raise _cannot_listen(binding, str(exc)) from None
     referee.address = advertise or listening_address(address, port)
     referee.port = port
+    referee.bound_host = address.rpartition(":")[0]
     try:
         referee.load()
+        forks.expire_journals(referee)
     except OSError as exc:
         metrics.stop()
         await server.stop(None)

@@ -12,11 +12,19 @@ Only a match whose deal may be shown can be forked: finished (not cancelled, who
 secret), and not sealed by a twin that is still live (the secrets table's rule for other hands).
 Since that deal is public by then, a fork seals no other match and no other match's twin is
 dealt from it (``Referee.sealed`` leaves forks out).
+
+Anyone may fork, so no caller but the admin may hold the referee's forks for long: one address
+has at most ``MAX_FORKS_PER_CLIENT`` live, a fork's clocks are capped (``FORK_CLOCKS``: whatever it
+asks and whatever the original had), so a seat nobody plays or whose stream stays silent is
+forfeited within minutes and the referee plays it to the end; and a finished fork's journal is
+deleted ``FORK_JOURNAL_SECONDS`` after it was made (checked at start and at each new fork), and
+the oldest first beyond ``FORK_JOURNALS_KEPT``.
 """
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import secrets
 import time
 from collections.abc import Sequence
@@ -27,6 +35,7 @@ import structlog
 
 from croupier.engine.games import get_game
 from croupier.engine.rng import Rng
+from croupier.server.clocks import Clocks
 from croupier.server.journal import (
     CLOSING,
     End,
@@ -50,6 +59,15 @@ from croupier.wire.errors import FailedPrecondition, InvalidArgument, ResourceEx
 
 MAX_FORKS = 16
 """Live forks all callers but the admin may have made together: each is a match on this referee."""
+MAX_FORKS_PER_CLIENT = 4
+"""Live forks one address may have made: a quarter of ``MAX_FORKS``, so three others get theirs."""
+FORK_CLOCKS = Clocks(decision=60.0, bank=300.0, max_timeouts=3, grace=60.0)
+"""The longest clocks of a fork not the admin's (a person's, as ``croupier web`` asks them): a
+seat nobody joins is forfeited after a minute, a silent one after its bank and three timeouts."""
+FORK_JOURNAL_SECONDS = 7 * 86_400.0
+"""How long a finished fork's journal is kept (a flood of forks would fill the disk otherwise)."""
+FORK_JOURNALS_KEPT = 1000
+"""Finished forks' journals kept at most, the newest (about 20 KB each)."""
 
 log = structlog.get_logger("croupier.forks")
 
@@ -95,17 +113,28 @@ async def fork_match(
     names: Sequence[str],
     admin: bool,
     clocks: match_pb2.Clocks | None = None,
+    client: str = "",
 ) -> tuple[Match, list[str]]:
     """Fork ``source`` (a match this referee knows) at ``step``, for a caller who may read its
-    record (the spectator service has admitted it): the new match and its seat tokens."""
+    record (the spectator service has admitted it), from the address ``client``: the new match
+    and its seat tokens. Not the admin's: within the quotas, its clocks capped."""
     referee.info(source)  # NotFound
     if source in referee.matches:
         raise FailedPrecondition(f"match {source} is not over: only a finished match can be forked")
     referee.check_unsealed(source, admin=False)  # even for the admin: a live twin holds that deal
-    if not admin and sum(1 for m in referee.matches.values() if m.forked_from) >= MAX_FORKS:
-        raise ResourceExhausted(f"{MAX_FORKS} forks are being played already: try again when one is over")
+    if not admin:
+        forks = [m for m in referee.matches.values() if m.forked_from]
+        if len(forks) >= MAX_FORKS:
+            raise ResourceExhausted(f"{MAX_FORKS} forks are being played already: try again when one is over")
+        if sum(1 for m in forks if m.forked_by == client) >= MAX_FORKS_PER_CLIENT:
+            raise ResourceExhausted(
+                f"your address has {MAX_FORKS_PER_CLIENT} forks being played already: finish one first"
+            )
+    expire_journals(referee)  # a few files at a time: the forks made since the last call, at most
     records = await asyncio.to_thread(finished_records, referee.journal_path(source), source)
-    return await fork_records(referee, records, step, names, clocks)
+    match, tokens = await fork_records(referee, records, step, names, clocks, capped=not admin)
+    match.forked_by = "" if admin else client
+    return match, tokens
 
 
 async def fork_records(
@@ -114,10 +143,12 @@ async def fork_records(
     step: int,
     names: Sequence[str],
     clocks: match_pb2.Clocks | None = None,
+    capped: bool = False,
 ) -> tuple[Match, list[str]]:
     """A fork of a finished match's ``records`` (``finished_records``: from this referee's data or
     a journal file the caller read) at ``step``, made on ``referee``: the new match and its seat tokens.
-    ``clocks``: its decision and bank times where set (a person plays), else the match's."""
+    ``clocks``: its decision and bank times where set (a person plays), else the match's; ``capped``:
+    none longer than ``FORK_CLOCKS``."""
     header = records[0]
     assert isinstance(header, Header)
     source = header.match_id
@@ -130,12 +161,13 @@ async def fork_records(
     players = [check_name(name, f"seat {i} name") for i, name in enumerate(players)]
     tokens = ["seat_" + secrets.token_urlsafe(24) for _ in players]
     match_id = time.strftime("%Y%m%d-%H%M%S-", time.gmtime()) + secrets.token_hex(3)
+    asked = header.clocks if clocks is None else header.clocks.merged(_times(clocks))
     forked = Header(
         match_id=match_id,
         game=header.game,
         options=header.options,
         players=tuple(Seated(name, "") for name in players),
-        clocks=header.clocks if clocks is None else header.clocks.merged(_times(clocks)),
+        clocks=_capped(asked) if capped else asked,
         seed_sha256=header.seed_sha256,
         created_ms=int(time.time() * 1000),
         forked_from=f"{source}@{step}",
@@ -176,3 +208,35 @@ def _times(clocks: match_pb2.Clocks) -> match_pb2.Clocks:
         if clocks.HasField(name):
             setattr(times, name, getattr(clocks, name))
     return times
+
+
+def _capped(clocks: Clocks) -> Clocks:
+    """``clocks`` with none longer than ``FORK_CLOCKS``."""
+    cap = FORK_CLOCKS
+    return dataclasses.replace(
+        clocks,
+        decision=min(clocks.decision, cap.decision),
+        bank=min(clocks.bank, cap.bank),
+        max_timeouts=min(clocks.max_timeouts, cap.max_timeouts),
+        grace=min(clocks.grace, cap.grace),
+    )
+
+
+def expire_journals(referee: Referee, now: float | None = None) -> list[str]:
+    """Delete the files of the finished forks made more than ``FORK_JOURNAL_SECONDS`` ago and of
+    the oldest beyond ``FORK_JOURNALS_KEPT``, and forget them: their ids."""
+    now = time.time() if now is None else now
+    finished = sorted(
+        ((info.created_unix_ms, match_id) for match_id, info in referee.past.items() if info.forked_from),
+        reverse=True,
+    )
+    too_old = (now - FORK_JOURNAL_SECONDS) * 1000
+    expired = [m for i, (made, m) in enumerate(finished) if i >= FORK_JOURNALS_KEPT or made < too_old]
+    for match_id in expired:
+        path = referee.journal_path(match_id)
+        for made_file in (path, path.with_suffix(".secret")):
+            made_file.unlink(missing_ok=True)
+        del referee.past[match_id]
+    if expired:
+        log.info("fork journals expired", forks=len(expired))
+    return expired

@@ -50,6 +50,9 @@ class MatchState:
         self.id = match_id
         self.forked_from = forked_from
         """"ID@STEP" for a fork (``server/forks.py``): never rated, and it seals no other match."""
+        self.forked_by = ""
+        """The address of the caller who forked it, counted in that address's quota of live forks
+        ("": the admin's, or resumed after a restart)."""
         self.clock: ActorClock = clock or LoopClock()
         """What the actor reads the time from and schedules on (a fake one in tests)."""
         self.spec = spec

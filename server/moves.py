@@ -4,6 +4,8 @@ refused (and journaled either way), answered with an ActionResult.
 
 from __future__ import annotations
 
+import unicodedata
+
 from croupier.engine.core import Action, IllegalAction, MalformedInput
 from croupier.server.journal import Act, Refuse
 from croupier.server.lifecycle import WAITING, Settled
@@ -178,8 +180,10 @@ class Moves(MatchState):
 
 def cleaned(comment: str) -> str:
     """A Move's comment as the journal keeps it: its first ``MAX_COMMENT`` characters, each
-    control character a space."""
-    return comment[:MAX_COMMENT].translate(_CONTROLS)
+    control character a space, and without the invisible format characters (category Cf: the
+    bidi controls such as U+202E and U+2066 reorder how a replay reads, others hide text)."""
+    kept = comment[:MAX_COMMENT].translate(_CONTROLS)
+    return "".join(c for c in kept if unicodedata.category(c) != "Cf")
 
 
 def _describe(move: bots_pb2.Move) -> str:

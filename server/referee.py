@@ -153,7 +153,10 @@ class Referee:
         self.admin_token_sha256 = token_sha256(admin_token)
         self.organiser_token_sha256 = token_sha256(organiser_token(admin_token))
         self.port = 0
-        """The TCP port it listens on, which its ProveReferee answers name (set once bound)."""
+        """The TCP port it listens on (set once bound)."""
+        self.bound_host = ""
+        """The host it was told to listen on (``--address``): its ProveReferee answers only for the
+        addresses that host binds (wire/proof.py)."""
         self.clocks = clocks
         self.metrics = metrics
         self.matches: dict[str, Match] = {}

@@ -126,6 +126,7 @@ class SpectatorService:
                 list(request.names),
                 caller.admin,
                 request.clocks if request.HasField("clocks") else None,
+                caller.client,
             )
         return spectator_pb2.ForkMatchResponse(match=match.info(), seat_tokens=tokens)
 

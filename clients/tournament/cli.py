@@ -120,7 +120,7 @@ def run(args: argparse.Namespace) -> int:
         from croupier.clients.tournament.referee import NoAdminToken, find_admin_token
 
         try:
-            args.admin_token, _ = find_admin_token(args.server, args.admin_token, args.data)
+            args.admin_token, _, args.server = find_admin_token(args.server, args.admin_token, args.data)
         except NoAdminToken as exc:
             return fail(f"--server: {exc}", exc.code)
     db = args.db or args.data / "results.db"

@@ -13,15 +13,16 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import ipaddress
 import socket
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
 from aiohttp import web
 
 from croupier.clients.web import STATIC, forks, ladders, play
-from croupier.clients.web.hub import Busy, Hub, Sealed, Unknown
+from croupier.clients.web.hub import FEEDS, Busy, Hub, Sealed, Unknown
 from croupier.clients.web.seat import HumanSeat
 from croupier.clients.web.tournaments import NoDatabase, Ratings, tournament_page
 
@@ -35,10 +36,42 @@ SECURITY = {
     "X-Content-Type-Options": "nosniff",
     "Referrer-Policy": "no-referrer",
 }
+LOCAL_NAMES = frozenset({"localhost"})
+"""Names a browser only ever resolves to this machine's loopback (no DNS answer can move them)."""
 HUB = web.AppKey("hub", Hub)
 RATINGS = web.AppKey("ratings", Ratings)
+HOST_NAMES = web.AppKey("host_names", frozenset[str])
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+
+
+def host_served(header: str, names: frozenset[str]) -> bool:
+    """Whether a request's ``Host`` is one this viewer serves: an IP (nothing to rebind), or one
+    of ``names``. A page of another name whose DNS answer was switched to this address (DNS
+    rebinding) sends its own name, and gets nothing."""
+    bracketed = header.startswith("[")  # an IPv6 address, then maybe a port
+    host = (header[1:].partition("]")[0] if bracketed else header.partition(":")[0]).lower().rstrip(".")
+    if host in names:
+        return True
+    try:
+        ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    return True
+
+
+@web.middleware
+async def served_hosts(request: web.Request, handler: Handler) -> web.StreamResponse:
+    """Answer only requests for a name this viewer serves (``--allow-host``): 421 otherwise."""
+    header = request.headers.get("Host", "")
+    if not host_served(header, request.app[HOST_NAMES]):
+        return web.Response(
+            status=421,
+            text=f"this viewer does not serve {header[:80]!r}: start it with --allow-host NAME to serve "
+            "that name\n",
+            headers=SECURITY,
+        )
+    return await handler(request)
 
 
 @web.middleware
@@ -169,8 +202,10 @@ async def _event_stream(request: web.Request) -> web.StreamResponse:
     return response
 
 
-def make_app(hub: Hub, seat: HumanSeat | None = None) -> web.Application:
-    app = web.Application(middlewares=[headers])
+def make_app(hub: Hub, seat: HumanSeat | None = None, hosts: Iterable[str] = ()) -> web.Application:
+    """The viewer's routes, served for the names in ``hosts``, localhost and any IP."""
+    app = web.Application(middlewares=[served_hosts, headers])
+    app[HOST_NAMES] = LOCAL_NAMES | {name.lower().rstrip(".") for name in hosts}
     play.add_routes(app, seat, page("play.html"), _event_stream)  # a person's seat, if one plays here
     app[HUB] = hub
     app[RATINGS] = Ratings()
@@ -219,18 +254,23 @@ async def start_web(
     tls_ca: Path | None = None,
     token: str | None = None,
     seat: HumanSeat | None = None,
+    hosts: Iterable[str] = (),
+    feeds: int = FEEDS,
 ) -> WebViewer:
     """Serve the viewer of the referee at ``server`` on ``address`` (port 0: a free one); with
     ``token`` (the organiser's: ``referee.organiser_token``), sealed matches are shown live too, to
     whoever reaches ``address``; with ``seat``, a person plays it here (``WebViewer.seat_link``):
-    never give such a viewer the organiser's token, which would show them the sealed twins."""
+    never give such a viewer the organiser's token, which would show them the sealed twins.
+    Requests naming another host than ``address``'s, localhost, an IP or one of ``hosts`` get 421.
+    ``feeds``: the live feeds the referee grants this viewer (its --feeds-per-client)."""
     if seat is not None and token is not None:
         raise ValueError("a viewer with a person's seat must not hold the organiser's token")
     host, _, port = address.rpartition(":")
     host = host.strip("[]") or "127.0.0.1"
     listening = socket.create_server((host, int(port)), family=_family(host), reuse_port=False)
-    hub = Hub(server, data, tls_ca, token)
-    runner = web.AppRunner(make_app(hub, seat), handle_signals=False, access_log=None, shutdown_timeout=1.0)
+    hub = Hub(server, data, tls_ca, token, feeds)
+    app = make_app(hub, seat, [*hosts, host])
+    runner = web.AppRunner(app, handle_signals=False, access_log=None, shutdown_timeout=1.0)
     await runner.setup()
     await web.SockSite(runner, listening).start()
     await hub.refresh_lobby()

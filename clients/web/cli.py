@@ -35,6 +35,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=DEFAULT_ADDRESS,
         help="where to serve the pages, HOST:PORT (default: %(default)s)",
     )
+    parser.add_argument(
+        "--allow-host",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="a name browsers reach the viewer by (repeatable); besides it, only localhost, an IP "
+        "and --address's host are answered (421 otherwise: no DNS-rebinding page can read it)",
+    )
+    parser.add_argument(
+        "--feeds",
+        type=int,
+        default=16,
+        help="live feeds the referee grants this viewer (its --feeds-per-client; default: %(default)s): "
+        "one per match watched, shared by every browser watching it",
+    )
     parser.add_argument("--tls-ca", type=Path, help="PEM root certificate: connect to the referee with TLS")
 
 
@@ -53,8 +68,13 @@ async def _serve(args: argparse.Namespace) -> int:
 
     from croupier.clients.web.app import start_web
 
+    if args.feeds < 1:
+        print(f"croupier web: --feeds {args.feeds}: at least 1")
+        return 2
     try:
-        viewer = await start_web(args.server, args.address, args.data, args.tls_ca)
+        viewer = await start_web(
+            args.server, args.address, args.data, args.tls_ca, hosts=args.allow_host, feeds=args.feeds
+        )
     except (OSError, ValueError) as exc:
         print(f"croupier web: cannot serve on {args.address}: {exc}")
         return 1

@@ -9,8 +9,11 @@ public facts: docs/spectator.md); any other viewer lists a sealed match without 
 While no referee answers, the lobby lists the finished journals of the data directory.
 
 Browsers are shared out by address: one may keep at most ``LIVE_PER_CLIENT`` live matches open,
-and a match nobody has open any more stops being followed, so one visitor's pages cannot take
-every live feed the referee grants this viewer.
+and a match nobody has open any more stops being followed. The referee grants this viewer ``feeds``
+streams (its --feeds-per-client); when all are taken and a browser asks for another match, the
+feed of a match watched only by browsers holding more matches than that one will is given up for
+it (``Hub.watch``), so no number of watchers of other matches can lock a browser out while there
+are fewer browsers than feeds.
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ import asyncio
 import contextlib
 import re
 import sqlite3
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -52,6 +55,12 @@ IDLE_SECONDS = 10.0
 LIVE_PER_CLIENT = 4
 """Live matches one browser address may have open at once: a quarter of the feeds a referee grants
 one client by default (``croupier serve --feeds-per-client``, 16), so three others still get theirs."""
+FEEDS = 16
+"""WatchMatch streams the referee grants this viewer (``croupier serve --feeds-per-client``): one
+per followed match, however many browsers watch it."""
+RETRY_EXHAUSTED = (10, 0.2)
+"""Tries and pause of a feed the referee refuses as too many: one given up for it (``Hub.watch``)
+is let go by the referee a moment after this side ends it."""
 RECORDS_CACHED = 32
 HEAVY_AT_ONCE = 2
 """Listings and replays under way at once: no more than a referee lets one connection have
@@ -101,6 +110,8 @@ class LiveMatch:
         self.error: str | None = None
         self.sealed = False
         """Ended because it became sealed to this viewer (a twin was dealt)."""
+        self.given_up: str | None = None
+        """Why its feed was given up for another browser's match (the end's error)."""
         self.task: asyncio.Task[None] | None = None
 
     @property
@@ -163,7 +174,12 @@ class LiveMatch:
 
 class Hub:
     def __init__(
-        self, server: str, data: Path | None = None, tls_ca: Path | None = None, token: str | None = None
+        self,
+        server: str,
+        data: Path | None = None,
+        tls_ca: Path | None = None,
+        token: str | None = None,
+        feeds: int = FEEDS,
     ) -> None:
         self.server = server
         self.tls_ca = tls_ca
@@ -172,6 +188,8 @@ class Hub:
         self.organiser = token is not None
         """It holds the organiser's token: sealed matches are watched live too."""
         self.metadata = None if token is None else ((TOKEN_METADATA, token),)
+        self.feeds = MAX_LIVE if self.organiser else min(feeds, MAX_LIVE)
+        """Matches followed at once (the organiser's feeds are not limited by the referee)."""
         self.journals = None if data is None else JournalList(data)
         options = [("grpc.max_receive_message_length", RECORD_BYTES)]
         self.channel = (
@@ -260,17 +278,44 @@ class Hub:
         check_id(match_id)
         if self.sealed_here(match_id):
             raise Sealed(match_id)
+        held = self._held()
         others = {m.match_id for m in self.live.values() for l in m.listeners if l.client == client}
         if len(others - {match_id}) >= LIVE_PER_CLIENT:
             raise Busy(f"you have {LIVE_PER_CLIENT} live matches open already: close one to open another")
         match = self.live.get(match_id)
         if match is not None:
             return match
-        if len(self.live) >= MAX_LIVE:
-            raise Busy(f"{MAX_LIVE} matches are being followed already: try again later")
+        following = [m for m in self.live.values() if not m.done.is_set()]
+        freed = None
+        if len(following) >= self.feeds:
+            freed = self._give_up_one(following, held, held[client] + 1)
         match = self.live[match_id] = LiveMatch(match_id)
-        match.task = self._spawn(self._follow(match))
+        match.task = self._spawn(self._follow(match, freed))
         return match
+
+    def _held(self) -> Counter[str]:
+        """How many followed matches each browser address has open."""
+        followed = (m for m in self.live.values() if not m.done.is_set())
+        return Counter(client for m in followed for client in {l.client for l in m.listeners})
+
+    def _give_up_one(self, following: list[LiveMatch], held: Counter[str], wanted: int) -> asyncio.Task[None]:
+        """End the feed of a match nobody has open, else of one whose every browser holds more than
+        ``wanted`` matches (the one of the browser holding most), for a browser that will hold
+        ``wanted``: its task, ending. Busy if there is none: every feed is someone's fair share."""
+
+        def richest(match: LiveMatch) -> int:
+            return min((held[l.client] for l in match.listeners), default=LIVE_PER_CLIENT + 1)
+
+        match = max(following, key=richest)
+        if richest(match) <= wanted:
+            raise Busy(
+                f"all {self.feeds} live feeds of this viewer are watched by browsers holding no more "
+                "matches than you: try again when one ends"
+            )
+        match.given_up = "given up for another browser's match: this viewer follows few matches at once"
+        assert match.task is not None
+        match.task.cancel()
+        return match.task
 
     def leave(self, match: LiveMatch, listener: Listener) -> None:
         """A browser is done with the match; once nobody has it open, stop following it soon."""
@@ -283,13 +328,13 @@ class Hub:
         if not match.listeners and match.task is not None and not match.done.is_set():
             match.task.cancel()
 
-    async def _follow(self, match: LiveMatch) -> None:
+    async def _follow(self, match: LiveMatch, freed: asyncio.Task[None] | None = None) -> None:
+        """Follow ``match`` to its end, once the feed given up for it (``freed``) is let go."""
         error, sealed = None, False
         try:
-            # from now, not from the start: replaying the start is a heavy read the referee rations
-            request = spectator_pb2.WatchMatchRequest(match_id=match.match_id)
-            async for frame in self.stub.WatchMatch(request, metadata=self.metadata):
-                match.add(frame)
+            if freed is not None:
+                await asyncio.gather(freed, return_exceptions=True)
+            await self._stream(match)
         except grpc.aio.AioRpcError as exc:
             error = f"{exc.code().name}: {exc.details()}"
             if exc.code() == grpc.StatusCode.FAILED_PRECONDITION:  # a twin dealt since, or damaged
@@ -299,9 +344,25 @@ class Hub:
             self._forget(match)
             raise
         finally:
-            match.close(error, sealed)
+            match.close(error or match.given_up, sealed)
         await asyncio.sleep(LINGER_SECONDS if error is None else 0)
         self._forget(match)
+
+    async def _stream(self, match: LiveMatch) -> None:
+        """The match's frames into ``match``, from now (replaying its start is a heavy read the
+        referee rations); refused as too many, tried again a few times (a feed given up for this
+        one is let go by the referee a moment after this side ended it)."""
+        tries, pause = RETRY_EXHAUSTED
+        request = spectator_pb2.WatchMatchRequest(match_id=match.match_id)
+        for left in range(tries - 1, -1, -1):
+            try:
+                async for frame in self.stub.WatchMatch(request, metadata=self.metadata):
+                    match.add(frame)
+                return
+            except grpc.aio.AioRpcError as exc:
+                if exc.code() != grpc.StatusCode.RESOURCE_EXHAUSTED or match.count or not left:
+                    raise
+            await asyncio.sleep(pause)
 
     def _forget(self, match: LiveMatch) -> None:
         if self.live.get(match.match_id) is match:

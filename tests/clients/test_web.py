@@ -113,6 +113,36 @@ async def test_pages_forbid_other_scripts_and_say_what_they_are(viewer: WebViewe
     assert headers["Cache-Control"] == "no-store" and json.loads(body)["error"] is None
 
 
+async def test_only_the_names_it_serves_are_answered_so_no_rebound_page_reads_it(
+    viewer: WebViewer, tmp_path: Path
+) -> None:
+    """A page of evil.example whose DNS answer switches to the viewer's address sends its own
+    name as Host: it gets 421 and nothing of the lobby, the live feeds or forks."""
+    port = viewer.url.rstrip("/").rpartition(":")[2]
+    for host in (f"evil.example:{port}", "evil.example", f"localhost.evil.example:{port}", ""):
+        for path in ("", "api/lobby", "api/lobby/live", "api/matches/m-1/live", "static/lobby.js"):
+            status, _, body = await get(viewer.url + path, Host=host)
+            assert status == 421 and "matches" not in body and "--allow-host" in body, (host, path)
+        async with aiohttp.ClientSession() as session:
+            fork = viewer.url + "api/matches/m-1/fork"
+            async with session.post(fork, json={"step": 1}, headers={"Host": host}) as response:
+                assert response.status == 421
+    for host in (f"127.0.0.1:{port}", f"localhost:{port}", "LOCALHOST", f"[::1]:{port}", "10.1.2.3"):
+        status, _, body = await get(viewer.url + "api/lobby", Host=host)
+        assert status == 200 and "matches" in json.loads(body), host
+    named = await start_web("127.0.0.1:1", "127.0.0.1:0", None, hosts=["croupier.example"])
+    try:
+        for host, served in (
+            ("croupier.example:8080", True),
+            ("Croupier.Example.", True),
+            ("evil.example", False),
+        ):
+            status, _, _ = await get(named.url + "api/lobby", Host=host)
+            assert (status == 200) == served, host
+    finally:
+        await named.stop()
+
+
 async def test_a_referee_that_is_down_is_said_on_the_lobby(tmp_path: Path) -> None:
     web = await start_web("127.0.0.1:1", "127.0.0.1:0", None)
     try:

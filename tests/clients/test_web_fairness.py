@@ -84,3 +84,46 @@ async def test_a_match_nobody_has_open_any_more_stops_holding_a_feed(
     async with asyncio.timeout(WAIT):
         while match_id in viewer.hub.live:
             await asyncio.sleep(0.05)
+
+
+async def events_until_end(response: aiohttp.ClientResponse) -> str:
+    """The data of a live page's ``end`` event, read on to it."""
+    event = ""
+    async with asyncio.timeout(WAIT):
+        async for raw in response.content:
+            line = raw.decode().rstrip("\n")
+            if line.startswith("event: "):
+                event = line.removeprefix("event: ")
+            elif line.startswith("data: ") and event == "end":
+                return line.removeprefix("data: ")
+            elif not line:
+                event = ""
+    return "closed without an end"
+
+
+async def test_browsers_holding_every_feed_give_one_up_for_a_browser_with_none(
+    admin: Admin, viewer: WebViewer
+) -> None:
+    """Four addresses with four live pages each hold the referee's 16 feeds for this viewer; a
+    fifth still gets a live table: one of theirs is given up for it (before, its feed was refused
+    by the referee, RESOURCE_EXHAUSTED, and it got no live match at all)."""
+    matches = [
+        (await admin.create("chinese_ten", 2, {"target": 100}, seed=n)).match.match_id for n in range(17)
+    ]
+    await viewer.hub.refresh_lobby()
+    async with AsyncExitStack() as pages:
+        held: dict[str, aiohttp.ClientResponse] = {}
+        for browser in range(4):
+            session = await browser_from(f"127.0.0.{browser + 1}", pages)
+            for match_id in matches[browser * 4 : browser * 4 + 4]:
+                url = f"{viewer.url}api/matches/{match_id}/live"
+                held[match_id] = await pages.enter_async_context(session.get(url))
+                assert held[match_id].status == 200
+        followed = dict(viewer.hub.live)
+        assert len(followed) == hub.FEEDS
+        fifth = await browser_from("127.0.0.5", pages)
+        url = f"{viewer.url}api/matches/{matches[16]}/live"
+        assert await first_message(fifth, url, pages) == (200, "message")
+        [given] = [match_id for match_id, match in followed.items() if match.given_up]
+        assert "given up for another browser" in await events_until_end(held[given])
+        assert len([m for m in viewer.hub.live.values() if not m.done.is_set()]) == hub.FEEDS

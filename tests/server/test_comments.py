@@ -142,6 +142,24 @@ async def test_a_long_comment_is_cut_and_its_control_characters_become_spaces(
     assert len(act.comment) == MAX_COMMENT
 
 
+async def test_a_comment_s_invisible_format_characters_are_stripped(
+    referee: Croupier, channel: grpc.aio.Channel, admin: Admin
+) -> None:
+    """Bidi controls (U+202E right-to-left override, U+2066 left-to-right isolate, ...) would reorder
+    how the replay reads the comment and its move; zero-width ones hide text: none is kept."""
+    created = await admin.create("chinese_ten", 2, {"target": 50})
+    match_id = created.match.match_id
+    bots = [Bot(channel, token) for token in created.seat_tokens]
+    for bot in bots:
+        await bot.hello()
+    mover, asked = await first_decision(bots)
+    sly = "fold \u202eevom ylno\u202c \u2066isolated\u2069 zero\u200bwidth\ufeff \u00adsoft\U000e0041 tag"
+    await mover.move(match_id=match_id, decision_id=asked.decision_id, index=0, comment=sly)
+    assert (await mover.expect("action_result")).action_result.status == bots_pb2.ActionResult.ACCEPTED
+    [act] = [r for r in read_records(referee.referee.matches_dir / f"{match_id}.jsonl") if isinstance(r, Act)]
+    assert act.comment == "fold evom ylno isolated zerowidth soft tag"
+
+
 async def test_a_refused_move_s_comment_is_not_kept(
     referee: Croupier, channel: grpc.aio.Channel, admin: Admin
 ) -> None:

@@ -6,6 +6,7 @@ can be forked: attacked here as an anonymous client would."""
 from __future__ import annotations
 
 import asyncio
+import time
 from pathlib import Path
 from typing import Any
 
@@ -221,3 +222,97 @@ async def test_a_fork_s_seats_start_afresh_and_it_resumes_after_a_restart(tmp_pa
         assert [s.timeouts for s in info.result.seats] == [0, 0]
         acts = [r for r in read_records(data / "matches" / f"{fork_id}.jsonl") if isinstance(r, Act)]
         assert acts
+
+
+DAY_MS = 86_400_000
+DAY_LONG = {"decision_ms": DAY_MS, "bank_ms": DAY_MS, "grace_ms": DAY_MS, "max_timeouts": 1000}
+
+
+async def finished_with_day_long_clocks(channel: grpc.aio.Channel, admin: Admin) -> str:
+    created = await admin.create("chinese_ten", 2, {"target": 100}, seed=13, **DAY_LONG)
+    bots = [Bot(channel, token) for token in created.seat_tokens]
+    for bot in bots:
+        await bot.hello()
+    await asyncio.wait_for(asyncio.gather(*(b.play(random_legal(i)) for i, b in enumerate(bots))), WAIT)
+    await admin.wait(created.match.match_id)
+    return created.match.match_id
+
+
+async def test_one_address_holds_only_its_share_of_the_live_forks(
+    referee: Croupier, channel: grpc.aio.Channel, admin: Admin, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(forks, "MAX_FORKS_PER_CLIENT", 2)
+    stub = anonymous(channel)
+    source = await finished(channel, admin)
+    request = spectator_pb2.ForkMatchRequest(match_id=source, step=3)
+    for _ in range(2):
+        await stub.ForkMatch(request)
+    code, details = await refused(stub.ForkMatch(request))
+    assert code == grpc.StatusCode.RESOURCE_EXHAUSTED and "your address has 2 forks" in details
+    # another address still gets its own (as the spectator service passes the caller's address)
+    await forks.fork_match(referee.referee, source, 3, [], admin=False, client="ipv4:192.0.2.7")
+    await stub.ForkMatch(request, metadata=ADMIN)  # the admin is not counted
+
+
+async def test_an_anonymous_fork_s_clocks_are_capped_whatever_it_or_its_original_asks(
+    referee: Croupier, channel: grpc.aio.Channel, admin: Admin
+) -> None:
+    source = await finished_with_day_long_clocks(channel, admin)
+    day_long = match_pb2.Clocks(decision_ms=DAY_MS, bank_ms=DAY_MS)
+    request = spectator_pb2.ForkMatchRequest(match_id=source, step=3, clocks=day_long)
+    fork = await anonymous(channel).ForkMatch(request)
+    clocks = referee.referee.matches[fork.match.match_id].clocks
+    assert (clocks.decision, clocks.bank, clocks.grace, clocks.max_timeouts) == (60.0, 300.0, 60.0, 3)
+    admins = await anonymous(channel).ForkMatch(request, metadata=ADMIN)  # the admin's: as asked
+    clocks = referee.referee.matches[admins.match.match_id].clocks
+    assert (clocks.decision, clocks.bank, clocks.grace, clocks.max_timeouts) == (
+        86_400.0,
+        86_400.0,
+        86_400.0,
+        1000,
+    )
+
+
+async def test_an_idle_fork_ends_and_frees_its_slot(
+    referee: Croupier, channel: grpc.aio.Channel, admin: Admin, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A fork of a match with day-long clocks, one seat's stream joined and silent, the other
+    never taken: by the capped clocks both are forfeited and the referee plays it to its end."""
+    monkeypatch.setattr(forks, "FORK_CLOCKS", Clocks(decision=0.05, bank=0.0, max_timeouts=1, grace=0.1))
+    source = await finished_with_day_long_clocks(channel, admin)
+    request = spectator_pb2.ForkMatchRequest(
+        match_id=source, step=3, clocks=match_pb2.Clocks(decision_ms=DAY_MS)
+    )
+    fork = await anonymous(channel).ForkMatch(request)
+    silent = Bot(channel, fork.seat_tokens[0])
+    await silent.hello()
+    info = await admin.wait(fork.match.match_id)
+    assert info.status == match_pb2.MATCH_STATUS_FINISHED
+    assert fork.match.match_id not in referee.referee.matches
+
+
+async def test_finished_forks_journals_expire(
+    referee: Croupier, channel: grpc.aio.Channel, admin: Admin, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    source = await finished(channel, admin)
+    request = spectator_pb2.ForkMatchRequest(match_id=source, step=3)
+    made = []
+    for _ in range(3):
+        fork = await anonymous(channel).ForkMatch(request)
+        await play(channel, list(fork.seat_tokens))
+        await admin.wait(fork.match.match_id)
+        made.append(fork.match.match_id)
+    matches_dir = referee.referee.matches_dir
+    assert all((matches_dir / f"{m}.jsonl").exists() for m in made)
+    monkeypatch.setattr(forks, "FORK_JOURNALS_KEPT", 2)  # beyond so many, the oldest goes
+    oldest = min(made, key=lambda m: (referee.referee.past[m].created_unix_ms, m))
+    assert forks.expire_journals(referee.referee) == [oldest]
+    later = time.time() + forks.FORK_JOURNAL_SECONDS + 1  # and after so long, every one
+    assert sorted(forks.expire_journals(referee.referee, now=later)) == sorted(set(made) - {oldest})
+    for match_id in made:
+        assert not (matches_dir / f"{match_id}.jsonl").exists()
+        assert not (matches_dir / f"{match_id}.secret").exists()
+        assert (
+            await refused(anonymous(channel).GetRecord(spectator_pb2.GetRecordRequest(match_id=match_id)))
+        )[0] == grpc.StatusCode.NOT_FOUND
+    assert (matches_dir / f"{source}.jsonl").exists(), "only forks expire"
