@@ -263,6 +263,11 @@ class Store:
     def _transaction(self) -> _Transaction:
         return _Transaction(self._db)
 
+    def _snapshot(self) -> _Transaction:
+        """One read transaction: its statements see the database as it was at the first one, however
+        a writer commits in between (two autocommit reads could see a match done without its results)."""
+        return _Transaction(self._db, "BEGIN DEFERRED")
+
     # --- tournaments ---------------------------------------------------------------
 
     def open_tournament(
@@ -462,19 +467,20 @@ class Store:
         if game is not None:
             where.append("m.game = ?")
             params.append(game)
-        rows = self._db.execute(
-            f"SELECT {_MATCH_COLUMNS} FROM matches m WHERE {' AND '.join(where)} "
-            "ORDER BY m.finished_at, m.id",
-            params,
-        ).fetchall()
+        with self._snapshot():
+            rows = self._db.execute(
+                f"SELECT {_MATCH_COLUMNS} FROM matches m WHERE {' AND '.join(where)} "
+                "ORDER BY m.finished_at, m.id",
+                params,
+            ).fetchall()
+            result_rows = self._db.execute(
+                "SELECT r.match_id, r.seat, r.bot, r.score, r.place, r.timeouts, r.refusals, r.forfeited, "
+                "r.note, r.version FROM results r JOIN matches m ON m.id = r.match_id "
+                f"WHERE {' AND '.join(where)} ORDER BY r.match_id, r.seat",
+                params,
+            ).fetchall()
         records = [_match_record(row) for row in rows]
         seat_rows: dict[int, list[SeatResult]] = {record.id: [] for record in records}
-        result_rows = self._db.execute(
-            "SELECT r.match_id, r.seat, r.bot, r.score, r.place, r.timeouts, r.refusals, r.forfeited, "
-            "r.note, r.version FROM results r JOIN matches m ON m.id = r.match_id "
-            f"WHERE {' AND '.join(where)} ORDER BY r.match_id, r.seat",
-            params,
-        )
         for match_id, seat, bot, score, place, timeouts, refusals, forfeited, note, version in result_rows:
             seat_rows[match_id].append(
                 SeatResult(seat, bot, score, place, timeouts, refusals, bool(forfeited), note, version)
@@ -611,13 +617,15 @@ def _match_record(row: Sequence[Any]) -> MatchRecord:
 
 
 class _Transaction:
-    """BEGIN IMMEDIATE ... COMMIT, or ROLLBACK on any error (the connection is in autocommit mode)."""
+    """BEGIN IMMEDIATE (or ``begin``) ... COMMIT, or ROLLBACK on any error (the connection is in
+    autocommit mode)."""
 
-    def __init__(self, db: sqlite3.Connection) -> None:
+    def __init__(self, db: sqlite3.Connection, begin: str = "BEGIN IMMEDIATE") -> None:
         self._db = db
+        self._begin = begin
 
     def __enter__(self) -> None:
-        self._db.execute("BEGIN IMMEDIATE")
+        self._db.execute(self._begin)
 
     def __exit__(self, exc_type: object, *rest: object) -> None:
         self._db.execute("ROLLBACK" if exc_type is not None else "COMMIT")
