@@ -162,17 +162,20 @@ class Referee:
         for status in (match_pb2.MATCH_STATUS_WAITING, match_pb2.MATCH_STATUS_RUNNING):
             token = ""
             while True:
-                request = spectator_pb2.ListMatchesRequest(
-                    status=status, page_size=LIST_PAGE, page_token=token
-                )
-                reply = await self._patient_call(
-                    "ListMatches", lambda r=request: self._spectator.ListMatches(r, metadata=self._metadata)
-                )
+                reply = await self._list_page(status, token)
                 found += reply.matches
                 token = reply.next_page_token
                 if not token:
                     break
         return found
+
+    async def _list_page(
+        self, status: match_pb2.MatchStatus.ValueType, token: str
+    ) -> spectator_pb2.ListMatchesResponse:
+        request = spectator_pb2.ListMatchesRequest(status=status, page_size=LIST_PAGE, page_token=token)
+        return await self._patient_call(
+            "ListMatches", lambda: self._spectator.ListMatches(request, metadata=self._metadata)
+        )
 
     async def cancel_match(self, match_id: str, reason: str) -> match_pb2.MatchInfo | None:
         """Call the match off (a finished one keeps its result); None if this referee does not know it."""
