@@ -517,6 +517,16 @@ class Store:
             for name, matches in sets.values()
         ]
 
+    def state(self) -> tuple[int, ...]:
+        """What changes when a result, a voided set, a bot's version or an epoch does: a page built
+        from the database is built again only when this differs."""
+        row = self._db.execute(
+            "SELECT (SELECT count(*) FROM matches WHERE status = 'done'), (SELECT count(*) FROM voided), "
+            "(SELECT count(*) FROM ladder_versions), (SELECT count(*) FROM tournaments), "
+            "(SELECT count(finished_at) + count(revealed_at) FROM tournaments)"
+        ).fetchone()
+        return tuple(int(value) for value in row)
+
     # --- ladders ----------------------------------------------------------------------
 
     def ladders(self) -> list[str]:
