@@ -3,20 +3,26 @@ the table compares them, with a floor so that no connected bot starves.
 
 The criterion (argued in docs/tournaments.md). What a table claims is an order: each bot above
 the next one down. How sure it is of each claim is the variance of that rating difference
-against the gap's size (1/z²).
-Under the Bradley-Terry reading of the ratings, a result between i and j tells
-p(1-p) (p = i's expected score against j) about r_i - r_j, so the information of every result so
-far is a weighted graph Laplacian L (one edge per pair that met, weight the sum of p(1-p)), and
-the variance of r_a - r_b is (e_a - e_b)ᵀ L⁺ (e_a - e_b): the effective resistance between a and
-b. A set of group G adds, per rotation, p(1-p) on every pair of G. The set chosen is the one that
-most reduces the sum over neighbouring pairs of variance / gap² (the gap at least ``CLOSE``). It
-favours, without being told: a newcomer (its only edges are the prior's, so every neighbour
-difference through it is wide), neighbours whose order is in doubt, and close pairs over
-lopsided ones (p(1-p) is largest at ½); it loses interest in a pair once its order is known,
-whatever else it could learn about it. bench/ladder_scheduling.py measures what this saves.
+against the gap's size (1/z²). Under the Bradley-Terry reading of the ratings, a result between
+i and j tells p(1-p) (p = i's expected score against j) about r_i - r_j; a bot's information is
+the sum over its results (its Fisher information), and the variance of r_a - r_b is read as
+1/I_a + 1/I_b (the diagonal of the information, not its inverse: a pair's own meetings count
+only through each bot's total, which costs O(1) per bot instead of a pseudo-inverse of the whole
+table, O(n³) per candidate, that took seconds at 100 bots). The uncertainty is the sum over
+neighbouring pairs of that variance over their gap squared (the gap at least ``CLOSE``), so each
+bot carries a weight, the sum of 1/gap² of its (at most two) neighbour claims, and a set of group
+G, adding ``rotations`` × p(1-p) to every pair of G, lowers it by Σ weight × (1/I - 1/I') over
+G. The set chosen lowers it most. It favours, without being told: a newcomer (its information is
+the prior's alone), bots whose neighbours are close (their claims are in doubt), and close pairs
+over lopsided ones (p(1-p) is largest at ½); it loses interest in a bot once its claims are sure.
+Groups are grown from the few bots carrying the most uncertainty, each adding the partner that
+lowers it most (vectorized over every free bot): a choice among 1,000 bots takes milliseconds
+(bench/matchmaking_speed.py); bench/ladder_scheduling.py measures what the criterion saves.
 
-Every pair of bots in the table gets ``prior`` virtual draws (as the fit's prior), which keeps
-the graph connected: a bot with no results has a wide but finite interval.
+Each bot's information starts at ``prior`` virtual draws (as the fit's prior), so a bot with no
+results has a wide but finite interval. The strengths it is read at are the last finished fit's:
+a ladder fits in a worker (``refit``) and hands the result over (``fitted``); sets over since are
+added to the information at once, on those strengths.
 
 A new version (a bot's identity is NAME@VERSION) is *provisional* while its interval here,
 ±1.96 standard deviations of its difference from the bot it is best compared with, is wider
@@ -35,7 +41,6 @@ Pure: no I/O; the ladder (clients/tournament/ladder.py) feeds it sets and asks i
 
 from __future__ import annotations
 
-import itertools
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -56,21 +61,58 @@ from croupier.clients.results.ratings import (
     pairwise_results,
 )
 
-__all__ = ["Matchmaker"]
+__all__ = ["Fit", "Matchmaker", "refit"]
 
 Z_975 = 1.959964
-EXHAUSTIVE = 2000
-"""Up to this many candidate groups every one is weighed; beyond, groups are grown bot by bot."""
+SEEDS = 8
+"""Groups are grown from this many starting bots (those carrying the most uncertainty)."""
 CLOSE = 20.0 / SCALE
 """Neighbours closer than this (20 Elo) weigh as if this far apart: a tie is not worth every set."""
 DEFAULT_FLOOR = 0.5
 DEFAULT_PROVISIONAL_WIDTH = 400.0
-Matrix = npt.NDArray[np.float64]
+Vector = npt.NDArray[np.float64]
+
+
+@dataclass(frozen=True)
+class Fit:
+    """The ratings of a game's first ``sets`` sets, and each bot's information at those ratings."""
+
+    elo: dict[str, float]
+    information: dict[str, float]
+    sets: int
+
+
+def refit(sets: Sequence[RatedSet], prior: float = DEFAULT_PRIOR, model: Model = DEFAULT_MODEL) -> Fit:
+    """The fit of ``sets`` (CPU-bound: a ladder runs it in a worker, never on its event loop)."""
+    evidence = merged(choices(places, model) for rated in sets for places in rated.matches)
+    elo = fit(evidence, prior) if evidence else {}
+    information: dict[str, float] = {}
+    for rated in sets:
+        _absorb(information, elo, rated, 1.0)
+    return Fit(elo, information, len(sets))
+
+
+def _absorb(information: dict[str, float], elo: Mapping[str, float], rated: RatedSet, times: float) -> None:
+    """Add what a set's results tell about each of its bots, at the strengths ``elo``."""
+    for places in rated.matches:
+        for a, b, _ in pairwise_results(places):
+            weight = times * _p_q(elo.get(a, ANCHOR), elo.get(b, ANCHOR))
+            information[a] = information.get(a, 0.0) + weight
+            information[b] = information.get(b, 0.0) + weight
+
+
+def _p_q(elo_a: float, elo_b: float) -> float:
+    """p(1-p), p the Bradley-Terry expected score of a against b."""
+    p = 1.0 / (1.0 + math.exp((elo_b - elo_a) / SCALE))
+    return p * (1.0 - p)
 
 
 @dataclass
 class Matchmaker:
-    """One game's scheduling on a ladder: its sets so far, and the floor's counts."""
+    """One game's scheduling on a ladder: its sets so far, and the floor's counts.
+
+    With ``fits_itself`` (the default: a bench, a test) it fits its sets whenever asked after they
+    changed; a ladder sets it False and hands it the fits its worker made (``fitted``)."""
 
     seats: int
     rotations: int
@@ -83,29 +125,57 @@ class Matchmaker:
     """The floor's share owed to each eligible bot since it became eligible, in sets."""
     seated_sets: dict[str, int] = field(default_factory=dict)
     """Sets each eligible bot was seated in since then."""
-    _elo: dict[str, float] | None = None
+    fits_itself: bool = True
+    _fit: Fit = field(default_factory=lambda: Fit({}, {}, 0))
+    _information: dict[str, float] = field(default_factory=dict)
+    _counted: int = 0
+    """Sets in ``_information`` (the fit's, then each added since at the fit's strengths)."""
 
     def add(self, rated: RatedSet) -> None:
         """A set of this game is over: its result counts from now on."""
         self.sets.append(rated)
-        self._elo = None
+
+    def reset(self, sets: Iterable[RatedSet]) -> None:
+        """Every set of this game, read back (a resumed ladder): the next fit takes them all."""
+        self.sets = list(sets)
+        self._fit, self._information, self._counted = Fit({}, {}, 0), {}, 0
+
+    def fitted(self, done: Fit) -> None:
+        """A fit of the first ``done.sets`` sets is over (made in a worker): it is the one used."""
+        self._fit, self._information, self._counted = done, dict(done.information), done.sets
+
+    @property
+    def fit_is_stale(self) -> bool:
+        return self._fit.sets != len(self.sets)
 
     def elo(self) -> dict[str, float]:
-        """The current ratings (the fit of every set; bots without a result are not in it)."""
-        if self._elo is None:
-            evidence = merged(choices(places, self.model) for rated in self.sets for places in rated.matches)
-            self._elo = fit(evidence, self.prior) if evidence else {}
-        return self._elo
+        """The ratings of the last fit (bots without a result are not in it)."""
+        if self.fits_itself and self.fit_is_stale:
+            self.fitted(refit(self.sets, self.prior, self.model))
+        return self._fit.elo
+
+    def information(self) -> dict[str, float]:
+        """Each bot's information: the last fit's, with the sets over since added at its strengths."""
+        elo = self.elo()
+        if self._counted > len(self.sets):  # sets replaced by fewer: count them again
+            self._information, self._counted = {}, 0
+        for rated in self.sets[self._counted :]:
+            _absorb(self._information, elo, rated, 1.0)
+        self._counted = len(self.sets)
+        return self._information
 
     def spread(self, bots: Sequence[str]) -> dict[str, float]:
         """Each bot's 95% interval width here, in Elo, against the bot it is best compared with
         (so that a newcomer's doubt does not widen everyone's, as it would against the mean)."""
-        pseudo = np.linalg.pinv(_Table(self, bots).laplacian)
-        diagonal = np.diag(pseudo)
-        resistance = diagonal[:, None] + diagonal[None, :] - 2 * pseudo
-        np.fill_diagonal(resistance, np.inf)
-        closest = resistance.min(axis=1) if len(bots) > 1 else np.full(len(bots), np.inf)
-        return {bot: 2 * Z_975 * SCALE * math.sqrt(max(0.0, closest[i])) for i, bot in enumerate(bots)}
+        variance = 1.0 / self._informations(bots)
+        if len(bots) < 2:
+            return dict.fromkeys(bots, math.inf)
+        lowest, second = np.partition(variance, 1)[:2]
+        best_other = np.where(variance == lowest, second, lowest)
+        return {
+            bot: 2 * Z_975 * SCALE * math.sqrt(v + other)
+            for bot, v, other in zip(bots, variance, best_other, strict=True)
+        }
 
     def provisional(self, bots: Sequence[str]) -> set[str]:
         """The bots of ``bots`` whose interval is still wider than ``provisional_width``."""
@@ -120,11 +190,10 @@ class Matchmaker:
         if len(free) < self.seats:
             return None
         self._track(here)
-        bots = sorted(set(here) | set(self.elo()))
-        table = _Table(self, bots)
+        table = _Table(self, sorted(set(here) | set(self.elo())))
         must = self._starving(free)
         if must is None:
-            widths = self.spread(bots)
+            widths = self.spread(free)
             provisional = [bot for bot in free if widths[bot] > self.provisional_width]
             if provisional:
                 must = max(provisional, key=lambda bot: widths[bot])
@@ -140,13 +209,19 @@ class Matchmaker:
         for bot in group:
             self.seated_sets[bot] += 1
 
+    def _informations(self, bots: Sequence[str]) -> Vector:
+        known = self.information()
+        return self.prior + np.array([known.get(bot, 0.0) for bot in bots])
+
     def _track(self, present: Sequence[str]) -> None:
         """Start the counts of bots that came; forget those that left."""
-        for bot in list(self.credit):
-            if bot not in present:
-                del self.credit[bot]
-                self.seated_sets.pop(bot, None)
-        for bot in present:
+        here = set(present)
+        if here == self.credit.keys():
+            return
+        for bot in [bot for bot in self.credit if bot not in here]:
+            del self.credit[bot]
+            self.seated_sets.pop(bot, None)
+        for bot in here:
             self.credit.setdefault(bot, 0.0)
             self.seated_sets.setdefault(bot, 0)
 
@@ -158,69 +233,66 @@ class Matchmaker:
 
 
 class _Table:
-    """The information of a game's results about the ratings of ``bots``, and what sets would add."""
+    """The ratings' uncertainty over ``bots`` as each bot's share, and what a set would take off."""
 
     def __init__(self, maker: Matchmaker, bots: Sequence[str]) -> None:
         self.bots = list(bots)
         self.index = {bot: i for i, bot in enumerate(self.bots)}
         elo = maker.elo()
         self.strength = np.array([(elo.get(bot, ANCHOR) - ANCHOR) / SCALE for bot in self.bots])
-        n = len(self.bots)
-        self.laplacian = np.zeros((n, n))
-        for i, j in itertools.combinations(range(n), 2):  # the prior's virtual draws
-            self._edge(self.laplacian, i, j, maker.prior)
-        for rated in maker.sets:
-            for places in rated.matches:
-                for a, b, _ in pairwise_results(places):
-                    if a in self.index and b in self.index:
-                        self._edge(self.laplacian, self.index[a], self.index[b], 1.0)
-        order = sorted(range(n), key=lambda i: (-self.strength[i], self.bots[i]))
-        self.gaps = {
-            (a, b): max(CLOSE, float(self.strength[a] - self.strength[b])) ** 2
-            for a, b in itertools.pairwise(order)
-        }
+        self.information = maker._informations(self.bots)
+        order = np.lexsort((np.array(self.bots), -self.strength))
+        gaps = np.maximum(CLOSE, -np.diff(self.strength[order])) ** -2.0
+        self.weight = np.zeros(len(self.bots))  # each bot's neighbour claims, 1/gap² each
+        np.add.at(self.weight, order[:-1], gaps)
+        np.add.at(self.weight, order[1:], gaps)
 
-    def _edge(self, laplacian: Matrix, a: int, b: int, times: float) -> None:
-        p = 1.0 / (1.0 + math.exp(self.strength[b] - self.strength[a]))
-        weight = times * p * (1.0 - p)
-        laplacian[a, a] += weight
-        laplacian[b, b] += weight
-        laplacian[a, b] -= weight
-        laplacian[b, a] -= weight
+    def _p_q(self, a: int, others: npt.NDArray[np.intp]) -> Vector:
+        p: Vector = 1.0 / (1.0 + np.exp(self.strength[others] - self.strength[a]))
+        return p * (1.0 - p)
 
-    def uncertainty(self, laplacian: Matrix) -> float:
-        """The neighbours' rating-difference variances, each over its gap squared (at least
-        ``CLOSE``): the sum of 1/z² of the claims "above the next one down"."""
-        pseudo = np.linalg.pinv(laplacian)
-        return float(
-            sum((pseudo[a, a] + pseudo[b, b] - 2 * pseudo[a, b]) / gap for (a, b), gap in self.gaps.items())
-        )
-
-    def after(self, group: Sequence[str], rotations: int) -> float:
-        """The uncertainty once a set of ``group`` is played."""
-        laplacian = self.laplacian.copy()
-        for a, b in itertools.combinations(group, 2):
-            self._edge(laplacian, self.index[a], self.index[b], rotations)
-        return self.uncertainty(laplacian)
+    def _gain(self, added: Vector, at: npt.NDArray[np.intp]) -> Vector:
+        """How much the uncertainty falls when the bots ``at`` gain ``added`` information."""
+        info = self.information[at]
+        return self.weight[at] * (1.0 / info - 1.0 / (info + added))
 
     def best(
         self, eligible: Sequence[str], seats: int, rotations: int, must: str | None
     ) -> tuple[str, ...] | None:
-        """The group of ``seats`` eligible bots (holding ``must``) leaving the least uncertainty."""
-        others = [bot for bot in eligible if bot != must]
-        fixed = (must,) if must is not None else ()
-        room = seats - len(fixed)
-        if math.comb(len(others), room) <= EXHAUSTIVE:
-            candidates = [tuple(sorted(fixed + rest)) for rest in itertools.combinations(others, room)]
-            return min(candidates, key=lambda group: (self.after(group, rotations), group))
-        group = list(fixed)
-        if not group:  # the most uncertain start: the widest eligible bot
-            pseudo = np.diag(np.linalg.pinv(self.laplacian))
-            group = [max(eligible, key=lambda bot: (pseudo[self.index[bot]], bot))]
+        """The group of ``seats`` eligible bots (holding ``must``) leaving the least uncertainty,
+        grown from the bots carrying the most of it."""
+        free = np.array([self.index[bot] for bot in eligible], dtype=np.intp)
+        if must is not None:
+            starts = [self.index[must]]
+        else:
+            share = self.weight[free] / self.information[free]
+            starts = [int(i) for i in free[np.argsort(-share, kind="stable")[:SEEDS]]]
+        best: tuple[float, tuple[str, ...]] | None = None
+        for start in starts:
+            group, gain = self._grow(start, free, seats, rotations)
+            named = tuple(sorted(self.bots[i] for i in group))
+            if best is None or (-gain, named) < (-best[0], best[1]):
+                best = (gain, named)
+        return None if best is None else best[1]
+
+    def _grow(
+        self, start: int, free: npt.NDArray[np.intp], seats: int, rotations: int
+    ) -> tuple[list[int], float]:
+        """From ``start``, add the free bot that lowers the uncertainty most, until seated."""
+        group = [start]
+        added = np.zeros(1)  # each member's information from the pairs within the group so far
+        gain = 0.0
         while len(group) < seats:
-            pool = [bot for bot in eligible if bot not in group]
-            group.append(min(pool, key=lambda bot: (self.after([*group, bot], rotations), bot)))
-        return tuple(sorted(group))
+            pool = free[~np.isin(free, group)]
+            pair = np.array([rotations * self._p_q(member, pool) for member in group])
+            gains = self._gain(rotations * pair.sum(axis=0), pool)
+            for row, member in enumerate(group):
+                gains += self._gain(added[row] + pair[row], np.full(len(pool), member))
+            pick = int(np.argmax(gains))  # the first of the best: pool is in name order
+            added = np.append(added + pair[:, pick], pair[:, pick].sum())
+            group.append(int(pool[pick]))
+            gain = float(gains[pick])
+        return group, gain
 
 
 def fair_share(counts: Mapping[str, int]) -> float:

@@ -272,12 +272,12 @@ class Store:
             )
 
     def _transaction(self) -> _Transaction:
-        return _Transaction(self._db, "BEGIN IMMEDIATE")
+        return _Transaction(self._db)
 
     def _snapshot(self) -> _Transaction:
-        """Reads that must see one state of the database: a writer's commit between two of them
-        would show a match done without its results."""
-        return _Transaction(self._db, "BEGIN")
+        """One read transaction: its statements see the database as it was at the first one, however
+        a writer commits in between (two autocommit reads could see a match done without its results)."""
+        return _Transaction(self._db, "BEGIN DEFERRED")
 
     # --- tournaments ---------------------------------------------------------------
 
@@ -528,6 +528,16 @@ class Store:
             for name, matches in sets.values()
         ]
 
+    def state(self) -> tuple[int, ...]:
+        """What changes when a result, a voided set, a bot's version or an epoch does: a page built
+        from the database is built again only when this differs."""
+        row = self._db.execute(
+            "SELECT (SELECT count(*) FROM matches WHERE status = 'done'), (SELECT count(*) FROM voided), "
+            "(SELECT count(*) FROM ladder_versions), (SELECT count(*) FROM tournaments), "
+            "(SELECT count(finished_at) + count(revealed_at) FROM tournaments)"
+        ).fetchone()
+        return tuple(int(value) for value in row)
+
     # --- ladders ----------------------------------------------------------------------
 
     def ladders(self) -> list[str]:
@@ -628,10 +638,10 @@ def _match_record(row: Sequence[Any]) -> MatchRecord:
 
 
 class _Transaction:
-    """BEGIN ... COMMIT, or ROLLBACK on any error (the connection is in autocommit mode): IMMEDIATE
-    to write, deferred for a snapshot of reads."""
+    """BEGIN IMMEDIATE (or ``begin``) ... COMMIT, or ROLLBACK on any error (the connection is in
+    autocommit mode)."""
 
-    def __init__(self, db: sqlite3.Connection, begin: str) -> None:
+    def __init__(self, db: sqlite3.Connection, begin: str = "BEGIN IMMEDIATE") -> None:
         self._db = db
         self._begin = begin
 

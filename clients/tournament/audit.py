@@ -13,6 +13,12 @@ answers: every check is recomputed here, from the engine.
    outcome it records; its game, options, clocks and seats are the schedule's.
 5. Every seat's result (bot, version, score, place, timeouts, refusals, forfeit) is what its
    journal says, and the ratings tables are what these results give.
+6. A set counted on redeal k was dealt k times before: each earlier deal is in the archive,
+   voided, with its journal and the reason it was voided (else whoever runs the arena could
+   stop a run whenever a set went badly for a favourite, let it be dealt again, and hide it).
+
+Members are read as streams, each at most MEMBER_BYTES and all at most ARCHIVE_BYTES (a
+zero-filled member compresses to nothing and would fill the memory): over it, one line.
 
 Each problem is one line naming the match and what differs.
 """
@@ -35,6 +41,10 @@ from croupier.clients.tournament import commitment, export, reveal
 from croupier.server.journal import seed_sha256
 
 REQUIRED = ("schedule.json", "schedule.sha256", "reveal.json", "results.json", "ratings.json")
+MEMBER_BYTES = 64 << 20
+"""The most one member may hold (a long match's journal is a few megabytes)."""
+ARCHIVE_BYTES = 2 << 30
+"""The most all members together may hold."""
 TOLERANCE = 0.01
 """How far a recomputed rating (Elo points, interval ends, a likelihood) may be from the archive's."""
 
@@ -69,16 +79,27 @@ def read_archive(path: Path) -> Archive:
     """The archive's files, its JSON read; Unusable (with why) if it is not a whole one."""
     members: dict[str, bytes] = {}
     folders = set()
+    total = 0
     try:
-        with tarfile.open(path, "r:*") as tar:
+        with tarfile.open(
+            path, "r:*"
+        ) as tar:  # gzip read in bounded steps (a stream mode inflates whole blocks)
             for info in tar:
                 if not info.isfile():
                     continue
                 folder, _, name = info.name.partition("/")
                 folders.add(folder)
+                total += info.size
+                if info.size > MEMBER_BYTES or total > ARCHIVE_BYTES:
+                    over = (
+                        f"{info.size} bytes, over the {MEMBER_BYTES} a member may hold"
+                        if (info.size > MEMBER_BYTES)
+                        else f"past {ARCHIVE_BYTES} bytes in all, the most an archive may hold"
+                    )
+                    raise Unusable(f"{path}: its member {info.name} is {over}: not read")
                 file = tar.extractfile(info)
                 assert file is not None  # a regular file
-                members[name] = file.read()
+                members[name] = file.read(MEMBER_BYTES + 1)
     except (OSError, tarfile.TarError, EOFError) as exc:
         raise Unusable(f"{path}: not a readable archive: {exc}") from None
     if len(folders) != 1:
@@ -105,6 +126,7 @@ def audit(archive: Archive, committed: str | None) -> list[str]:
             *_secret(archive),
             *_reveal(archive),
             *_coverage(archive),
+            *_redeals(archive),
             *_journals(archive, Path(folder)),
             *_ratings(archive),
         ]
@@ -198,6 +220,27 @@ def _coverage(archive: Archive) -> Iterator[str]:
                 f"{entry['match_id']}), but the reveal's last deal of it is {last['redeal']} (match "
                 f"{last['match_id']})"
             )
+
+
+def _redeals(archive: Archive) -> Iterator[str]:
+    """Each set counted on redeal k has its deals 0 to k-1 in the archive, voided, each with a
+    journal and a reason; every voided match says why it was voided."""
+    voided: dict[tuple[str, int, int, int], dict[int, list[Mapping[str, Any]]]] = {}
+    for entry in archive.results["voided"]:
+        if not entry.get("reason"):
+            yield f"{_key(entry)} (match {entry['match_id']}): voided, with no reason given"
+        voided.setdefault(_key(entry).set_key, {}).setdefault(entry["redeal"], []).append(entry)
+    counted: dict[tuple[str, int, int, int], int] = {}
+    for entry in archive.results["matches"]:
+        key = _key(entry).set_key
+        counted[key] = max(counted.get(key, 0), entry["redeal"])
+    for key, redeal in sorted(counted.items()):
+        for attempt in range(redeal):
+            if not any(e["journal"] is not None for e in voided.get(key, {}).get(attempt, [])):
+                yield (
+                    f"set {key}: counted on deal {redeal}, but its deal {attempt} is not in the archive "
+                    "(voided, with its journal and why): a deal played before was left out"
+                )
 
 
 def _journals(archive: Archive, folder: Path) -> Iterator[str]:

@@ -34,6 +34,12 @@ if TYPE_CHECKING:
     from croupier.clients.results.store import MatchRecord, Store, Tournament
 
 FORMAT = 1
+VOIDED_BECAUSE = {
+    "started": "abandoned: in progress when a run stopped; its set was dealt again",
+    "done": "its set was dealt again (a twin was abandoned, or a bot left the set)",
+    "scheduled": "its set was dealt again before it started",
+}
+"""Why a voided match was voided, by what it was when it was (Store.redeal)."""
 
 
 class ExportError(Exception):
@@ -143,6 +149,7 @@ def archive_members(store: Store, tournament: Tournament, args: argparse.Namespa
         counted.append(entry)
     set_aside = [
         _entry(record, redeal, _journal(record, args.journals, members, closed_only=True))
+        | {"reason": VOIDED_BECAUSE[record.status]}
         for record, redeal in voided
     ]
     members["results.json"] = _json(

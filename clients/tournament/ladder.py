@@ -32,13 +32,15 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import multiprocessing
 import time
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-from croupier.clients.results.matchmaking import Matchmaker
+from croupier.clients.results.matchmaking import Fit, Matchmaker, refit
 from croupier.clients.results.ratings import RatedSet
 from croupier.clients.results.schedule import Deals, DuplicateSet, ScheduledMatch, duplicate_set, set_seed
 from croupier.clients.results.store import FinishedMatch, MatchRecord, Store, Tournament
@@ -61,6 +63,36 @@ class Candidate:
     bot_id: str
     capacity: int
     """Matches its streams play at once, over every replica."""
+
+
+class FitWorker:
+    """Each game's ratings fitted in a process of its own: CPU-bound, on the loop (or in a thread,
+    holding the interpreter's lock) a fit would hold up the moves and pages served beside it. The
+    matchmakers choose on the last fit finished, the sets over since added to it at once."""
+
+    def __init__(self) -> None:
+        self._pool: ProcessPoolExecutor | None = None
+        self._running: dict[str, Future[Fit]] = {}
+
+    def refresh(self, makers: Mapping[str, Matchmaker]) -> None:
+        """Hand each finished fit to its matchmaker; start a fit where the sets changed since."""
+        for game, maker in makers.items():
+            future = self._running.get(game)
+            if future is not None:
+                if not future.done():
+                    continue
+                del self._running[game]
+                done = future.result()
+                if done.sets <= len(maker.sets):  # else the sets were read back meanwhile: fit again
+                    maker.fitted(done)
+            if maker.fit_is_stale:
+                if self._pool is None:  # spawned: a forked copy of a process running gRPC is unsafe
+                    self._pool = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"))
+                self._running[game] = self._pool.submit(refit, list(maker.sets), maker.prior, maker.model)
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=False, cancel_futures=True)
 
 
 def commitment_path(data: Path, epoch: Tournament) -> Path:
@@ -94,9 +126,12 @@ class Ladder(Runner):
                 config.rotation_count(game.game),
                 config.floor,
                 float(config.provisional_width),
+                fits_itself=False,
             )
             for game in config.games
         }
+        self._fitter = FitWorker()
+        """Each game's ratings are fitted there, off the loop that serves moves and pages."""
         self.candidates: dict[str, Candidate] = {}
         """The bots connected at the last look, by identity."""
         self.sets_done = 0
@@ -138,6 +173,7 @@ class Ladder(Runner):
                     if epoch is None:
                         epoch = await self._resume(self._epoch())
                     await self._look_at_bots()
+                    self._fitter.refresh(self.makers)
                     await self._fill(epoch, running, busy)
                 if running:
                     assert epoch is not None  # an epoch is revealed only with nothing of it running
@@ -147,6 +183,7 @@ class Ladder(Runner):
                     await asyncio.sleep(self.poll)
         finally:
             await cancel(running)
+            self._fitter.close()
             self.display.end()
         return self.sets_done
 
@@ -357,8 +394,7 @@ class Ladder(Runner):
         ]
         runs = [run.id for run in self.store.tournaments([self.ladder.name])]
         for game, maker in self.makers.items():
-            maker.sets = list(self.store.duplicate_sets(game, runs))
-            maker._elo = None
+            maker.reset(self.store.duplicate_sets(game, runs))
         since = self.clock() - HOUR
         self._starts = [
             (r.started_at, tuple(sorted(set(r.seats))))

@@ -28,7 +28,7 @@ import grpc
 from croupier.clients.results.store import SeatResult
 from croupier.clients.tournament.config import GameConfig
 from croupier.engine.games import get_game
-from croupier.v1 import admin_pb2, admin_pb2_grpc, match_pb2
+from croupier.v1 import admin_pb2, admin_pb2_grpc, match_pb2, spectator_pb2, spectator_pb2_grpc
 
 if TYPE_CHECKING:
     from croupier.server.app import Croupier
@@ -50,6 +50,8 @@ RECONNECT_PAUSE, MAX_PAUSE = 0.25, 4.0
 SHUTDOWNS = 10
 """Referee shutdowns a wait for a match rides out (each cancels the wait: asked again)."""
 SPREAD_SCHEMES = ("ipv4:", "ipv6:", "dns:")
+LIST_PAGE = 1000
+"""Matches per ListMatches page (the most a referee gives)."""
 """Targets naming several referee replicas; anything else is one referee, dialled as given."""
 DEFAULT_PORT = 443
 """gRPC's port for a target that names none."""
@@ -86,6 +88,7 @@ class Referee:
         options = [("grpc.lb_policy_name", "round_robin")] if round_robin else []
         self._channel = grpc.aio.insecure_channel(address, options=options)
         self._stub = admin_pb2_grpc.AdminServiceStub(self._channel)
+        self._spectator = spectator_pb2_grpc.SpectatorServiceStub(self._channel)
         self._metadata = ((TOKEN_METADATA, admin_token),)
 
     async def close(self) -> None:
@@ -151,6 +154,27 @@ class Referee:
         request = admin_pb2.GetMatchRequest(match_id=match_id)
         return await self._unless_not_found(
             "GetMatch", lambda: self._stub.GetMatch(request, metadata=self._metadata)
+        )
+
+    async def live_matches(self) -> list[match_pb2.MatchInfo]:
+        """Its waiting and running matches, as the admin sees them (seed hashes included)."""
+        found: list[match_pb2.MatchInfo] = []
+        for status in (match_pb2.MATCH_STATUS_WAITING, match_pb2.MATCH_STATUS_RUNNING):
+            token = ""
+            while True:
+                reply = await self._list_page(status, token)
+                found += reply.matches
+                token = reply.next_page_token
+                if not token:
+                    break
+        return found
+
+    async def _list_page(
+        self, status: match_pb2.MatchStatus.ValueType, token: str
+    ) -> spectator_pb2.ListMatchesResponse:
+        request = spectator_pb2.ListMatchesRequest(status=status, page_size=LIST_PAGE, page_token=token)
+        return await self._patient_call(
+            "ListMatches", lambda: self._spectator.ListMatches(request, metadata=self._metadata)
         )
 
     async def cancel_match(self, match_id: str, reason: str) -> match_pb2.MatchInfo | None:
@@ -427,6 +451,11 @@ class Replicas:
 
     async def wait_match(self, replica: str, match_id: str) -> match_pb2.MatchInfo:
         return await self.referees[replica].wait_match(match_id)
+
+    async def live_matches(self) -> dict[str, list[match_pb2.MatchInfo]]:
+        """Each replica's waiting and running matches."""
+        found = await asyncio.gather(*(referee.live_matches() for referee in self.referees.values()))
+        return dict(zip(self.referees, found, strict=True))
 
     async def cancel_match(self, replica: str, match_id: str, reason: str) -> None:
         """Call the match off on its replica; on every replica if which one is not known."""

@@ -41,6 +41,7 @@ from croupier.clients.results.store import FinishedMatch, MatchRecord, Store, To
 from croupier.clients.tournament.config import TournamentConfig
 from croupier.clients.tournament.display import Display
 from croupier.clients.tournament.referee import Replicas, seat_results
+from croupier.server.journal import seed_sha256
 
 SetKey = tuple[str, int, int, int]
 CHECK_SECONDS = 5.0
@@ -176,7 +177,10 @@ class Runner:
         """Call off the matches an earlier run left in progress, and deal their sets again."""
         assert tournament.secret is not None
         records = self.store.matches(tournament.id)
-        abandoned = [record for record in records.values() if record.status == "started"]
+        unknown = await self._cancel_unknown(records)
+        abandoned = [
+            record for record in records.values() if record.status == "started" or record.key in unknown
+        ]
         if not abandoned:
             return records
         for record in abandoned:
@@ -194,6 +198,21 @@ class Runner:
             seeds = [set_seed(tournament.secret, r.key, self.config.deals, redeal) for r in again]
             self.store.redeal(again, redeal, seeds)
         return self.store.matches(tournament.id)
+
+    async def _cancel_unknown(self, records: Mapping[MatchKey, MatchRecord]) -> set[MatchKey]:
+        """Call off the live matches an earlier run created but never stored (stopped between
+        CreateMatch and its store write): each would wait forever, sealing the set dealt from the
+        same seed. They are found by their seeds, which only this run deals; the matches they were
+        dealt for are abandoned (their bots may have seen the deal)."""
+        by_seed = {seed_sha256(r.seed): r.key for r in records.values() if r.status != "done"}
+        found = set()
+        for replica, infos in (await self.referees.live_matches()).items():
+            for info in infos:
+                key = by_seed.get(info.seed_sha256)
+                if key is not None:
+                    await self.referees.cancel_match(replica, info.match_id, ABANDONED)
+                    found.add(key)
+        return found
 
     async def _check_connected(self) -> None:
         """Matches wait for their bots. A launched bot gone this long will not be back (it

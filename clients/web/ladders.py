@@ -5,16 +5,22 @@ results against each opponent, its recent matches with links to their replays).
 Only sets that are over are read (``Store.duplicate_sets``, and matches of finished sets here),
 as the ratings count them: a rotation finished while its twin is still played says nothing, to
 anyone, until the twin is over (DESIGN.md's secrets: a ladder's results, everyone, once the set
-is over). The database is opened, read and closed per call, off the event loop; the ratings are
-fitted again only when a set is over (``Fits``), so a page anyone may reload costs a fit per set.
+is over). The leaderboard is computed in a process of its own (its fit is CPU-bound: on the
+viewer's loop, or in a thread holding the interpreter's lock, it held up the moves served beside
+it) and only when the results changed (``Boards``): every watcher is served the last board
+computed, with when it was, so a hundred watchers cost the play nothing.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
+import multiprocessing
 import threading
+import time
 from collections import defaultdict
 from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +38,8 @@ TREND_SETS = 10
 """The trend: a bot's rating now against its rating without the last this many sets."""
 RECENT = 20
 """Matches listed on a bot's page."""
+CHECK_SECONDS = 1.0
+"""How often, while it is watched, a board's results are looked at for a change."""
 
 
 def _open(db: Path, name: str) -> tuple[Store, list[int]]:
@@ -111,6 +119,65 @@ def leaderboard(db: Path, name: str, fits: Fits | None = None) -> dict[str, Any]
     }
 
 
+_FITS = Fits()
+"""The board worker's fits, kept from one board to the next (one worker process)."""
+
+
+def fresh_board(db: Path, name: str, seen: tuple[int, ...] | None) -> tuple[tuple[int, ...], bytes | None]:
+    """In the board worker: the results' state now, and the board as JSON if it changed since
+    ``seen`` (None: unchanged)."""
+    store, _ = _open(db, name)
+    with store:
+        state = store.state()
+    if state == seen:
+        return state, None
+    board = leaderboard(db, name, _FITS)
+    board["computed_at"] = time.time()
+    return state, json.dumps(board).encode()
+
+
+class Boards:
+    """Each ladder's last board, served as it is while a worker process computes the next one
+    (only once a set is over, or a bot or epoch changed: ``Store.state``)."""
+
+    def __init__(self) -> None:
+        self._pool: ProcessPoolExecutor | None = None
+        self._kept: dict[tuple[Path, str], tuple[tuple[int, ...], bytes]] = {}
+        self._checked: dict[tuple[Path, str], float] = {}
+        self._checking: dict[tuple[Path, str], asyncio.Future[tuple[tuple[int, ...], bytes | None]]] = {}
+
+    async def board(self, db: Path, name: str) -> bytes:
+        """The last board computed (the first one is waited for); a check for a newer one is
+        started when the last is over CHECK_SECONDS old."""
+        key = (db, name)
+        if key not in self._kept:
+            await self._check(key)
+        elif time.monotonic() - self._checked.get(key, 0.0) > CHECK_SECONDS and key not in self._checking:
+            # in the background: a failure now is told by the next page that waits for one
+            asyncio.ensure_future(self._check(key)).add_done_callback(lambda done: done.exception())
+        return self._kept[key][1]
+
+    async def _check(self, key: tuple[Path, str]) -> None:
+        pending = self._checking.get(key)
+        if pending is None:
+            if self._pool is None:  # spawned: a forked copy of a process running gRPC is unsafe
+                self._pool = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"))
+            seen = self._kept[key][0] if key in self._kept else None
+            loop = asyncio.get_running_loop()
+            pending = self._checking[key] = loop.run_in_executor(self._pool, fresh_board, *key, seen)
+        try:
+            state, board = await pending
+        finally:
+            self._checking.pop(key, None)
+        self._checked[key] = time.monotonic()
+        if board is not None:
+            self._kept[key] = (state, board)
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=False, cancel_futures=True)
+
+
 def bot_page(db: Path, name: str, identity: str) -> dict[str, Any]:
     """One bot: its versions, its set scores against each opponent, its recent matches."""
     store, runs = _open(db, name)
@@ -187,7 +254,8 @@ def add_routes(app: web.Application, data_of: Callable[[web.Request], Path | Non
     """The ladder pages and their JSON, open to anyone (what they show is the results of sets
     that are over); ``data_of``: the viewer's --data."""
 
-    fits = Fits()
+    boards = Boards()
+    app.on_cleanup.append(lambda _: asyncio.to_thread(boards.close))
 
     def _db(request: web.Request) -> Path:
         data = data_of(request)
@@ -197,7 +265,7 @@ def add_routes(app: web.Application, data_of: Callable[[web.Request], Path | Non
 
     async def board(request: web.Request) -> web.StreamResponse:
         db, name = _db(request), request.match_info["name"]
-        return web.json_response(await asyncio.to_thread(leaderboard, db, name, fits))
+        return web.Response(body=await boards.board(db, name), content_type="application/json")
 
     async def bot(request: web.Request) -> web.StreamResponse:
         db, name = _db(request), request.match_info["name"]

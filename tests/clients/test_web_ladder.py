@@ -111,6 +111,23 @@ async def test_an_anonymous_client_reads_nothing_of_a_set_still_in_play(viewer: 
     assert page["opponents"] == [{"game": "chinese_ten", "opponent": "bob@1", "sets": 1, "score": 0.5}]
 
 
+async def test_the_leaderboard_is_computed_in_a_worker_and_served_as_it_was_last_computed(
+    referee: Croupier, viewer: WebViewer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Its fit is CPU-bound: in the viewer's process it held up the moves the embedded referee
+    serves (innocent bots -70% matches a minute under 100 watchers). Built here, it fails."""
+    assert viewer.hub.data is not None
+    await ladder_played(referee, viewer.hub.data, sets=2)
+
+    def in_this_process(*_: object) -> dict[str, Any]:
+        raise AssertionError("the leaderboard was computed in the viewer's process")
+
+    monkeypatch.setattr(ladders, "leaderboard", in_this_process)
+    boards = [await asyncio.to_thread(get, f"{viewer.url}api/ladders/open") for _ in range(3)]
+    assert [game["sets"] for game in boards[0]["games"]] == [2]
+    assert boards[0]["computed_at"] == boards[2]["computed_at"]  # nothing changed: not computed again
+
+
 def test_the_leaderboard_fits_the_ratings_again_only_when_a_set_is_over(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

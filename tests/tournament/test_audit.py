@@ -530,6 +530,32 @@ async def test_a_run_with_a_set_dealt_again_verifies_with_its_voided_match_repla
         f"{audit._key(voided)} (match {voided['match_id']}): counted on deal 0 (match {voided['match_id']}), "
         f"but the reveal's last deal of it is 1 (match {counted['match_id']})"
     )
+    # every trace of the voided deal removed (the reveal, the results, the journal), the counted
+    # matches keeping redeal 1: an attempt hidden, which the counted redeal gives away
+    hidden = Copy(archive)
+    set_key = audit._key(voided).set_key
+    revealed = hidden.json("reveal.json")
+    revealed["matches"] = [
+        m for m in revealed["matches"] if not (audit._key(m).set_key == set_key and m["redeal"] == 0)
+    ]
+    hidden.put("reveal.json", revealed)
+    hidden.put("results.json", dict(hidden.json("results.json"), voided=[]))
+    del hidden.members[voided["journal"]]
+    code, said = verify(capsys, hidden.write(tmp_path / "hidden.tar.gz"), committed)
+    assert (code, said[0]) == (
+        1,
+        f"set {set_key}: counted on deal 1, but its deal 0 is not in the archive (voided, with its "
+        "journal and why): a deal played before was left out",
+    )
+    # and a voided match must say why
+    unexplained = Copy(archive)
+    results = unexplained.json("results.json")
+    unexplained.put("results.json", dict(results, voided=[{**voided, "reason": ""}]))
+    code, said = verify(capsys, unexplained.write(tmp_path / "unexplained.tar.gz"), committed)
+    assert (code, said[0]) == (
+        1,
+        f"{audit._key(voided)} (match {voided['match_id']}): voided, with no reason given",
+    )
 
 
 # --- what is not an archive, and what is not exported -----------------------------------------
@@ -550,6 +576,32 @@ def test_an_unusable_archive_is_one_line_and_exit_2(
     assert "not a readable archive" in said[0]
     code, said = verify(capsys, run.archive, "beef")
     assert (code, said) == (2, ["--commitment: 'beef' is not a SHA-256 (64 hex digits)"])
+
+
+def test_a_member_over_the_limit_is_refused_in_one_line_without_being_read(
+    run: Run, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A zero-filled member compresses to almost nothing: read whole, 800 MiB of it took 864 MiB."""
+    import tracemalloc
+
+    limit = 1 << 20
+    monkeypatch.setattr(audit, "MEMBER_BYTES", limit)
+    copy = Copy(run.archive)
+    copy.members["journals/zeros.jsonl"] = bytes(8 * limit)
+    bomb = copy.write(tmp_path / "bomb.tar.gz")
+    del copy
+    tracemalloc.start()
+    try:
+        code, said = verify(capsys, bomb)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert (code, len(said)) == (2, 1), said
+    assert said[0] == (
+        f"{bomb}: its member audited-1/journals/zeros.jsonl is {8 * limit} bytes, over the {limit} a member "
+        "may hold: not read"
+    )
+    assert peak < 4 * limit, peak
 
 
 def test_an_unfinished_run_is_not_exported(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -268,3 +268,23 @@ async def test_a_referee_restarted_under_the_ladder_resumes_its_matches_and_the_
             await arena.disconnect(name)
         await arena.referees.close()
         await again.stop(grace=None)
+
+
+async def test_the_ratings_are_fitted_in_a_worker_never_on_the_ladders_loop(
+    arena: Arena, store: Store, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A fit is CPU-bound: on the loop that serves the embedded referee's moves it stalled them
+    (3.9 s a choice with 100 bots). Here a fit in this process fails; the worker's is used."""
+    from croupier.clients.results import matchmaking
+
+    def on_the_loop(*_: object) -> dict[str, float]:
+        raise AssertionError("a ratings fit ran in the ladder's process")
+
+    monkeypatch.setattr(matchmaking, "fit", on_the_loop)
+    for name in ("ann", "bob", "cat"):
+        await arena.register(name)
+        await arena.connect(name)
+    arena_ladder = ladder(arena, store, tmp_path)
+    assert await play(arena_ladder, 6) == 6
+    maker = arena_ladder.makers["chinese_ten"]
+    assert len(maker.sets) == 6 and maker._fit.sets > 0  # a fit from the worker was handed over

@@ -145,6 +145,27 @@ async def test_a_resumed_run_cancels_the_match_its_stopped_run_left_on_the_refer
     assert (info.status, info.cancel_reason) == (match_pb2.MATCH_STATUS_CANCELLED, ABANDONED)
 
 
+async def test_a_resumed_run_cancels_a_match_its_stopped_run_created_but_never_stored(
+    tmp_path: Path, entrants: tuple[Replicas, dict[str, Entrant]]
+) -> None:
+    """Stopped between CreateMatch and its store write: the referee holds a waiting match the store
+    knows nothing of, dealt from the set's seed, which would seal that set forever."""
+    referee, bots = entrants
+    with Store(tmp_path / "r.db") as store:
+        tournament, (first, _) = first_set(store)
+        replica, created = await referee.create_match(
+            config().games[0], first.seed, [("gone", ""), ("gone too", "")]
+        )
+        orphan = created.match
+        assert await Runner(config(), store, referee, bots, Quiet()).run(tournament) is True
+        again = store.matches(tournament.id)[first.key]
+    info = await referee.referees[replica].get_match(orphan.match_id)
+    assert info is not None
+    assert (info.status, info.cancel_reason) == (match_pb2.MATCH_STATUS_CANCELLED, ABANDONED)
+    # its deal may have been seen: the set is played on a new one
+    assert (again.status, again.redeal) == ("done", 1) and again.seed != first.seed
+
+
 async def test_a_stop_request_lets_the_matches_in_progress_finish_and_starts_no_more(
     tmp_path: Path, entrants: tuple[Replicas, dict[str, Entrant]]
 ) -> None:

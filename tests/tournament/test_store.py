@@ -243,3 +243,30 @@ def test_ratings_read_bots_under_their_versions(tmp_path: Path) -> None:
         (rated,) = store.duplicate_sets("g")
         assert store.duplicate_sets("g", [t.id + 1]) == []
     assert rated.group == ("a@v2", "b")
+
+
+def test_finished_matches_are_read_in_one_snapshot_while_a_writer_commits(tmp_path: Path) -> None:
+    """A match done with its results between the two reads of ``finished`` (the matches, then their
+    results) is in neither: seen in the second only, it was a KeyError (HTTP 500s on the board)."""
+    (duplicate,) = game_schedule("g", ["a", "b"], 2, 1, 1, seed=1, secret=SECRET)
+    with Store(tmp_path / "r.db") as store, Store(tmp_path / "r.db") as writer:
+        t = store.open_tournament("t", "fp", {}, again=False)
+        store.schedule(t.id, duplicate.matches)
+        first, second = (store.matches(t.id)[m.key] for m in duplicate.matches)
+        store.record_result(first.id, results_of(first.seats), None)
+        wrote = []
+
+        def between(statement: str) -> None:
+            """The other process's commit, just as the results are about to be read."""
+            if "FROM results r" in statement and not wrote:
+                wrote.append(writer.record_result(second.id, results_of(second.seats), None))
+
+        store._db.set_trace_callback(between)
+        seen = store.finished(t.id)
+        store._db.set_trace_callback(None)
+        assert wrote == [True]
+        assert [(m.record.id, len(m.results)) for m in seen] == [(first.id, 2)]
+        assert [(m.record.id, len(m.results)) for m in store.finished(t.id)] == [
+            (first.id, 2),
+            (second.id, 2),
+        ]

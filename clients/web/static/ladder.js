@@ -43,7 +43,7 @@
       section.dataset.game = g.game;
       return section;
     });
-    root.replaceChildren(el("p", "", link("/ladders", "← ladders")), el("h1", "", board.name, el("span", "run", ` ${epochs.join(" · ")}`)), ...(games.length ? games : [el("p", "none", "no set over yet: connect a bot (croupier register NAME)")]));
+    root.replaceChildren(el("p", "", link("/ladders", "← ladders")), el("h1", "", board.name, el("span", "run", ` ${epochs.join(" · ")} · ratings as of ${new Date(board.computed_at * 1000).toLocaleTimeString()}`)), ...(games.length ? games : [el("p", "none", "no set over yet: connect a bot (croupier register NAME)")]));
   }
 
   function botPage(page) {
