@@ -16,7 +16,7 @@ from rich.console import Console
 from croupier.clients.pettingzoo.games import CODINGS, Coding
 from croupier.clients.scenes import Header, Scene
 from croupier.clients.spectator.render import render
-from croupier.engine.core import Action, Event, GameState, InvalidOptions
+from croupier.engine.core import Action, Event, GameState, InvalidOptions, Outcome
 from croupier.engine.games import get_game
 from croupier.engine.rng import Rng
 
@@ -36,6 +36,16 @@ def table_options(game: str, options: dict[str, Any]) -> Any:
 
 
 Observation = dict[str, np.ndarray]
+
+
+def rewards(outcome: Outcome, reward: str) -> list[float]:
+    """The final rewards by seat: place-based (1 for first .. -1 for last, shared
+    places share) or score-based (the seat's score less the table's mean score)."""
+    players = len(outcome.places)
+    if reward == "score":
+        mean = sum(outcome.scores) / players
+        return [score - mean for score in outcome.scores]
+    return [1.0 - 2.0 * (place - 1) / (players - 1) for place in outcome.places]
 
 
 def legal_by_slot(coding: Coding, state: GameState[Any, Any], seat: int) -> dict[int, Action]:
@@ -161,13 +171,7 @@ class Table:
         self._observations.clear()
 
     def rewards(self) -> list[float]:
-        """The final rewards by seat: place-based (1 for first .. -1 for last, shared places
-        share) or score-based (the seat's score less the table's mean score)."""
-        outcome = self.state.outcome()
-        if self.reward == "score":
-            mean = sum(outcome.scores) / self.players
-            return [score - mean for score in outcome.scores]
-        return [1.0 - 2.0 * (place - 1) / (self.players - 1) for place in outcome.places]
+        return rewards(self.state.outcome(), self.reward)
 
     def render(self, names: tuple[str, ...]) -> str:
         """The spectator's screen, as text with ANSI colours: the public view while the match
