@@ -270,6 +270,13 @@ def parse(data: Mapping[str, Any], source: Path | None = None) -> TournamentConf
             f"{humans[0]} (human = true) would be dealt each hand again in another seat and remember it: "
             'use deals = "fresh" and processes = "shared"'
         )
+    connecting = [bot.name for bot in bots if bot.command is None and bot.image is None and not bot.human]
+    if connecting and deals == Deals.DUPLICATE:
+        problems.append(
+            f"{', '.join(connecting)} connect(s) by itself: the runner cannot keep one process from being "
+            "dealt every rotation of a duplicate deal, and playing one hand knowing another: "
+            'use deals = "fresh"'
+        )
     for game in games:
         players = config.bots_of(game.game)
         if len(players) < game.seats:
