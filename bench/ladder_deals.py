@@ -8,8 +8,8 @@ A simulation: eight bots of known strength, 100 Elo apart; a deal gives seat 0 a
 from a normal law of deviation S (logits, ``--luck``), and seat 0 wins with probability
 logistic(r0 - r1 + L). Everything else is the ladder's own: it schedules by information
 (clients/results/matchmaking.py: a pool's second table is the best group of the bots not at the
-first), and rates what ``sets.evidence`` makes of each set (for a pool, each table's result and
-each seat's two holders compared) as ``croupier ratings`` does (Plackett-Luce, set bootstrap of 200
+first), and rates what ``sets.evidence`` makes of each set (each table's places) as ``croupier
+ratings`` does (Plackett-Luce, set bootstrap of 200
 samples), after every ``--every`` sets, until its table shows the true order with every neighbour
 ahead of the next by LOS >= 95%. The figure is the games (matches) played then. Printed, nothing
 asserted (docs/tournaments.md keeps them).
