@@ -12,12 +12,13 @@ sets in the store.
 The bots. Each registered bot connected to the referee (every replica) is a candidate; its
 identity is NAME@VERSION, a version being each registration of the name in the order the ladder
 first saw it connected (``croupier register mybot`` again: mybot@2, whose history starts afresh
-while mybot@1's stays). A bot not connected is not seated. A set one of its bots left (its seat
-forfeited as disconnected) is voided, its results kept aside, and dealt again on a new deal to
-be replayed when its bots are all back; forfeits are counted (``Store.forfeits``). A bot is
-seated in at most ``concurrent_sets`` sets at once, within the matches its streams declared
-(Hello.max_matches: every rotation of a set is played at once), and starts at most
-``sets_per_hour``.
+while mybot@1's stays). A bot not connected is not seated. No bot is dealt one deal twice: a
+set is a deal pool (one deal at two tables of different bots) or one group on fresh deals
+(ladder_config.py). A bot that leaves a set, times out or forfeits loses what it left (the
+referee places a forfeited seat last); only the arena's own faults void a set (a ladder or
+referee restart), which is dealt again on a new deal; forfeits are counted (``Store.forfeits``).
+A bot is seated in at most ``concurrent_sets`` sets at once, within the matches its streams
+declared (Hello.max_matches), and starts at most ``sets_per_hour``.
 
 Epochs. Each epoch is one run of the ladder's name in the store, with its own secret: every deal
 is HMAC-SHA256(secret, set key) (schedule.set_seed). Its SHA-256 is published when the epoch
