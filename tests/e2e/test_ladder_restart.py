@@ -19,6 +19,7 @@ __all__ = ["serve"]  # the fixture
 
 LADDER = """\
 name = "open"
+deals = "fresh"  # three bots: a pool needs four
 [clock]
 decision_ms = 2000
 [[games]]
