@@ -234,7 +234,8 @@ def settings(
         "seed": seed,
         "rounds": 1,
         "concurrency": 1 if human else rotations,  # a duplicate set (one match per rotation) at a time
-        "deals": "fresh" if fresh or human else "duplicate",
+        # a registered bot connects by itself: one stream of it must not hold two seats of a deal
+        "deals": "fresh" if fresh or human or any(s.startswith(REGISTERED) for s in specs) else "duplicate",
         "isolation": isolation,
         "games": [table],
         "bots": bots

@@ -42,7 +42,7 @@ Pure: no I/O; the ladder (clients/tournament/ladder.py) feeds it sets and asks i
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -198,6 +198,29 @@ class Matchmaker:
             if provisional:
                 must = max(provisional, key=lambda bot: widths[bot])
         return table.best(free, self.seats, self.rotations, must)
+
+    def choose_tables(
+        self,
+        eligible: Iterable[str],
+        tables: int,
+        present: Iterable[str] = (),
+        owner: Callable[[str], str] = str,
+    ) -> tuple[tuple[str, ...], ...] | None:
+        """A deal pool's groups, one per table, no bot (nor two of one ``owner``) at two: each the
+        most informative group of the bots not at an earlier table; None without enough bots.
+        Every group is seated (``seated``)."""
+        free = sorted(set(eligible))
+        left, groups = free, []
+        for _ in range(tables):
+            group = self.choose(left, present)
+            if group is None:
+                return None
+            groups.append(group)
+            taken = {owner(bot) for bot in group}
+            left = [bot for bot in left if owner(bot) not in taken]
+        for group in groups:
+            self.seated(group, free, present)
+        return tuple(groups)
 
     def seated(self, group: Sequence[str], eligible: Iterable[str], present: Iterable[str] = ()) -> None:
         """A set of ``group`` was started while the ``eligible`` bots were free: each is owed its

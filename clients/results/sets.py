@@ -14,13 +14,39 @@ of one line-up are independent and identically distributed: what a sequential te
 0.75
 >>> grid(2)
 (0.0, 0.25, 0.5, 0.75, 1.0)
+
+A deal pool (a ladder's set: docs/tournaments.md) plays one deal at several tables of different bots,
+so no bot meets the deal twice; ``evidence`` says what a set's tables tell the ratings:
+
+>>> evidence([Table(7, ("a", "b"), {"a": 1, "b": 2}), Table(7, ("d", "c"), {"d": 2, "c": 1})])
+({'a': 1, 'b': 2}, {'d': 2, 'c': 1})
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import NamedTuple
 
-__all__ = ["grid", "pair_points", "set_score"]
+__all__ = ["Table", "evidence", "grid", "pair_points", "set_score"]
+
+
+class Table(NamedTuple):
+    """One match of a set: its deal's seed, the bot in each seat (seat 0 first), each bot's place."""
+
+    seed: int
+    seats: tuple[str, ...]
+    places: Mapping[str, int]
+
+
+def evidence(tables: Sequence[Table]) -> tuple[dict[str, int], ...]:
+    """What a set's matches tell the ratings, as matches of places: each table's own. The one
+    function a luck-corrected score replaces (the deal term of the luck issue, #46: the tables
+    of a pool share their deal, which pins its luck down twice as well as a fresh deal's one).
+    A pool's seat holders are not ranked against each other here: A's result against B beside
+    D's against C with the same cards says that A - B beat D - C, a comparison of pairs the
+    Plackett-Luce fit cannot take; read as A against D it drew the fit's ratings together, and
+    bench/ladder_deals.py's ladder never reached the true order that way."""
+    return tuple(dict(table.places) for table in tables)
 
 
 def pair_points(place_a: int, place_b: int) -> float:
@@ -29,10 +55,11 @@ def pair_points(place_a: int, place_b: int) -> float:
 
 
 def set_score(matches: Sequence[Mapping[str, int]], a: str, b: str) -> float:
-    """A's score against B over a duplicate set's matches (each bot's place in each)."""
-    if not matches:
-        raise ValueError("a duplicate set has at least one match")
-    return sum(pair_points(places[a], places[b]) for places in matches) / len(matches)
+    """A's score against B over a set's matches (each bot's place in each) that hold both."""
+    both = [places for places in matches if a in places and b in places]
+    if not both:
+        raise ValueError(f"no match of the set holds both {a} and {b}")
+    return sum(pair_points(places[a], places[b]) for places in both) / len(both)
 
 
 def grid(rotations: int) -> tuple[float, ...]:

@@ -29,6 +29,7 @@ from typing import Any, TextIO
 
 from croupier.clients.results.ratings import Places, RatedSet
 from croupier.clients.results.schedule import SECRET_BYTES, MatchKey, ScheduledMatch
+from croupier.clients.results.sets import Table, evidence
 from croupier.server.datafiles import FILE_MODE, FOLDER_MODE, open_private
 
 SCHEMA_VERSION = 4
@@ -507,25 +508,33 @@ class Store:
         return [game for (game,) in rows]
 
     def duplicate_sets(self, game: str, tournament_ids: Sequence[int] | None = None) -> list[RatedSet]:
-        """Every duplicate set of a game whose matches are all done (in those tournament runs, or
-        all): a set still being played publishes nothing, not even its finished rotations."""
+        """Every duplicate set (or deal pool) of a game whose matches are all done (in those
+        tournament runs, or all), as ``sets.evidence`` reads it: a set still being played publishes
+        nothing, not even its finished rotations."""
         where, params = _runs(tournament_ids)
         rows = self._db.execute(
-            "SELECT t.name, m.tournament_id, m.round, m.grp, m.deal, r.match_id, r.bot, r.version, r.place "
+            "SELECT t.name, m.tournament_id, m.round, m.grp, m.deal, r.match_id, m.seed, r.seat, r.bot, "
+            "r.version, r.place "
             "FROM results r JOIN matches m ON m.id = r.match_id JOIN tournaments t ON t.id = m.tournament_id "
             f"WHERE m.game = ? AND {where} AND NOT EXISTS (SELECT 1 FROM matches o "
             "WHERE o.tournament_id = m.tournament_id AND o.game = m.game AND o.round = m.round "
             "AND o.grp = m.grp AND o.deal = m.deal AND o.status != 'done') "
-            "ORDER BY m.tournament_id, m.round, m.grp, m.deal, r.match_id",
+            "ORDER BY m.tournament_id, m.round, m.grp, m.deal, r.match_id, r.seat",
             (game, *params),
         )
-        sets: dict[tuple[int, int, int, int], tuple[str, dict[int, dict[str, int]]]] = {}
-        for name, tournament_id, round_number, group, deal, match_id, bot, version, place in rows:
-            _, matches = sets.setdefault((tournament_id, round_number, group, deal), (name, {}))
-            matches.setdefault(match_id, {})[SeatResult(0, bot, 0, 0, version=version).identity] = place
+        sets: dict[tuple[int, int, int, int], tuple[str, dict[int, Table]]] = {}
+        for name, tournament_id, round_number, group, deal, match_id, seed, _, bot, version, place in rows:
+            _, tables = sets.setdefault((tournament_id, round_number, group, deal), (name, {}))
+            identity = SeatResult(0, bot, 0, 0, version=version).identity
+            table = tables.setdefault(match_id, Table(seed, (), {}))
+            tables[match_id] = Table(seed, (*table.seats, identity), {**table.places, identity: place})
         return [
-            RatedSet(name, tuple(sorted(next(iter(matches.values())))), tuple(matches.values()))
-            for name, matches in sets.values()
+            RatedSet(
+                name,
+                tuple(sorted({bot for table in tables.values() for bot in table.seats})),
+                evidence(list(tables.values())),
+            )
+            for name, tables in sets.values()
         ]
 
     def state(self) -> tuple[int, ...]:

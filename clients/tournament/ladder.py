@@ -12,12 +12,13 @@ sets in the store.
 The bots. Each registered bot connected to the referee (every replica) is a candidate; its
 identity is NAME@VERSION, a version being each registration of the name in the order the ladder
 first saw it connected (``croupier register mybot`` again: mybot@2, whose history starts afresh
-while mybot@1's stays). A bot not connected is not seated. A set one of its bots left (its seat
-forfeited as disconnected) is voided, its results kept aside, and dealt again on a new deal to
-be replayed when its bots are all back; forfeits are counted (``Store.forfeits``). A bot is
-seated in at most ``concurrent_sets`` sets at once, within the matches its streams declared
-(Hello.max_matches: every rotation of a set is played at once), and starts at most
-``sets_per_hour``.
+while mybot@1's stays). A bot not connected is not seated. No bot is dealt one deal twice: a
+set is a deal pool (one deal at two tables of different bots) or one group on fresh deals
+(ladder_config.py). A bot that leaves a set, times out or forfeits loses what it left (the
+referee places a forfeited seat last); only the arena's own faults void a set (a ladder or
+referee restart), which is dealt again on a new deal; forfeits are counted (``Store.forfeits``).
+A bot is seated in at most ``concurrent_sets`` sets at once, within the matches its streams
+declared (Hello.max_matches), and starts at most ``sets_per_hour``.
 
 Epochs. Each epoch is one run of the ladder's name in the store, with its own secret: every deal
 is HMAC-SHA256(secret, set key) (schedule.set_seed). Its SHA-256 is published when the epoch
@@ -33,6 +34,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import multiprocessing
+import random
 import time
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
@@ -42,11 +44,19 @@ from pathlib import Path
 
 from croupier.clients.results.matchmaking import Fit, Matchmaker, refit
 from croupier.clients.results.ratings import RatedSet
-from croupier.clients.results.schedule import Deals, DuplicateSet, ScheduledMatch, duplicate_set, set_seed
+from croupier.clients.results.schedule import (
+    DuplicateSet,
+    MatchKey,
+    ScheduledMatch,
+    duplicate_set,
+    seatings,
+    set_seed,
+)
+from croupier.clients.results.sets import Table, evidence
 from croupier.clients.results.store import FinishedMatch, MatchRecord, Store, Tournament
 from croupier.clients.tournament import reveal
 from croupier.clients.tournament.display import Display
-from croupier.clients.tournament.ladder_config import LadderConfig
+from croupier.clients.tournament.ladder_config import POOL, LadderConfig
 from croupier.clients.tournament.referee import Replicas, seat_results
 from croupier.clients.tournament.runner import CHECK_SECONDS, Entrant, Runner, SetKey, cancel
 
@@ -123,7 +133,7 @@ class Ladder(Runner):
         self.makers = {
             game.game: Matchmaker(
                 game.seats,
-                config.rotation_count(game.game),
+                config.per_bot(game.game),
                 config.floor,
                 float(config.provisional_width),
                 fits_itself=False,
@@ -136,6 +146,10 @@ class Ladder(Runner):
         """The bots connected at the last look, by identity."""
         self.sets_done = 0
         """Sets over (counted, or voided) in this session."""
+        self.voided_sets = 0
+        """Sets voided in this session by the arena's own fault (a referee restart)."""
+        self._outlived: set[int] = set()
+        """Matches (their store ids) whose referee was down or restarting while they were played."""
         self._pending: list[list[MatchRecord]] = []
         """Sets of the epoch not started yet: voided ones dealt again, waiting for their bots."""
         self._running_sets: Counter[str] = Counter()
@@ -196,7 +210,7 @@ class Ladder(Runner):
         """Start every set there is room for: voided sets whose bots are back, then new ones
         while the epoch is open."""
         for pending in list(self._pending):
-            ready = self._can_seat(pending[0].seats, pending[0].key.game)
+            ready = self._can_seat(pending)
             if ready and self._fits(pending, len(running), busy):
                 self._pending.remove(pending)
                 await self._start_set(pending, running, busy)
@@ -211,33 +225,40 @@ class Ladder(Runner):
         """The epoch is closed and its sets are over (but those waiting for a bot that is gone)."""
         return self._closed(epoch) and not running and not self._waiting_ready()
 
-    def _choose(self, running: int, busy: Counter[str]) -> tuple[str, tuple[str, ...]] | None:
-        """The next set's game and group: the games in turn (the one with fewest sets in this
-        epoch first), each asked for its most informative group among the bots free to play."""
+    def _choose(self, running: int, busy: Counter[str]) -> tuple[str, tuple[tuple[str, ...], ...]] | None:
+        """The next set's game and groups (one per table): the games in turn (the one with fewest
+        sets in this epoch first), each asked for its most informative group among the bots free
+        to play; a pool's next table is the most informative group of bots not at its first, nor
+        of their names (two versions of a name are one owner's)."""
         counts = Counter(records[0].key.game for records in self._epoch_sets.values())
         for game in sorted(self.makers, key=lambda name: (counts[name], name)):
-            rotations = self.ladder.rotation_count(game)
-            if running + rotations > self.config.concurrency:
+            if running + self.ladder.tables(game) > self.config.concurrency:
                 continue
-            free = [c.identity for c in self.candidates.values() if self._free(c, rotations, busy)]
+            per_bot = self.ladder.per_bot(game)
+            free = [c.identity for c in self.candidates.values() if self._free(c, per_bot, busy)]
             maker = self.makers[game]
+            if self.ladder.deals == POOL:
+                pool = maker.choose_tables(free, self.ladder.tables(game), self.candidates, _name)
+                if pool is not None:
+                    return game, pool
+                continue
             group = maker.choose(free, present=self.candidates)
             if group is not None:
                 maker.seated(group, free, present=self.candidates)
-                return game, group
+                return game, (group,)
         return None
 
-    def _free(self, candidate: Candidate, rotations: int, busy: Counter[str]) -> bool:
+    def _free(self, candidate: Candidate, per_bot: int, busy: Counter[str]) -> bool:
         """Whether the bot may be seated in one more set now."""
         if self._running_sets[candidate.identity] >= self.ladder.concurrent_sets:
             return False
-        if busy[candidate.bot_id] + rotations > candidate.capacity:
-            if candidate.capacity < rotations and candidate.identity not in self._told:
+        if busy[candidate.bot_id] + per_bot > candidate.capacity:
+            if candidate.capacity < per_bot and candidate.identity not in self._told:
                 self._told.add(candidate.identity)
                 self.display.note(
                     f"{candidate.identity} plays {candidate.capacity} match(es) at once, but each set plays "
-                    f"{rotations} together (one per rotation): it waits until it declares "
-                    f"--max-matches {rotations} (Hello.max_matches)"
+                    f"{per_bot} together (one per rotation, each on its own deal): it waits until it "
+                    f"declares --max-matches {per_bot} (Hello.max_matches)"
                 )
             return False
         limit = self.ladder.sets_per_hour
@@ -247,27 +268,49 @@ class Ladder(Runner):
                 return False
         return True
 
-    def _can_seat(self, seats: Sequence[str], game: str) -> bool:
-        rotations = self.ladder.rotation_count(game)
+    def _can_seat(self, pending: Sequence[MatchRecord]) -> bool:
+        per_bot = self.ladder.per_bot(pending[0].key.game)
         return all(
             bot in self.candidates
             and self._running_sets[bot] < self.ladder.concurrent_sets
-            and rotations <= self.candidates[bot].capacity
-            for bot in set(seats)
+            and per_bot <= self.candidates[bot].capacity
+            for bot in _bots(pending)
         )
 
     def _waiting_ready(self) -> list[list[MatchRecord]]:
         """The voided sets dealt again whose bots are all connected: they are played before an
         epoch closes."""
-        return [p for p in self._pending if all(bot in self.candidates for bot in p[0].seats)]
+        return [p for p in self._pending if all(bot in self.candidates for bot in _bots(p))]
 
-    def _deal(self, epoch: Tournament, game: str, group: tuple[str, ...]) -> list[MatchRecord]:
-        """A new set of ``group`` in the epoch, on the next deal of the epoch's secret: stored."""
+    def _deal(self, epoch: Tournament, game: str, groups: Sequence[tuple[str, ...]]) -> list[MatchRecord]:
+        """A new set in the epoch, on the next deal of the epoch's secret: stored. Fresh: the one
+        group in every rotation, each match dealt its own cards. A pool: table t is group t, seated
+        as row t of the rotations' design, every table dealt the same cards."""
         assert epoch.secret is not None
         deal = 1 + max((key[3] for key in self._epoch_sets if key[0] == game), default=-1)
-        duplicate = duplicate_set(
-            game, group, 0, 0, deal, seed=epoch.run, secret=epoch.secret, rotations=self.ladder.rotations
-        )
+        if self.ladder.deals == POOL:
+            matches = []
+            for table, group in enumerate(groups):
+                members = list(group)
+                random.Random(f"{epoch.run}:{game}:{deal}:{table}").shuffle(members)
+                rows = seatings(members, self.ladder.rotations)
+                key = MatchKey(game, 0, 0, deal, table)
+                seed = set_seed(epoch.secret, key, self.ladder.dealing)
+                matches.append(ScheduledMatch(key, seed, rows[table % len(rows)]))
+            duplicate = DuplicateSet(tuple(matches))
+        else:
+            (group,) = groups
+            duplicate = duplicate_set(
+                game,
+                group,
+                0,
+                0,
+                deal,
+                seed=epoch.run,
+                secret=epoch.secret,
+                rotations=self.ladder.rotations,
+                dealing=self.ladder.dealing,
+            )
         self.store.schedule(epoch.id, duplicate.matches)
         stored = self.store.matches(epoch.id)
         records = [stored[m.key] for m in duplicate.matches]
@@ -280,7 +323,7 @@ class Ladder(Runner):
         running: dict[asyncio.Task[FinishedMatch], MatchRecord],
         busy: Counter[str],
     ) -> None:
-        seats = tuple(sorted(set(pending[0].seats)))
+        seats = tuple(sorted(_bots(pending)))
         self._unfinished[pending[0].key.set_key] = len(pending)
         self._running_sets.update(seats)
         now = self.clock()
@@ -288,7 +331,10 @@ class Ladder(Runner):
         await self._start(pending, running, busy)
 
     def _match_over(self, epoch: Tournament, match: FinishedMatch) -> None:
-        """A match is over; when its set is, it counts, or (a bot left it) is voided and dealt again."""
+        """A match is over; when its set is, it counts: a bot that left, timed out or forfeited
+        loses what it left (the referee places a forfeited seat last), its opponents keep their
+        results. Only the arena's own fault voids a set: a bot left a match that lived through a
+        referee restart (the bots' streams dropped with it); it is dealt again."""
         key = match.record.key.set_key
         self._unfinished[key] -= 1
         self._results.setdefault(key, []).append(match)
@@ -296,13 +342,18 @@ class Ladder(Runner):
             return
         matches = self._results.pop(key)
         del self._unfinished[key]
-        self._running_sets.subtract(set(matches[0].record.seats))
+        self._running_sets.subtract(_bots([m.record for m in matches]))
         self.sets_done += 1
-        left = sorted({r.identity for m in matches for r in m.results if r.note == DISCONNECTED})
+        restarted = [m for m in matches if m.record.id in self._outlived]
+        self._outlived.difference_update(m.record.id for m in matches)
+        left = sorted({r.identity for m in restarted for r in m.results if r.note == DISCONNECTED})
         if left:
+            self.voided_sets += 1
             self._redeal(epoch, [m.record for m in matches])
             self.display.note(
-                f"{', '.join(left)} left a {key[0]} set: voided, to be played again on a new deal"
+                f"{', '.join(left)} did not come back to a {key[0]} set after a referee restart: the "
+                f"arena's fault, so the set is voided and played again on a new deal "
+                f"({self.voided_sets} voided in this session)"
             )
             return
         for done in matches:
@@ -314,14 +365,18 @@ class Ladder(Runner):
         stored = self.store.matches(epoch.id)
         current = [stored[r.key] for r in records]
         redeal = max(r.redeal for r in current) + 1
-        seeds = [set_seed(epoch.secret, r.key, Deals.DUPLICATE, redeal) for r in current]
+        seeds = [set_seed(epoch.secret, r.key, self.ladder.dealing, redeal) for r in current]
         self.store.redeal(current, redeal, seeds)
         stored = self.store.matches(epoch.id)
         self._pending.append([stored[r.key] for r in current])
 
     async def _finish(self, record: MatchRecord, replica: str, match_id: str) -> FinishedMatch:
         """As the runner's, each seat's result under the bot's name and version."""
+        referee = self.referees.referees.get(replica)
+        outages = referee.outages if referee is not None else 0
         info = await self.referees.wait_match(replica, match_id)
+        if referee is not None and referee.outages != outages:
+            self._outlived.add(record.id)
         names, versions = zip(*(identity.rpartition("@")[::2] for identity in record.seats), strict=True)
         results = seat_results(info, names, versions)
         self.store.record_result(record.id, results, None)
@@ -397,7 +452,7 @@ class Ladder(Runner):
             maker.reset(self.store.duplicate_sets(game, runs))
         since = self.clock() - HOUR
         self._starts = [
-            (r.started_at, tuple(sorted(set(r.seats))))
+            (r.started_at, tuple(sorted(_bots(group))))
             for group in self._epoch_sets.values()
             if (r := group[0]).started_at is not None and r.started_at > since
         ]
@@ -413,7 +468,7 @@ class Ladder(Runner):
     def _reveal(self, epoch: Tournament) -> None:
         """Every set of the epoch is over: publish its secret and every deal it dealt."""
         self.store.finish_tournament(epoch.id)
-        path = reveal.publish(self.store, self.data, epoch, Deals.DUPLICATE)
+        path = reveal.publish(self.store, self.data, epoch, self.ladder.dealing)
         self.display.note(
             f"epoch {epoch.run} of {epoch.name} is over: its secret and deals are in {path} "
             f"(croupier verify {path} --commitment {commitment_path(self.data, epoch)})"
@@ -422,5 +477,19 @@ class Ladder(Runner):
 
 def _rated(ladder: str, matches: Sequence[FinishedMatch]) -> RatedSet:
     """A set's matches as the ratings read them (Store.duplicate_sets reads them so too)."""
-    places = tuple(match.rated_places for match in sorted(matches, key=lambda m: m.record.key))
-    return RatedSet(ladder, tuple(sorted(places[0])), places)
+    tables = [
+        Table(
+            m.record.seed, tuple(r.identity for r in sorted(m.results, key=lambda r: r.seat)), m.rated_places
+        )
+        for m in sorted(matches, key=lambda m: m.record.key)
+    ]
+    return RatedSet(ladder, tuple(sorted({bot for t in tables for bot in t.seats})), evidence(tables))
+
+
+def _bots(records: Sequence[MatchRecord]) -> set[str]:
+    """Every bot seated in a set (a pool's tables hold different ones)."""
+    return {bot for record in records for bot in record.seats}
+
+
+def _name(identity: str) -> str:
+    return identity.rpartition("@")[0] or identity

@@ -5,6 +5,7 @@
     epoch_hours = 24         # ... or this long, whichever comes first
     concurrent_sets = 1      # sets a bot plays at once
     sets_per_hour = 60       # sets a bot starts in any hour (0: no limit)
+    deals = "pool"           # or "fresh"; never "duplicate" (a bot would hold every seat of a deal)
     [clock]
     decision_ms = 2000
     [[games]]
@@ -25,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from croupier.clients.results.matchmaking import DEFAULT_FLOOR, DEFAULT_PROVISIONAL_WIDTH
-from croupier.clients.results.schedule import Rotations, rotation_count
+from croupier.clients.results.schedule import Deals, Rotations, rotation_count
 from croupier.clients.tournament.config import (
     Clock,
     ConfigError,
@@ -41,6 +42,9 @@ from croupier.wire.names import name_problem
 
 DEFAULT_CONCURRENCY = 16
 KIND = "ladder"
+POOL, FRESH = "pool", "fresh"
+POOL_TABLES = 2
+"""Tables a deal pool deals its one deal to, each of different bots."""
 """What a ladder's runs carry in the store's settings, apart from a tournament's."""
 
 
@@ -59,6 +63,14 @@ class LadderConfig:
     floor: float = DEFAULT_FLOOR
     provisional_width: float = DEFAULT_PROVISIONAL_WIDTH
     rotations: Rotations = Rotations.WILLIAMS
+    deals: str = POOL
+    """POOL: a set is one deal at POOL_TABLES tables of different bots; FRESH: a set is one group
+    in every rotation, each match on a deal of its own. Either way no bot meets a deal twice."""
+
+    @property
+    def dealing(self) -> Deals:
+        """How the sets' seeds derive from the secret: a pool's tables share theirs."""
+        return Deals.FRESH if self.deals == FRESH else Deals.DUPLICATE
 
     def game(self, name: str) -> GameConfig:
         return next(game for game in self.games if game.game == name)
@@ -66,15 +78,26 @@ class LadderConfig:
     def rotation_count(self, game: str) -> int:
         return rotation_count(self.game(game).seats, self.rotations)
 
+    def tables(self, game: str) -> int:
+        """Matches a set of the game plays at once."""
+        return POOL_TABLES if self.deals == POOL else self.rotation_count(game)
+
+    def per_bot(self, game: str) -> int:
+        """Matches a bot plays in each set of the game (all at once)."""
+        return 1 if self.deals == POOL else self.rotation_count(game)
+
     def tournament(self) -> TournamentConfig:
         """The settings the tournament runner plays a set by (it knows no bots: they come and go)."""
-        return TournamentConfig(self.name, 0, 1, self.rotations, self.concurrency, self.games, ())
+        return TournamentConfig(
+            self.name, 0, 1, self.rotations, self.concurrency, self.games, (), deals=self.dealing
+        )
 
     def settings(self) -> dict[str, Any]:
         """What decides the deals and the results (stored with each epoch); limits may change."""
         return {
             "kind": KIND,
             "rotations": self.rotations.value,
+            "deals": self.deals,
             "games": [
                 {"game": g.game, "seats": g.seats, "options": dict(g.options), "clock": g.clock.as_dict()}
                 for g in self.games
@@ -103,6 +126,14 @@ def parse(data: Mapping[str, Any]) -> LadderConfig:
     concurrency = top.integer("concurrency", DEFAULT_CONCURRENCY, low=1)
     floor = _fraction(top, "floor", DEFAULT_FLOOR)
     width = top.integer("provisional_width", int(DEFAULT_PROVISIONAL_WIDTH), low=1)
+    deals = top.string("deals", POOL)
+    if deals not in (POOL, FRESH):
+        top.problem(
+            "deals",
+            f"{deals!r}: a ladder's bots connect by themselves, and one stream dealt a duplicate set holds "
+            'every seat of its deal: use "pool" (one deal at several tables of different bots) or "fresh"',
+        )
+        deals = POOL
     default_clock = _clock(top.table("clock"), Clock())
     tables = top.tables("games", required=True)
     games = tuple(game for table in tables if (game := _checked(problems, _game, table, default_clock)))
@@ -110,17 +141,26 @@ def parse(data: Mapping[str, Any]) -> LadderConfig:
     if len(set(names)) != len(names):
         problems.append("a game is listed twice in [[games]]; give it one entry")
     for game in games:
-        together = rotation_count(game.seats, Rotations.WILLIAMS)
+        together = POOL_TABLES if deals == POOL else rotation_count(game.seats, Rotations.WILLIAMS)
         if together > concurrency:
             problems.append(
-                f"concurrency {concurrency} is below the {together} rotations of each {game.game} set, "
+                f"concurrency {concurrency} is below the {together} matches of each {game.game} set, "
                 f"which start together; raise it to at least {together}"
             )
     top.check_unknown()
     if problems:
         raise ConfigError(*problems)
     return LadderConfig(
-        name, games, epoch_sets, float(epoch_hours), concurrent_sets, sets_per_hour, concurrency, floor, width
+        name,
+        games,
+        epoch_sets,
+        float(epoch_hours),
+        concurrent_sets,
+        sets_per_hour,
+        concurrency,
+        floor,
+        width,
+        deals=deals,
     )
 
 

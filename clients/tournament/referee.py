@@ -90,6 +90,9 @@ class Referee:
         self._stub = admin_pb2_grpc.AdminServiceStub(self._channel)
         self._spectator = spectator_pb2_grpc.SpectatorServiceStub(self._channel)
         self._metadata = ((TOKEN_METADATA, admin_token),)
+        self.outages = 0
+        """Times a call found this referee down or shutting down: a match waited on across one
+        lived through a restart (the ladder voids a set a bot left then: the arena's fault)."""
 
     async def close(self) -> None:
         await self._channel.close(None)
@@ -196,6 +199,7 @@ class Referee:
             except RefereeError as exc:
                 if exc.code != grpc.StatusCode.CANCELLED:
                     raise
+                self.outages += 1
                 await asyncio.sleep(RECONNECT_PAUSE)
         return await self._patient_call(
             "WaitMatch", lambda: self._stub.WaitMatch(request, metadata=self._metadata)
@@ -215,6 +219,7 @@ class Referee:
             except RefereeError as exc:
                 if exc.code != grpc.StatusCode.UNAVAILABLE or loop.time() >= give_up:
                     raise
+                self.outages += 1
             await asyncio.sleep(min(pause, max(0.0, give_up - loop.time())))
             pause = min(MAX_PAUSE, pause * 2)
 

@@ -196,8 +196,8 @@ def bot_page(db: Path, name: str, identity: str) -> dict[str, Any]:
         for rated in sets:
             if identity not in rated.group:
                 continue
-            for other in rated.group:
-                if other != identity:
+            for other in rated.group:  # in a deal pool, those it met or was compared with
+                if other != identity and any(identity in m and other in m for m in rated.matches):
                     scores[other].append(set_score(rated.matches, identity, other))
         opponents += [
             {"game": game, "opponent": other, "sets": len(got), "score": sum(got) / len(got)}

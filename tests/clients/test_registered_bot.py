@@ -17,6 +17,7 @@ __all__ = ["serve"]  # the fixture
 
 TOURNAMENT = """\
 name = "registered"
+deals = "fresh"
 [clock]
 decision_ms = 2000
 [[games]]

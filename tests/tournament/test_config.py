@@ -16,6 +16,7 @@ EXAMPLE = """
 name = "friday"
 seed = 7
 rounds = 2
+deals = "fresh"  # gamma connects by itself: never dealt a duplicate set
 rotations = "all"
 concurrency = 12
 
@@ -209,9 +210,9 @@ KNOWN_GAMES = "chinese_ten, pair_battle, platinum_fish, spoil_five"
             "top level: unknown setting 'concurency' (did you mean concurrency?)",
         ),
         (
-            ("concurrency = 12", "concurrency = 5"),
-            "concurrency 5 is below the 6 rotations of each chinese_ten deal, which start together; "
-            "raise it to at least 6",
+            ('deals = "fresh"  # gamma connects by itself: never dealt a duplicate set\n', ""),
+            "gamma connect(s) by itself: the runner cannot keep one process from being dealt every rotation "
+            'of a duplicate deal, and playing one hand knowing another: use deals = "fresh"',
         ),
         (('name = "beta"', 'name = "alpha"'), "two bots are named 'alpha'"),
         (
