@@ -197,7 +197,7 @@ def test_a_bot_imports_nothing_of_the_referee() -> None:
 
 def test_croupier_bot_loads_no_referee_code() -> None:
     """The CLI imports only the command asked for (at run time, which the graph above cannot see):
-    a jailed bot is shown no croupier.server (clients/tournament/jail.py)."""
+    a jailed bot is shown no croupier.server (clients/isolation/jail.py)."""
     probe = (
         "import contextlib, sys\n"
         "from croupier.clients import cli\n"
@@ -215,10 +215,10 @@ def test_the_arrow_check_finds_an_arrow_the_wrong_way() -> None:
     """The check itself: an import of the referee by the wire, or of a client by the referee, is named."""
     made_up = {"croupier.wire.convert": {"croupier.server.match": 4}, "croupier.server.app": {}}
     assert wrong_way(made_up) == ["croupier.wire.convert -> croupier.server.match (wire/convert.py:4)"]
-    assert room_graph({"croupier.clients.web.hub": {"croupier.clients.spectator.replay": 1},
-                       "croupier.clients.spectator.replay": {"croupier.clients.web.export": 2}}) == {
-        "croupier.clients.web": {"croupier.clients.spectator": 0},
-        "croupier.clients.spectator": {"croupier.clients.web": 0},
+    assert room_graph({"croupier.clients.web.hub": {"croupier.clients.terminal.replay_cli": 1},
+                       "croupier.clients.terminal.replay_cli": {"croupier.clients.web.html_file": 2}}) == {
+        "croupier.clients.web": {"croupier.clients.terminal": 0},
+        "croupier.clients.terminal": {"croupier.clients.web": 0},
     }  # fmt: skip
 
 

@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
+from croupier.clients.isolation.limits import MIN_MEMORY, Sandbox, size_bytes
+from croupier.clients.isolation.policy import MODES as ISOLATION
 from croupier.clients.results.schedule import (
     Deals,
     DuplicateSet,
@@ -23,9 +25,7 @@ from croupier.clients.results.schedule import (
     interleave,
     rotation_count,
 )
-from croupier.clients.tournament.bots import TOKEN_IN_ARGV
-from croupier.clients.tournament.isolation import MODES as ISOLATION
-from croupier.clients.tournament.sandbox import MIN_MEMORY, Sandbox, size_bytes
+from croupier.clients.tournament.launch import TOKEN_IN_ARGV
 from croupier.engine.core import CroupierError, GameSpec, options_to_dict
 from croupier.engine.games import GAMES, get_game
 from croupier.wire.names import name_problem
@@ -85,7 +85,7 @@ class BotConfig:
     capacity: int | None
     """Matches it plays at once; None: what it declares when it connects."""
     image: str | None = None
-    """The Docker image it runs in, sandboxed (containers.py); ``command`` is then the image's
+    """The Docker image it runs in, sandboxed (isolation/containers.py); ``command`` is then the image's
     command (its CMD by default)."""
     sandbox: Sandbox | None = None
     """The container's limits, for a bot given as an image."""

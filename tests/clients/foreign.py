@@ -13,7 +13,7 @@ import grpc
 import pytest
 
 from croupier.clients.bots import HeuristicBot, RandomBot
-from croupier.clients.check_bot import CHECKS
+from croupier.clients.checkbot.cli import CHECKS
 from croupier.clients.sdk import Client
 from croupier.server import datafiles
 from croupier.server.app import Croupier

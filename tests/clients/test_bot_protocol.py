@@ -1,4 +1,4 @@
-"""The SDK's protocol without a stream (clients/bot_protocol.py): scripted referee messages in,
+"""The SDK's protocol without a stream (clients/sdk/protocol.py): scripted referee messages in,
 the moves it would send out, no gRPC and no event loop, as python-chess tests its engine protocol
 over a mock transport."""
 
@@ -7,9 +7,9 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from croupier.clients.bot_protocol import StreamProtocol, Thinking
 from croupier.clients.bots import HeuristicBot
 from croupier.clients.sdk import Bot, Match, default_options
+from croupier.clients.sdk.protocol import StreamProtocol, Thinking
 from croupier.engine.games import get_game
 from croupier.engine.rng import Rng
 from croupier.v1 import bots_pb2, match_pb2

@@ -7,7 +7,7 @@ import dataclasses
 import sys
 from pathlib import Path
 
-from croupier.clients.bot_types import SHARED, attribute_docs, game_types, markdown, section
+from croupier.clients.docgen.bot_types import SHARED, attribute_docs, game_types, markdown, section
 from croupier.engine.cards import Card
 from croupier.engine.games import GAMES, chinese_ten, pair_battle, platinum_fish, spoil_five
 
@@ -16,7 +16,7 @@ DOCS = Path(__file__).resolve().parents[2] / "docs" / "bots.md"
 
 def test_the_types_in_docs_bots_md_are_what_the_code_says() -> None:
     assert section(DOCS.read_text(encoding="utf-8")) == markdown(), (
-        "docs/bots.md is out of date: run .venv/bin/python -m croupier.clients.bot_types --write"
+        "docs/bots.md is out of date: run .venv/bin/python -m croupier.clients.docgen.bot_types --write"
     )
 
 

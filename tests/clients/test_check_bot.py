@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from croupier.clients.bot_checks import RefuseFirstMove
-from croupier.clients.check_bot import CHECKS
-from croupier.clients.tap import Stream, Tap
-from croupier.clients.trial import OUT_OF_RANGE, Result, Trial
+from croupier.clients.checkbot.checks import RefuseFirstMove
+from croupier.clients.checkbot.cli import CHECKS
+from croupier.clients.checkbot.tap import Stream, Tap
+from croupier.clients.checkbot.trial import OUT_OF_RANGE, Result, Trial
 from croupier.v1 import bots_pb2, match_pb2
 from tests.clients.broken_bot import FLAWS, OPTION_FLAWS, SDK_FLAWS
 from tests.clients.foreign import REPO, check_bot, passes_check_bot

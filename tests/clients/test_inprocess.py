@@ -1,4 +1,4 @@
-"""In-process play (clients/inprocess.py): a bot is handed what the SDK would decode from the
+"""In-process play (clients/author/inprocess.py): a bot is handed what the SDK would decode from the
 referee's messages, over random playouts of every game, and the referee's rules of play hold
 (timeouts, refusals, forfeits, async ``choose``, plays without a request)."""
 
@@ -16,10 +16,10 @@ from typing import Any
 
 import pytest
 
-from croupier.clients.bot_protocol import StreamProtocol
+from croupier.clients.author.inprocess import STEP, play
 from croupier.clients.bots import HeuristicBot, RandomBot, strategy
-from croupier.clients.inprocess import STEP, play
 from croupier.clients.sdk import Bot, Match
+from croupier.clients.sdk.protocol import StreamProtocol
 from croupier.engine.games import GAMES, get_game
 from croupier.engine.rng import Rng
 from croupier.v1 import bots_pb2, match_pb2
@@ -199,7 +199,7 @@ def test_a_bot_file_is_a_strategy_of_its_own_or_says_which_class_to_take(tmp_pat
 
 ORPHAN = """
 import os, signal, sys, time
-from croupier.clients import inprocess
+from croupier.clients.author import inprocess
 
 executor = inprocess.pool(1)
 executor.submit(time.sleep, 0)  # starts the worker

@@ -9,7 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from croupier.clients.match import bot_names, silent_bots
+from croupier.clients.author.match_run import bot_names, silent_bots
 from croupier.clients.results.schedule import MatchKey
 from croupier.clients.results.store import FinishedMatch, MatchRecord, SeatResult
 from croupier.server.clocks import Clocks

@@ -1,6 +1,6 @@
 """The modules a bot author imports declare their public surface in ``__all__``: every name in it
 exists, and every public class and function they define is in it; what they import is not, unless
-the bot-facing module that defines it declares it too (the SDK passes on bot_protocol's Match).
+the bot-facing module that defines it declares it too (the SDK passes on sdk.protocol's Match).
 make test-pure runs it too: compiled by mypyc, the engine's functions are not Python functions."""
 
 from __future__ import annotations
@@ -12,7 +12,8 @@ import pytest
 
 BOT_FACING = [
     "croupier.clients.sdk",
-    "croupier.clients.bot_protocol",
+    "croupier.clients.sdk.bot",
+    "croupier.clients.sdk.protocol",
     "croupier.clients.bots",
     "croupier.engine.cards",
     "croupier.engine.core",

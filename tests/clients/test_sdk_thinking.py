@@ -1,4 +1,4 @@
-"""A bot that thinks in several matches at once (clients/sdk.py): an ``async def choose`` of one
+"""A bot that thinks in several matches at once (clients/sdk/bot.py): an ``async def choose`` of one
 match does not hold up the others, and a plain ``def choose`` runs off the stream's loop, one call
 at a time."""
 

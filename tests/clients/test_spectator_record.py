@@ -9,7 +9,7 @@ import asyncio
 import grpc
 import pytest
 
-from croupier.clients.spectator import replay
+from croupier.clients.terminal import replay_cli as replay
 from croupier.server.app import Croupier
 from croupier.v1 import spectator_pb2
 from tests.server.botclient import ADMIN, ADMIN_TOKEN, Admin, Bot

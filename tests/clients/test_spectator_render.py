@@ -10,7 +10,7 @@ import pytest
 from rich.console import Console
 
 from croupier.clients.scenes import Header, Scene
-from croupier.clients.spectator.render import card_text, render, words_text
+from croupier.clients.terminal.render import card_text, render, words_text
 from croupier.engine.cards import Card
 from croupier.engine.games import get_game
 from croupier.engine.rng import Rng
@@ -139,7 +139,7 @@ def test_the_end_screen_says_which_seat_forfeited_and_why() -> None:
     from rich.console import Console
 
     from croupier.clients.scenes import Header
-    from croupier.clients.spectator.render import result_panel
+    from croupier.clients.terminal.render import result_panel
 
     header = Header(
         "m-1", "platinum_fish", "Platinum Fish", ("random", "mybot"), "finished", ((1, 104), (2, 163)),

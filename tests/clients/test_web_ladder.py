@@ -13,12 +13,12 @@ from typing import Any
 import pytest
 
 from croupier.clients.bots import RandomBot
+from croupier.clients.ladder.arena import Ladder
 from croupier.clients.results.ratings import rate
 from croupier.clients.results.schedule import duplicate_set
 from croupier.clients.results.store import SeatResult, Store
 from croupier.clients.sdk import Client
-from croupier.clients.tournament.ladder import Ladder
-from croupier.clients.tournament.referee import Replicas
+from croupier.clients.tournament.referee_client import Replicas
 from croupier.clients.web import ladders
 from croupier.clients.web.app import WebViewer
 from croupier.server.app import Croupier

@@ -18,14 +18,15 @@ from typing import Any
 
 import pytest
 
+from croupier.clients.audit import archive_check as audit
+from croupier.clients.audit import commitment
+from croupier.clients.audit.archive import write_archive
 from croupier.clients.cli import main
 from croupier.clients.results.ratings import Model, Resample, rate
 from croupier.clients.results.schedule import Deals, MatchKey, set_seed
 from croupier.clients.results.store import Store
-from croupier.clients.tournament import audit, commitment
 from croupier.clients.tournament.config import load
-from croupier.clients.tournament.export import write_archive
-from croupier.clients.tournament.referee import Replicas
+from croupier.clients.tournament.referee_client import Replicas
 from croupier.clients.tournament.runner import Entrant, Runner
 from croupier.engine.core import options_to_dict
 from croupier.engine.games import get_game

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from croupier.clients.tournament.bots import BotProcess, bot_environment, expand
+from croupier.clients.tournament.launch import BotProcess, bot_environment, expand
 
 
 def test_placeholders_are_filled_in() -> None:
@@ -59,7 +59,7 @@ def test_the_watchdog_stops_the_bot_when_the_runner_is_gone(tmp_path: Path) -> N
     pid_file = tmp_path / "pid"
     bot = f"import os, time; open({str(pid_file)!r}, 'w').write(str(os.getpid())); time.sleep(600)"
     watchdog = subprocess.Popen(
-        [sys.executable, "-m", "croupier.clients.tournament.watchdog", sys.executable, "-c", bot],
+        [sys.executable, "-m", "croupier.clients.isolation.watchdog", sys.executable, "-c", bot],
         stdin=subprocess.PIPE,
     )
     while not pid_file.exists() or not pid_file.read_text():
@@ -100,7 +100,7 @@ def test_a_command_whose_watchdog_died_while_starting_it_never_runs(tmp_path: Pa
     """Killed between its fork and the command's exec, a watchdog's request to kill the command
     with it comes too late to be kept: the command must see that and not start (it would be left
     running with nobody to stop it)."""
-    from croupier.clients.tournament import watchdog
+    from croupier.clients.isolation import watchdog
 
     ran = tmp_path / "ran"
     command = [sys.executable, "-c", f"open({str(ran)!r}, 'w').close()"]

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from croupier.clients.match import settings
+from croupier.clients.author.match_run import settings
 from croupier.clients.tournament.config import ConfigError, parse
 from croupier.clients.web.seat import BANK_MS, DECISION_MS
 

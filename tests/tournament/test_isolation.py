@@ -19,8 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from croupier.clients.tournament import isolation
-from croupier.clients.tournament.bots import BotProcess
+from croupier.clients.isolation import policy as isolation
+from croupier.clients.tournament.launch import BotProcess
 from croupier.server.app import Croupier, create_server
 from tests.tournament.hostile_bot import ATTACKS
 

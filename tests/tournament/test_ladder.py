@@ -14,13 +14,13 @@ from typing import Any
 
 import pytest
 
+from croupier.clients.audit import reveal
 from croupier.clients.bots import RandomBot
+from croupier.clients.ladder.arena import Ladder, commitment_path
+from croupier.clients.ladder.settings import LadderConfig, parse
 from croupier.clients.results.store import Store
 from croupier.clients.sdk import Bot, Client
-from croupier.clients.tournament import reveal
-from croupier.clients.tournament.ladder import Ladder, commitment_path
-from croupier.clients.tournament.ladder_config import LadderConfig, parse
-from croupier.clients.tournament.referee import Replicas
+from croupier.clients.tournament.referee_client import Replicas
 from croupier.server.app import Croupier, create_server
 from tests.tournament.test_runner import Quiet
 
@@ -275,7 +275,7 @@ async def test_the_ratings_are_fitted_in_a_worker_never_on_the_ladders_loop(
 ) -> None:
     """A fit is CPU-bound: on the loop that serves the embedded referee's moves it stalled them
     (3.9 s a choice with 100 bots). Here a fit in this process fails; the worker's is used."""
-    from croupier.clients.results import matchmaking
+    from croupier.clients.ladder import matchmaking
 
     def on_the_loop(*_: object) -> dict[str, float]:
         raise AssertionError("a ratings fit ran in the ladder's process")

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from croupier.clients.ladder.settings import parse
 from croupier.clients.tournament.config import ConfigError
-from croupier.clients.tournament.ladder_config import parse
 
 GAME = {"game": "platinum_fish", "seats": 2}
 

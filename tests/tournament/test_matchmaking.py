@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import itertools
 
-from croupier.clients.results.matchmaking import Matchmaker
+from croupier.clients.ladder.matchmaking import Matchmaker
 from croupier.clients.results.ratings import RatedSet
 
 

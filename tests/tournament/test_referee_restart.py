@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from croupier.clients.tournament import referee as runner_side
-from croupier.clients.tournament.referee import RefereeError, Replicas
+from croupier.clients.tournament import referee_client as runner_side
+from croupier.clients.tournament.referee_client import RefereeError, Replicas
 from croupier.server.app import Croupier, create_server
 from croupier.wire.errors import no_referee
 

@@ -15,7 +15,7 @@ import pytest
 from croupier.clients.bots import RandomBot
 from croupier.clients.results.store import Store
 from croupier.clients.sdk import Client
-from croupier.clients.tournament.referee import RefereeError, Replicas, TargetError, resolve
+from croupier.clients.tournament.referee_client import RefereeError, Replicas, TargetError, resolve
 from croupier.clients.tournament.runner import ABANDONED, Entrant, Runner
 from croupier.server.app import Croupier, create_server
 from croupier.v1 import match_pb2

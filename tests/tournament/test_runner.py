@@ -15,7 +15,7 @@ from croupier.clients.results.store import MatchRecord, SeatResult, Store, Tourn
 from croupier.clients.sdk import Client
 from croupier.clients.tournament.config import TournamentConfig, parse
 from croupier.clients.tournament.display import PlainDisplay
-from croupier.clients.tournament.referee import Replicas
+from croupier.clients.tournament.referee_client import Replicas
 from croupier.clients.tournament.runner import ABANDONED, Entrant, Runner, ScheduleError
 from croupier.server.app import create_server
 from croupier.v1 import match_pb2

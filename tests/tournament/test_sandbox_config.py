@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from croupier.clients.tournament import containers
+from croupier.clients.isolation import containers
+from croupier.clients.isolation.containers import launcher_argv, main
+from croupier.clients.isolation.limits import Sandbox
 from croupier.clients.tournament.config import ConfigError, TournamentConfig, parse
-from croupier.clients.tournament.containers import launcher_argv, main
-from croupier.clients.tournament.sandbox import Sandbox
 
 FILE = """
 name = "boxed"
@@ -117,7 +117,7 @@ def test_the_launcher_reads_back_what_the_runner_wrote(
 
 KILLED_RUN = """
 import os, sys, tomllib
-from croupier.clients.tournament import containers
+from croupier.clients.isolation import containers
 from croupier.clients.tournament.config import parse
 config = parse(tomllib.loads(sys.argv[1]))
 with containers.referee_socket(config.bots) as socket:

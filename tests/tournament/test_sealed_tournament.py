@@ -16,11 +16,11 @@ from pathlib import Path
 import grpc
 import pytest
 
+from croupier.clients.audit import reveal
 from croupier.clients.cli import main
 from croupier.clients.results.schedule import Deals, deal_seed
 from croupier.clients.results.store import Store
-from croupier.clients.tournament import reveal
-from croupier.clients.tournament.referee import Replicas
+from croupier.clients.tournament.referee_client import Replicas
 from croupier.clients.tournament.runner import Entrant, Runner
 from croupier.v1 import match_pb2, spectator_pb2, spectator_pb2_grpc
 from tests.tournament.test_runner import Quiet, config, entrants, first_set
