@@ -21,18 +21,54 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from croupier.clients.results.schedule import set_seed
 from croupier.server.datafiles import private_folder, replace_file
 from croupier.server.journal import seed_sha256
 
 if TYPE_CHECKING:
+    from croupier.clients.results.schedule import Deals, DuplicateSet, Rotations
     from croupier.clients.results.store import Tournament
-    from croupier.clients.tournament.config import TournamentConfig
 
 FORMAT = 1
+
+
+class _Clock(Protocol):
+    def as_dict(self) -> dict[str, int]: ...
+
+
+class _Game(Protocol):
+    @property
+    def game(self) -> str: ...
+    @property
+    def options(self) -> Mapping[str, Any]: ...
+    @property
+    def clock(self) -> _Clock: ...
+
+
+class _Bot(Protocol):
+    @property
+    def name(self) -> str: ...
+    @property
+    def version(self) -> str: ...
+
+
+class TournamentConfig(Protocol):
+    """What a commitment reads of a tournament's config (tournament/config.py's TournamentConfig),
+    named here rather than imported: the runner writes the audit trail, which imports none of it."""
+
+    @property
+    def deals(self) -> Deals: ...
+    @property
+    def rotations(self) -> Rotations: ...
+    @property
+    def bots(self) -> Sequence[_Bot]: ...
+    @property
+    def games(self) -> Sequence[_Game]: ...
+    def schedule(self, secret: bytes, run: int = 1) -> list[DuplicateSet]: ...
 
 
 def document(config: TournamentConfig, tournament: Tournament) -> dict[str, Any]:

@@ -29,7 +29,7 @@ import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from types import FrameType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from croupier.clients.isolation.limits import Sandbox
 
@@ -37,7 +37,18 @@ if TYPE_CHECKING:  # the Docker SDK is an extra (croupier[containers]): imported
     import docker
     from docker.models.containers import Container
 
-    from croupier.clients.tournament.config import BotConfig
+
+class BotConfig(Protocol):
+    """What a container reads of a tournament's bot (tournament/config.py's BotConfig), named here
+    rather than imported: the runner's config reads the limits here, and this imports none of it."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def image(self) -> str | None: ...
+    @property
+    def sandbox(self) -> Sandbox | None: ...
+
 
 LABEL = "croupier.tournament"
 """Names the tournament run a container belongs to (its logs folder)."""

@@ -33,7 +33,7 @@ def run(args: argparse.Namespace) -> int:
     from rich.console import Console
 
     from croupier.clients.results.store import Store, StoreError
-    from croupier.clients.tournament.config import did_you_mean
+    from croupier.wire.names import did_you_mean
 
     db = args.db or args.data / "results.db"
     if not db.exists():

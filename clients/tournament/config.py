@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 import enum
 import hashlib
 import json
@@ -10,7 +9,7 @@ import re
 import shlex
 import tomllib
 import typing
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
@@ -28,7 +27,7 @@ from croupier.clients.results.schedule import (
 from croupier.clients.tournament.launch import TOKEN_IN_ARGV
 from croupier.engine.core import CroupierError, GameSpec, options_to_dict
 from croupier.engine.games import GAMES, get_game
-from croupier.wire.names import name_problem
+from croupier.wire.names import did_you_mean, name_problem
 
 T = TypeVar("T")
 Parsed = TypeVar("Parsed")
@@ -474,12 +473,6 @@ def _clock(table: _Table, default: Clock) -> Clock:
     values = {name: table.integer(name, getattr(default, name), low=0) for name in CLOCK_FIELDS}
     table.check_unknown()
     return Clock(**values)
-
-
-def did_you_mean(word: str, choices: Iterable[str]) -> str:
-    """' (did you mean X?)' for the choice closest to a misspelt ``word``, or ''."""
-    close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
-    return f" (did you mean {close[0]}?)" if close else ""
 
 
 class _Table:
