@@ -1,6 +1,6 @@
-"""The ``croupier match`` command: a match between bots (match.py), or with ``--sprt`` a sequential
-test of the first bot against the second (sprt.py). Kept apart so that neither imports the other's
-command line the wrong way round: sprt.py builds on match.py's reading of bots and options."""
+"""The ``croupier match`` command: a match between bots (match_run.py), or with ``--sprt`` a sequential
+test of the first bot against the second (sprt_run.py). Kept apart so that neither imports the other's
+command line the wrong way round: sprt_run.py builds on match_run.py's reading of bots and options."""
 
 from __future__ import annotations
 

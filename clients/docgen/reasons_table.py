@@ -1,7 +1,7 @@
 """docs/protocol.md's table of error and refusal reasons, generated from bots.proto's comment above
 each value (when it is sent, its status code in brackets, and after "Do:" what a bot should do):
 
-    python -m croupier.clients.reason_docs --write    # rewrites the table in docs/protocol.md
+    python -m croupier.clients.docgen.reasons_table --write    # rewrites the table in docs/protocol.md
 """
 
 from __future__ import annotations
