@@ -3,7 +3,7 @@
 
 Each bot's ``choose`` gets what a referee would send it: the seat's view and the legal actions,
 from the one definition the referee sends them by (wire/seat_view.py), as the engine objects the
-SDK would decode from the referee's messages (tests/clients/test_inprocess.py holds them equal
+SDK would decode from the referee's messages (tests/clients/author/test_inprocess.py holds them equal
 over random playouts of every game). The referee's rules of play are kept too: a ``choose`` that
 raises, returns nothing or returns something that is not an action of the list (after
 ``MAX_RETRIES`` refused answers) times out, the first legal action being played for it; after

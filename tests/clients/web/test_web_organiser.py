@@ -19,8 +19,8 @@ import pytest
 
 from croupier.clients.web.app import start_web
 from croupier.v1 import spectator_pb2, spectator_pb2_grpc
-from tests.clients.test_web_browser import dom_state
 from tests.clients.web import REPO, browser
+from tests.clients.web.test_web_browser import dom_state
 from tests.server.botclient import WAIT
 
 __all__ = ["browser"]

@@ -1,7 +1,7 @@
 """``croupier check-bot``: the Python SDK's bundled bots pass every check, on the stream options they ask
-for and on protocol 1, and for each check a bot with one deliberate flaw (tests/clients/broken_bot.py)
-fails that check, by name, saying what went wrong; so does a bot that mishandles an option it asks
-for. The Node.js, C++ and Go bots pass it in their own tests."""
+for and on protocol 1, and for each check a bot with one deliberate flaw
+(tests/clients/checkbot/broken_bot.py) fails that check, by name, saying what went wrong; so does a
+bot that mishandles an option it asks for. The Node.js, C++ and Go bots pass it in their own tests."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ from croupier.clients.checkbot.cli import CHECKS
 from croupier.clients.checkbot.tap import Stream, Tap
 from croupier.clients.checkbot.trial import OUT_OF_RANGE, Result, Trial
 from croupier.v1 import bots_pb2, match_pb2
-from tests.clients.broken_bot import FLAWS, OPTION_FLAWS, SDK_FLAWS
+from tests.clients.checkbot.broken_bot import FLAWS, OPTION_FLAWS, SDK_FLAWS
 from tests.clients.foreign import REPO, check_bot, passes_check_bot
 from tests.server.botclient import WAIT
 

@@ -23,7 +23,7 @@ from croupier.server.journal import Act, read_records
 from croupier.v1 import admin_pb2, bots_pb2, match_pb2
 from tests.server.botclient import ADMIN, ADMIN_TOKEN, WAIT, Admin
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 
 SHORT: dict[str, dict[str, Any]] = {
     "chinese_ten": {"players": 3, "target": 100},

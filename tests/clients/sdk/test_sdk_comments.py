@@ -17,7 +17,7 @@ from croupier.clients.sdk import Bot, Client, Commented, play_offline
 from croupier.engine.games import get_game
 from croupier.server.app import Croupier
 from croupier.server.journal import Act, read_records
-from tests.clients.test_spectator_terminal import replay
+from tests.clients.terminal.test_spectator_terminal import replay
 from tests.server.botclient import WAIT, Admin
 
 

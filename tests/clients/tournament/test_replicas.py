@@ -19,7 +19,7 @@ from croupier.clients.tournament.referee_client import RefereeError, Replicas, T
 from croupier.clients.tournament.runner import ABANDONED, Entrant, Runner
 from croupier.server.app import Croupier, create_server
 from croupier.v1 import match_pb2
-from tests.tournament.test_runner import BOTS, Quiet, config
+from tests.clients.tournament.test_runner import BOTS, Quiet, config
 
 ADMIN_TOKEN = "admin-of-every-replica"
 

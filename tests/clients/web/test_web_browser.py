@@ -13,9 +13,9 @@ from croupier.clients.bots import RandomBot
 from croupier.clients.web.app import WebViewer
 from croupier.server.app import Croupier
 from croupier.v1 import admin_pb2
-from tests.clients.test_spectator_terminal import play
-from tests.clients.test_web import EVIL, exported
+from tests.clients.terminal.test_spectator_terminal import play
 from tests.clients.web import CARD, Recorder, Stepper, browser, hidden_by_seq, screenshots, viewer
+from tests.clients.web.test_web import EVIL, exported
 from tests.server.botclient import ADMIN_TOKEN, WAIT, Admin
 
 __all__ = ["browser", "viewer"]

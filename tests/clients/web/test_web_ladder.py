@@ -22,10 +22,10 @@ from croupier.clients.tournament.referee_client import Replicas
 from croupier.clients.web import ladders
 from croupier.clients.web.app import WebViewer
 from croupier.server.app import Croupier
+from tests.clients.ladder.test_ladder import ladder_config
+from tests.clients.tournament.test_runner import Quiet
 from tests.clients.web import browser, screenshots, viewer
 from tests.server.botclient import ADMIN_TOKEN
-from tests.tournament.test_ladder import ladder_config
-from tests.tournament.test_runner import Quiet
 
 __all__ = ["browser", "viewer"]
 

@@ -11,7 +11,7 @@ from typing import Any
 from croupier.clients.bots import RandomBot
 from croupier.clients.sdk import Bot, play_offline
 from croupier.engine.games import get_game
-from tests.clients.test_docs_bot import REPO, python_block
+from tests.clients.sdk.test_docs_bot import REPO, python_block
 
 
 def documented_typed_bot() -> str:

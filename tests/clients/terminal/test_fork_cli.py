@@ -12,7 +12,7 @@ from croupier.clients.bots import RandomBot
 from croupier.clients.scenes import from_journal
 from croupier.server.app import Croupier
 from croupier.server.journal import Fork, Header, read_records
-from tests.clients.test_spectator_terminal import play, replay
+from tests.clients.terminal.test_spectator_terminal import play, replay
 from tests.server.botclient import WAIT, Admin
 
 

@@ -20,9 +20,9 @@ from croupier.clients.web.play import SEATS
 from croupier.server.app import Croupier
 from croupier.server.journal import Header, read_records
 from croupier.v1 import match_pb2, spectator_pb2, spectator_pb2_grpc
-from tests.clients.test_fork_cli import finished, forked_journal
-from tests.clients.test_web_human import play_to_the_end
+from tests.clients.terminal.test_fork_cli import finished, forked_journal
 from tests.clients.web import ARTIFACTS, browser, viewer
+from tests.clients.web.test_web_human import play_to_the_end
 from tests.server.botclient import WAIT, Admin
 
 __all__ = ["browser", "viewer"]

@@ -22,7 +22,7 @@ import pytest
 from croupier.clients.isolation import policy as isolation
 from croupier.clients.tournament.launch import BotProcess
 from croupier.server.app import Croupier, create_server
-from tests.tournament.hostile_bot import ATTACKS
+from tests.clients.isolation.hostile_bot import ATTACKS
 
 FILE = """
 name = "hostile"

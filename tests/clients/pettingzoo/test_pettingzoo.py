@@ -369,7 +369,7 @@ def test_observations_updated_from_the_last_equal_observations_encoded_afresh(
 
 
 def test_docs_show_every_games_observation_layout_and_action_space() -> None:
-    text = (Path(__file__).resolve().parents[2] / "docs" / "training.md").read_text(encoding="utf-8")
+    text = (Path(__file__).resolve().parents[3] / "docs" / "training.md").read_text(encoding="utf-8")
     for name, coding in CODINGS.items():
         for row in coding.layout.table()[2:]:
             assert row in text, f"docs/training.md lacks {name}'s row {row}"

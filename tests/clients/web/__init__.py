@@ -26,7 +26,7 @@ from croupier.wire import convert
 from tests.server.botclient import WAIT
 from tests.toolchains import missing, need
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 ARTIFACTS = REPO / "tests" / "artifacts"
 """Screenshots of the pages (not committed: .gitignore)."""
 SIZES = {"desktop": (1280, 800), "phone": (390, 844)}

@@ -16,7 +16,7 @@ from croupier.server.app import Croupier
 from croupier.v1 import match_pb2
 from tests.server.botclient import WAIT, Admin
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 
 
 def python_block(heading: str) -> str:

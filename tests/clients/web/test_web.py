@@ -18,7 +18,7 @@ import aiohttp
 from croupier.clients.bots import RandomBot
 from croupier.clients.web.app import WebViewer, start_web
 from croupier.server.app import Croupier
-from tests.clients.test_spectator_terminal import play
+from tests.clients.terminal.test_spectator_terminal import play
 from tests.clients.web import CARD, REPO, Stepper, viewer
 from tests.server.botclient import WAIT, Admin
 

@@ -11,7 +11,7 @@ from croupier.clients.docgen.bot_types import SHARED, attribute_docs, game_types
 from croupier.engine.cards import Card
 from croupier.engine.games import GAMES, chinese_ten, pair_battle, platinum_fish, spoil_five
 
-DOCS = Path(__file__).resolve().parents[2] / "docs" / "bots.md"
+DOCS = Path(__file__).resolve().parents[3] / "docs" / "bots.md"
 
 
 def test_the_types_in_docs_bots_md_are_what_the_code_says() -> None:

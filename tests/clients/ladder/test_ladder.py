@@ -22,7 +22,7 @@ from croupier.clients.results.store import Store
 from croupier.clients.sdk import Bot, Client
 from croupier.clients.tournament.referee_client import Replicas
 from croupier.server.app import Croupier, create_server
-from tests.tournament.test_runner import Quiet
+from tests.clients.tournament.test_runner import Quiet
 
 
 def ladder_config(**settings: Any) -> LadderConfig:
@@ -239,7 +239,7 @@ async def test_croupier_verify_checks_an_epoch_against_the_secret_it_committed_t
 async def test_a_referee_restarted_under_the_ladder_resumes_its_matches_and_the_ladder_goes_on(
     tmp_path: Path, store: Store
 ) -> None:
-    from tests.tournament.test_referee_restart import ADMIN_TOKEN, free_port, start
+    from tests.clients.tournament.test_referee_restart import ADMIN_TOKEN, free_port, start
 
     port = free_port()
     first = await start(port, tmp_path / "referee")

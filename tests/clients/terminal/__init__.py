@@ -12,7 +12,7 @@ from pathlib import Path
 
 from tests.toolchains import need
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 WAIT = 60.0
 """Seconds before giving up on a screen: a guard against hangs, never a timing check."""
 

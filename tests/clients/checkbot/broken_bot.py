@@ -2,7 +2,7 @@
 make; otherwise a plain random bot on raw stubs (the SDK would not make them). And a bot on the SDK
 with the mistake its users make, which only its own log explains.
 
-    python tests/clients/broken_bot.py FLAW      (server and token from $CROUPIER_SERVER, $CROUPIER_TOKEN)
+    python tests/clients/checkbot/broken_bot.py FLAW    (server and token: $CROUPIER_SERVER, $CROUPIER_TOKEN)
 """
 
 from __future__ import annotations

@@ -32,8 +32,8 @@ from croupier.engine.core import options_to_dict
 from croupier.engine.games import get_game
 from croupier.engine.rng import Rng
 from croupier.server.journal import Act, End, Header, Start, encode, from_json, replayed, seed_sha256
-from tests.tournament.test_runner import Quiet, entrants
-from tests.tournament.test_runner import config as runner_config
+from tests.clients.tournament.test_runner import Quiet, entrants
+from tests.clients.tournament.test_runner import config as runner_config
 
 __all__ = ["entrants"]  # the fixture: a referee with three bots connected
 

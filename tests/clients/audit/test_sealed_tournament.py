@@ -23,7 +23,7 @@ from croupier.clients.results.store import Store
 from croupier.clients.tournament.referee_client import Replicas
 from croupier.clients.tournament.runner import Entrant, Runner
 from croupier.v1 import match_pb2, spectator_pb2, spectator_pb2_grpc
-from tests.tournament.test_runner import Quiet, config, entrants, first_set
+from tests.clients.tournament.test_runner import Quiet, config, entrants, first_set
 
 __all__ = ["entrants"]  # the fixture: a referee with three bots connected
 
