@@ -1,4 +1,4 @@
-"""``croupier web``: live tables, replays and tournament standings in a browser."""
+"""The web viewer's room, ``croupier web``: live tables, replays and tournament standings in a browser."""
 
 from importlib import resources
 from pathlib import Path
