@@ -21,7 +21,7 @@ from pettingzoo.utils.conversions import aec_to_parallel, parallel_to_aec
 from croupier.clients.bots import strategy
 from croupier.clients.pettingzoo import CODINGS, env, example, parallel_env
 from croupier.clients.pettingzoo.encoding import Vector, card_index, put_cards
-from croupier.clients.pettingzoo.games import ChineseTenCoding, Coding
+from croupier.clients.pettingzoo.spaces import ChineseTenCoding, Coding
 from croupier.clients.pettingzoo.table import Observation, legal_by_slot, observation, table_options
 from croupier.clients.sdk import play_offline
 from croupier.engine.cards import STANDARD_DECK
