@@ -28,7 +28,7 @@ test: $(INSTALLED) $(STUBS) compiled node
 	$(MAKE) --no-print-directory test-pure
 
 PURE_TESTS := tests/engine tests/server/test_convert.py tests/server/test_framing.py tests/server/test_full_matches.py \
-  tests/clients/test_bot_types.py tests/test_native.py tests/clients/test_sdk_surface.py
+  tests/clients/docgen/test_bot_types.py tests/test_native.py tests/clients/sdk/test_sdk_surface.py
 # Less the one test that compares the two paths: it needs the compiled one (a skip would fail CI).
 test-pure: $(INSTALLED) $(STUBS)
 	CROUPIER_PURE=1 $(PY) -m pytest $(PURE_TESTS) \

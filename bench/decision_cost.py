@@ -432,7 +432,7 @@ UPB_MESSAGE = "google._upb._message.Message"
 PROFILED: dict[str, tuple[str, str]] = {
     # stage: (file suffix, function name) whose cumulative time is the stage's
     "decode a Move (gRPC parser)": ("wire/errors.py", "parse"),
-    "route a Move to its match": ("server/bots.py", "_read"),
+    "route a Move to its match": ("server/bot_streams.py", "_read"),
     "match job: check + apply + journal + result": ("server/moves.py", "_play"),
     "engine: apply": ("", "apply"),
     "engine: legal_actions": ("", "legal_actions"),

@@ -1,4 +1,4 @@
-"""In-process play (clients/inprocess.py) against the engine's own random playouts, per game.
+"""In-process play (clients/author/inprocess.py) against the engine's own random playouts, per game.
 
 Usage: python -m bench.inprocess_playouts [--seconds S] [--game NAME]
 
@@ -19,8 +19,8 @@ from collections.abc import Callable
 from typing import Any
 
 from bench.engine_playouts import play_one
+from croupier.clients.author.inprocess import play
 from croupier.clients.bots import RandomBot
-from croupier.clients.inprocess import play
 from croupier.engine.games import GAMES
 from croupier.engine.rng import Rng
 from croupier.wire import native

@@ -7,7 +7,7 @@ Usage: python -m bench.ladder_deals [--runs N] [--first-seed N] [--max-sets N] [
 A simulation: eight bots of known strength, 100 Elo apart; a deal gives seat 0 an edge L, drawn
 from a normal law of deviation S (logits, ``--luck``), and seat 0 wins with probability
 logistic(r0 - r1 + L). Everything else is the ladder's own: it schedules by information
-(clients/results/matchmaking.py: a pool's second table is the best group of the bots not at the
+(clients/ladder/matchmaking.py: a pool's second table is the best group of the bots not at the
 first), and rates what ``sets.evidence`` makes of each set (each table's places) as ``croupier
 ratings`` does (Plackett-Luce, set bootstrap of 200
 samples), after every ``--every`` sets, until its table shows the true order with every neighbour
@@ -24,7 +24,7 @@ import random
 import statistics
 import time
 
-from croupier.clients.results.matchmaking import Matchmaker
+from croupier.clients.ladder.matchmaking import Matchmaker
 from croupier.clients.results.ratings import SCALE, RatedSet, rate
 from croupier.clients.results.sets import Table, evidence
 

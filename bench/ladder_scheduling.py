@@ -7,13 +7,13 @@ Eight bots of known order: the bundled heuristic playing a share q of its moves 
 0 to 1 in equal steps (bench/sprt_calibration.py's ``Mixed``); a larger share is a weaker bot.
 Two ladders play duplicate sets of two seats on the same deals (the k-th set of each is dealt
 from the same secret and deal number): one seats the group the ladder's matchmaking
-(clients/results/matchmaking.py) picks, the other cycles uniformly through every pair, in a
+(clients/ladder/matchmaking.py) picks, the other cycles uniformly through every pair, in a
 round robin. After every ``--every`` sets each is rated as ``croupier ratings`` rates (Plackett-
 Luce, set bootstrap, here 200 samples) and the figure is the games (matches) played when the
 table first shows the true order with every neighbour ahead of the next by LOS >= 95%. Also the
 slowest bot's share of sets against the mean (1: even; the starvation floor keeps it from 0).
 
-Sets are played in-process (clients/inprocess.py), one after another, rather than over gRPC: the
+Sets are played in-process (clients/author/inprocess.py), one after another, rather than over gRPC: the
 scheduling is what is measured, and a referee would only make it slower. The real ladder chooses
 a set whenever a bot is free, several at once; here every set's result is known before the next
 is chosen. Figures are printed, nothing is asserted (docs/tournaments.md keeps them).
@@ -30,8 +30,8 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 
 from bench.sprt_calibration import OPTIONS, mixed
-from croupier.clients.inprocess import play
-from croupier.clients.results.matchmaking import Matchmaker, fair_share
+from croupier.clients.author.inprocess import play
+from croupier.clients.ladder.matchmaking import Matchmaker, fair_share
 from croupier.clients.results.ratings import RatedSet, rate
 from croupier.clients.results.schedule import Rotations, duplicate_set, rotation_count
 from croupier.engine.games import get_game

@@ -27,7 +27,7 @@ from pathlib import Path
 import grpc
 
 from bench.harness import ADMIN, TOKEN, Server, create_request, machine, referee_argv, rss_bytes
-from croupier.server.bots import MAX_MATCHES_PER_STREAM
+from croupier.server.bot_streams import MAX_MATCHES_PER_STREAM
 from croupier.v1 import admin_pb2, admin_pb2_grpc, bots_pb2, bots_pb2_grpc
 
 

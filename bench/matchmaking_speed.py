@@ -4,7 +4,7 @@ Usage: python -m bench.matchmaking_speed [--bots N ...] [--sets N] [--choices N]
 
 N bots of spread strengths (every tenth one new, with no result yet), a history of ``--sets``
 two-rotation sets between random pairs (won as their strengths say), rated at their true
-strengths: a ladder fits in a worker process (clients/tournament/ladder.py's FitWorker), not when
+strengths: a ladder fits in a worker process (clients/ladder/arena.py's FitWorker), not when
 it chooses (and a fit of a thousand bots is the ratings issue's: it needs tens of GiB today).
 Twice: with the provisional rule (most bots are still provisional here, the widest is seated
 first), and with the criterion alone (every group weighed).
@@ -21,7 +21,7 @@ import random
 import statistics
 import time
 
-from croupier.clients.results.matchmaking import Fit, Matchmaker
+from croupier.clients.ladder.matchmaking import Fit, Matchmaker
 from croupier.clients.results.ratings import RatedSet
 
 

@@ -1,4 +1,4 @@
-"""Calibration of ``croupier match --sprt`` on real games, played in-process (clients/inprocess.py).
+"""Calibration of ``croupier match --sprt`` on real games, played in-process (clients/author/inprocess.py).
 
 Usage: python -m bench.sprt_calibration [--game NAME] [--runs N] [--power-runs N] [--fresh-runs N]
 
@@ -30,8 +30,8 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from croupier.clients.author.inprocess import play, pool, workers
 from croupier.clients.bots import HeuristicBot
-from croupier.clients.inprocess import play, pool, workers
 from croupier.clients.results.sets import grid, pair_points
 from croupier.clients.results.sprt import Progress, Sprt, Verdict, elo_of, score_of
 from croupier.clients.sdk import Match

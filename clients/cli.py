@@ -17,19 +17,19 @@ from collections.abc import Sequence
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "serve": ("croupier.server.cli", "run a referee: bots, spectators and admins connect to it over gRPC"),
     "bot": (
-        "croupier.clients.bot_cli",
+        "croupier.clients.bots.cli",
         "play on a referee: a bundled bot (random, heuristic) or your own Bot class",
     ),
     "check-bot": (
-        "croupier.clients.check_bot",
+        "croupier.clients.checkbot.cli",
         "take a bot in any language through the protocol's corner cases, check by check",
     ),
     "watch": (
-        "croupier.clients.spectator.watch",
+        "croupier.clients.terminal.watch",
         "watch a live match: the table, hands, scores, clock and last events",
     ),
     "replay": (
-        "croupier.clients.spectator.replay",
+        "croupier.clients.terminal.replay_cli",
         "step through a finished match, every hand shown (--check: verify journals)",
     ),
     "web": (
@@ -41,7 +41,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
         "run or resume a duplicate round-robin tournament (TOML file)",
     ),
     "ladder": (
-        "croupier.clients.tournament.ladder_cli",
+        "croupier.clients.ladder.cli",
         "run a standing arena: every registered bot that connects plays rated sets, scheduled by information",
     ),
     "ratings": (
@@ -49,20 +49,20 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
         "print every game's Elo ratings from the results database",
     ),
     "match": (
-        "croupier.clients.match_cli",
+        "croupier.clients.author.cli",
         "play a game between bots (bundled, or any command) on an embedded referee: results and ratings",
     ),
     "register": ("croupier.clients.register", "register a bot on a referee and print its token"),
     "matches": (
-        "croupier.clients.matches",
+        "croupier.clients.results.matches_cli",
         "list the matches in the results database: ids, seats, scores (then croupier replay ID)",
     ),
     "export": (
-        "croupier.clients.tournament.export",
+        "croupier.clients.audit.archive",
         "write a finished tournament run in one archive for anyone to audit: schedule, journals, results",
     ),
     "verify": (
-        "croupier.clients.tournament.verify",
+        "croupier.clients.audit.cli",
         "audit a tournament run from its archive alone (or check a reveal file's deals)",
     ),
 }

@@ -48,7 +48,7 @@ def run(args: argparse.Namespace) -> int:
     problem = name_problem(args.name)
     if problem is not None:
         return fail(f"croupier register: bot name {problem}", 2)
-    from croupier.clients.tournament.referee import NoAdminToken, find_admin_token
+    from croupier.clients.tournament.admin_token import NoAdminToken, find_admin_token
 
     try:
         admin_token, source, server = find_admin_token(args.server, args.admin_token, args.data)
@@ -60,7 +60,7 @@ def run(args: argparse.Namespace) -> int:
 async def _register(server: str, admin_token: str, source: str, name: str) -> int:
     import grpc
 
-    from croupier.clients.tournament.referee import Referee, RefereeError
+    from croupier.clients.tournament.referee_client import Referee, RefereeError
 
     referee = Referee(server, admin_token)
     try:

@@ -1,6 +1,6 @@
 """Scenes: a match as a spectator may see it, change by change, and where they come from (a
 referee's frames, live or a finished match's record, or a journal file). The terminal spectator
-(``clients/spectator``) and the web viewer (``clients/web``) both draw them; neither imports the other
+(``clients/terminal``) and the web viewer (``clients/web``) both draw them; neither imports the other
 for them.
 
 Frames are decoded into engine views by ``croupier.wire.convert``, the one conversion module, so

@@ -22,7 +22,7 @@ from croupier.engine.games import GAMES
 from croupier.server import forks, logs, openfiles
 from croupier.server.admin import AdminService
 from croupier.server.audience import Limits
-from croupier.server.bots import BotService
+from croupier.server.bot_streams import BotService
 from croupier.server.clocks import Clocks
 from croupier.server.datafiles import FILE_MODE, OUT_OF_ROOM, private_folder, replace_file
 from croupier.server.group import Siblings

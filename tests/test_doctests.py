@@ -27,7 +27,7 @@ REPO = Path(__file__).resolve().parents[1]
 EXAMPLED = {
     "croupier.clients.results.sets",
     "croupier.clients.results.sprt",
-    "croupier.clients.sdk",
+    "croupier.clients.sdk.bot",
     "croupier.engine.cards",
     "croupier.engine.games.chinese_ten",
     "croupier.engine.games.pair_battle",

@@ -2,7 +2,9 @@
 through its imports (counting imports inside functions and under TYPE_CHECKING too, since each is a
 circle a reader must untangle), and every arrow points one way: engine <- wire <- server <- clients
 (the rules stay pure, the codec imports neither side, the referee imports none of its clients).
-The SDK reaches no module of the referee."""
+The SDK reaches no module of the referee. Inside clients/, the rooms keep to theirs: the SDK imports
+only itself, the engine and the wire (and the connection options it shares with every command), and
+nothing builds on the author's loop but the command line (which imports it by name, at run time)."""
 
 from __future__ import annotations
 
@@ -197,7 +199,7 @@ def test_a_bot_imports_nothing_of_the_referee() -> None:
 
 def test_croupier_bot_loads_no_referee_code() -> None:
     """The CLI imports only the command asked for (at run time, which the graph above cannot see):
-    a jailed bot is shown no croupier.server (clients/tournament/jail.py)."""
+    a jailed bot is shown no croupier.server (clients/isolation/jail.py)."""
     probe = (
         "import contextlib, sys\n"
         "from croupier.clients import cli\n"
@@ -211,14 +213,79 @@ def test_croupier_bot_loads_no_referee_code() -> None:
     assert done.stdout.splitlines()[-1] == "[]", done.stdout.splitlines()[-1]
 
 
+ROOM_IMPORTS_ONLY = {
+    # what a bot installs: tests/e2e/test_wheel.py runs one with croupier.server taken out
+    "croupier.clients.sdk": (
+        "croupier.clients.sdk",
+        "croupier.engine",
+        "croupier.wire",
+        "croupier.clients.connection",  # --server, --token: the SDK's and every command's
+    ),
+    "croupier.clients.connection": (),  # below the SDK: nothing of ours
+}
+"""A room -> all it may import of ours."""
+LEAVES = {"croupier.clients.author": ("croupier.clients.author", "croupier.clients.cli")}
+"""A room -> the only modules that may import it: the author's loop (match, SPRT, in-process play)
+is built on, not built upon; bench/ and the CLI (by name) run it."""
+
+
+def _inside(module: str, rooms: tuple[str, ...]) -> bool:
+    return any(module == room or module.startswith(room + ".") for room in rooms)
+
+
+def out_of_room(graph: dict[str, dict[str, int]]) -> list[str]:
+    """Every import that ROOM_IMPORTS_ONLY or LEAVES forbids, with its file and line (or line alone
+    for a module that is not ours: the checks' own tests)."""
+    files = module_files()
+
+    def where(source: str, line: int) -> str:
+        return f"{files[source].relative_to(ROOT)}:{line}" if source in files else str(line)
+
+    found = []
+    for source, edges in graph.items():
+        for target, line in edges.items():
+            for room, allowed in ROOM_IMPORTS_ONLY.items():
+                if _inside(source, (room,)) and not _inside(target, allowed):
+                    found.append(
+                        f"{source} -> {target} ({where(source, line)}): {room} imports only {allowed}"
+                    )
+            for room, importers in LEAVES.items():
+                if _inside(target, (room,)) and not _inside(source, importers):
+                    found.append(
+                        f"{source} -> {target} ({where(source, line)}): only {importers} import {room}"
+                    )
+    return found
+
+
+def test_each_room_of_clients_imports_only_what_it_may() -> None:
+    graph = import_graph()
+    assert "croupier.clients.sdk.protocol" in graph["croupier.clients.sdk.bot"], "the graph sees the SDK"
+    found = out_of_room(graph)
+    assert not found, "imports out of their room:\n" + "\n".join(found)
+
+
+def test_the_room_check_finds_an_import_out_of_its_room() -> None:
+    """The check itself: the SDK importing results, the web viewer building on the author's loop."""
+    made_up = {
+        "croupier.clients.sdk.bot": {"croupier.clients.results.store": 3, "croupier.wire.errors": 4},
+        "croupier.clients.web.app": {"croupier.clients.author.match_run": 5},
+        "croupier.clients.author.cli": {"croupier.clients.author.match_run": 6},
+        "croupier.clients.cli": {"croupier.clients.author.cli": 7},
+    }
+    assert [line.split(" (")[0] for line in out_of_room(made_up)] == [
+        "croupier.clients.sdk.bot -> croupier.clients.results.store",
+        "croupier.clients.web.app -> croupier.clients.author.match_run",
+    ]
+
+
 def test_the_arrow_check_finds_an_arrow_the_wrong_way() -> None:
     """The check itself: an import of the referee by the wire, or of a client by the referee, is named."""
     made_up = {"croupier.wire.convert": {"croupier.server.match": 4}, "croupier.server.app": {}}
     assert wrong_way(made_up) == ["croupier.wire.convert -> croupier.server.match (wire/convert.py:4)"]
-    assert room_graph({"croupier.clients.web.hub": {"croupier.clients.spectator.replay": 1},
-                       "croupier.clients.spectator.replay": {"croupier.clients.web.export": 2}}) == {
-        "croupier.clients.web": {"croupier.clients.spectator": 0},
-        "croupier.clients.spectator": {"croupier.clients.web": 0},
+    assert room_graph({"croupier.clients.web.hub": {"croupier.clients.terminal.replay_cli": 1},
+                       "croupier.clients.terminal.replay_cli": {"croupier.clients.web.html_file": 2}}) == {
+        "croupier.clients.web": {"croupier.clients.terminal": 0},
+        "croupier.clients.terminal": {"croupier.clients.web": 0},
     }  # fmt: skip
 
 

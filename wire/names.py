@@ -8,7 +8,9 @@ caller to it (a runner registers the instances of a bot run a process per rotati
 
 from __future__ import annotations
 
+import difflib
 import re
+from collections.abc import Iterable
 
 NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,39}")
 REGISTERED = re.compile(rf"(?:{NAME.pattern})(?:#[0-9]{{1,4}})?")
@@ -22,3 +24,9 @@ def name_problem(name: str, *, instance: bool = False) -> str | None:
     if (REGISTERED if instance else NAME).fullmatch(name):
         return None
     return f"{name!r}: {RULE}"
+
+
+def did_you_mean(word: str, choices: Iterable[str]) -> str:
+    """' (did you mean X?)' for the choice closest to a misspelt ``word``, or ''."""
+    close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
+    return f" (did you mean {close[0]}?)" if close else ""

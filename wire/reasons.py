@@ -1,7 +1,7 @@
 """Why the referee turns a bot's message down, in machine-readable form: the ``Error.Reason`` each
 problem is sent with (and the one gRPC code that goes with it), and a refused move's
 ``ActionResult.RefusalReason``. bots.proto documents each value; docs/protocol.md's table is
-generated from those comments (``croupier.clients.reason_docs``), and a test holds the codes they
+generated from those comments (``croupier.clients.docgen.reasons_table``), and a test holds the codes they
 name to the ones here."""
 
 from __future__ import annotations

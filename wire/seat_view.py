@@ -1,6 +1,6 @@
 """What a seat is shown: its view, and the legal actions it is asked to choose among. The referee
 sends these (server/match.py, match_state.py: encoded by convert.py, decoded by the SDK into the
-same engine objects) and in-process play hands them to the bot as they are (clients/inprocess.py):
+same engine objects) and in-process play hands them to the bot as they are (clients/author/inprocess.py):
 one definition for both, so a bot sees the same whichever way it plays.
 """
 

@@ -1,6 +1,6 @@
 """Croupier's games as OpenSpiel games, over the engine itself: no second copy of any rule.
 
-- Actions are the PettingZoo environments' fixed slots (clients/pettingzoo/games.py): an action id
+- Actions are the PettingZoo environments' fixed slots (clients/pettingzoo/spaces.py): an action id
   always means the same kind of move, and the legal ones are listed sorted.
 - Chance is explicit: every draw the engine makes (the deal's shuffle, a cut, dice, a reshuffled
   stock) is a run of chance nodes of equally likely outcomes (``chance.py`` says how), so a
@@ -26,7 +26,7 @@ import numpy as np
 import pyspiel
 
 from croupier.clients.openspiel.chance import ChanceNeeded, ScriptedRng
-from croupier.clients.pettingzoo.games import CODINGS, Coding
+from croupier.clients.pettingzoo.spaces import CODINGS, Coding
 from croupier.clients.pettingzoo.table import legal_by_slot, rewards, table_options
 from croupier.engine.cards import DOUBLE_DECK, STANDARD_DECK
 from croupier.engine.core import Action, GameSpec, GameState, options_to_dict

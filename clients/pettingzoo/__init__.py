@@ -14,8 +14,8 @@ from __future__ import annotations
 from typing import Any
 
 from croupier.clients.pettingzoo.aec import CroupierEnv
-from croupier.clients.pettingzoo.games import CODINGS, Coding
 from croupier.clients.pettingzoo.parallel import PairBattleParallelEnv
+from croupier.clients.pettingzoo.spaces import CODINGS, Coding
 
 __all__ = ["CODINGS", "Coding", "CroupierEnv", "PairBattleParallelEnv", "env", "parallel_env"]
 

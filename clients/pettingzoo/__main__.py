@@ -1,5 +1,5 @@
 """`python -m croupier.clients.pettingzoo`: every game's observation layout and action space (Markdown)."""
 
-from croupier.clients.pettingzoo.games import markdown
+from croupier.clients.pettingzoo.spaces import markdown
 
 print(markdown())

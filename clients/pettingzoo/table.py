@@ -13,9 +13,9 @@ from typing import Any
 import numpy as np
 from rich.console import Console
 
-from croupier.clients.pettingzoo.games import CODINGS, Coding
+from croupier.clients.pettingzoo.spaces import CODINGS, Coding
 from croupier.clients.scenes import Header, Scene
-from croupier.clients.spectator.render import render
+from croupier.clients.terminal.render import render
 from croupier.engine.core import Action, Event, GameState, InvalidOptions, Outcome
 from croupier.engine.games import get_game
 from croupier.engine.rng import Rng

@@ -1,1 +1,3 @@
-"""Tournaments: the duplicate round-robin schedule, the runner, the results store and Elo ratings."""
+"""The organiser's tournaments: the tournament file, the runner of its duplicate round robin, its
+bots' processes and its referee client (results, the ladder, isolation and the audit trail are
+rooms of their own)."""

@@ -23,7 +23,7 @@ from croupier.clients.tournament.runner import Entrant, Runner, ScheduleError, c
 if TYPE_CHECKING:
     from croupier.clients.tournament.config import TournamentConfig
     from croupier.clients.tournament.display import Display
-    from croupier.clients.tournament.referee import Replicas
+    from croupier.clients.tournament.referee_client import Replicas
 
 
 class Plan(Protocol):

@@ -22,6 +22,7 @@ from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from croupier.clients.isolation import containers
 from croupier.clients.results.ratings import DEFAULT_MODEL, DEFAULT_RESAMPLE, Model, Resample
 from croupier.clients.results.ratings_cli import (
     DEFAULT_DATA,
@@ -31,18 +32,17 @@ from croupier.clients.results.ratings_cli import (
     fail,
     say,
 )
-from croupier.clients.tournament import containers
 from croupier.clients.tournament.viewer import web_viewer
 
 if TYPE_CHECKING:
     from rich.console import Console
 
+    from croupier.clients.isolation.policy import Jail
     from croupier.clients.results.store import Store, Tournament
-    from croupier.clients.tournament.bots import BotProcess
     from croupier.clients.tournament.config import TournamentConfig
     from croupier.clients.tournament.display import Display
-    from croupier.clients.tournament.isolation import Jail
-    from croupier.clients.tournament.referee import BotStatus, Replicas
+    from croupier.clients.tournament.launch import BotProcess
+    from croupier.clients.tournament.referee_client import BotStatus, Replicas
     from croupier.clients.tournament.runner import Entrant, Runner
     from croupier.clients.web.seat import HumanSeat
 
@@ -117,7 +117,7 @@ def run(args: argparse.Namespace) -> int:
     except ConfigError as exc:
         return fail(str(exc), 2)
     if args.server:  # found as croupier register finds it (replicas: given only)
-        from croupier.clients.tournament.referee import NoAdminToken, find_admin_token
+        from croupier.clients.tournament.admin_token import NoAdminToken, find_admin_token
 
         try:
             args.admin_token, _, args.server = find_admin_token(args.server, args.admin_token, args.data)
@@ -181,9 +181,9 @@ async def play(
     tables; the exit status. ``beside(address)`` runs beside the embedded referee (``croupier match
     --watch``'s spectator); ``make_runner`` makes a runner (``--sprt``'s grows its schedule as it
     plays); ``commit``: commit to the schedule first (not for ``croupier match``: a public --seed)."""
+    from croupier.clients.isolation.policy import IsolationError
     from croupier.clients.tournament.display import make_display
-    from croupier.clients.tournament.isolation import IsolationError
-    from croupier.clients.tournament.referee import RefereeError, Replicas, TargetError
+    from croupier.clients.tournament.referee_client import RefereeError, Replicas, TargetError
     from croupier.clients.tournament.runner import Runner, ScheduleError
 
     registered = [bot.name for bot in config.bots if bot.registered]
@@ -195,7 +195,7 @@ async def play(
         )
     display = display or make_display(console, plain=True if args.plain else None)
     if commit and tournament.secret is not None:  # before any match: anyone checks the run against it
-        from croupier.clients.tournament import commitment
+        from croupier.clients.audit import commitment
 
         value, where = commitment.commit(args.data, config, tournament)
         display.note(
@@ -272,7 +272,7 @@ async def _jail(
 ) -> Jail | None:
     """The jail the command bots are launched in, if they can be and should be (the one line
     about it said); the data directory and the database are what it hides."""
-    from croupier.clients.tournament.isolation import choose
+    from croupier.clients.isolation.policy import choose
 
     if not any(bot.command is not None and bot.image is None for bot in config.bots):
         return None  # nothing of ours runs a bot's own code on this machine
@@ -309,7 +309,7 @@ async def _referee(
     if args.server:
         yield args.server, args.admin_token, args.unix_socket
         return
-    from croupier.clients.tournament.referee import embedded
+    from croupier.clients.tournament.referee_client import embedded
 
     with containers.referee_socket(config.bots) as socket:
         # its own folder: a referee run by `croupier serve` on DATA never shares its journals
@@ -337,7 +337,7 @@ async def _enter_bots(
     "per_rotation"`` one per rotation of its sets, each its own bot id, token and process:
     rotation r of every set is played by instance r. A human bot's token goes to ``seat``, the
     web viewer's, where the person plays it."""
-    from croupier.clients.tournament.bots import Instance
+    from croupier.clients.tournament.launch import Instance
     from croupier.clients.tournament.runner import Entrant
 
     replicas = referees.names
@@ -529,7 +529,7 @@ def _reveal(
     """Publish a finished run's secret: every deal it played can be checked from now on. Done by
     default, not on request: a deal can be checked only once the secret is out, and once the
     last match is over nothing is left that the secret could give away."""
-    from croupier.clients.tournament import commitment, reveal
+    from croupier.clients.audit import commitment, reveal
 
     if tournament.secret is None:
         return  # dealt before secret deals: nothing to reveal
@@ -550,7 +550,7 @@ def _reveal(
 
 def _journals_where(args: argparse.Namespace) -> str:
     """Where the journals are, as the report says it: here, or on the referees' machines."""
-    from croupier.clients.tournament.referee import SPREAD_SCHEMES
+    from croupier.clients.tournament.referee_client import SPREAD_SCHEMES
 
     if not args.server:
         return ""

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
-import difflib
 import enum
 import hashlib
 import json
@@ -11,11 +9,13 @@ import re
 import shlex
 import tomllib
 import typing
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
+from croupier.clients.isolation.limits import MIN_MEMORY, Sandbox, size_bytes
+from croupier.clients.isolation.policy import MODES as ISOLATION
 from croupier.clients.results.schedule import (
     Deals,
     DuplicateSet,
@@ -24,12 +24,11 @@ from croupier.clients.results.schedule import (
     interleave,
     rotation_count,
 )
-from croupier.clients.tournament.bots import TOKEN_IN_ARGV
-from croupier.clients.tournament.isolation import MODES as ISOLATION
-from croupier.clients.tournament.sandbox import MIN_MEMORY, Sandbox, size_bytes
+from croupier.clients.tournament.identity import command_digest
+from croupier.clients.tournament.launch import TOKEN_IN_ARGV
 from croupier.engine.core import CroupierError, GameSpec, options_to_dict
 from croupier.engine.games import GAMES, get_game
-from croupier.wire.names import name_problem
+from croupier.wire.names import did_you_mean, name_problem
 
 T = TypeVar("T")
 Parsed = TypeVar("Parsed")
@@ -86,7 +85,7 @@ class BotConfig:
     capacity: int | None
     """Matches it plays at once; None: what it declares when it connects."""
     image: str | None = None
-    """The Docker image it runs in, sandboxed (containers.py); ``command`` is then the image's
+    """The Docker image it runs in, sandboxed (isolation/containers.py); ``command`` is then the image's
     command (its CMD by default)."""
     sandbox: Sandbox | None = None
     """The container's limits, for a bot given as an image."""
@@ -471,60 +470,10 @@ def _size(table: _Table, key: str, default: str, least: int) -> str:
     return value
 
 
-LAUNCH_OPTIONS = ("--max-matches", "--server", "--token")
-"""Options of a bot's command that say how it is run, not which bot it is."""
-
-
-def command_digest(command: Sequence[str]) -> str:
-    """A bot's version when the file gives none: a digest of what it runs, not of how it is
-    launched, so that one bot is one identity wherever it plays (``croupier match --bot mybot.py``
-    on a referee and ``--in-process``, ``python mybot.py``, a tournament file's command). A Python
-    bot's file (``FILE.py``, ``--strategy FILE.py[:Class]``) is read: a changed file is a new
-    version; any other command is its words, without the options that connect it."""
-    return hashlib.sha256(json.dumps(_what_runs(command)).encode()).hexdigest()[:8]
-
-
-def _what_runs(command: Sequence[str]) -> list[str]:
-    words = list(command)
-    if len(words) == 3 and words[:2] == ["/bin/sh", "-c"]:  # croupier match's SPEC, as a shell runs it
-        with contextlib.suppress(ValueError):
-            words = shlex.split(words[2])
-    kept: list[str] = []
-    skip = False
-    for word, after in zip(words, [*words[1:], ""], strict=True):
-        if skip:
-            skip = False
-        elif word in LAUNCH_OPTIONS:  # how many matches at once, where: not the bot
-            skip = True
-        elif not word.startswith(tuple(f"{option}=" for option in LAUNCH_OPTIONS)):
-            kept.append(word)
-        if word == "--strategy" or word.startswith("--strategy="):
-            return _strategy(word.partition("=")[2] or after)
-    python = [word for word in kept if word.endswith(".py") or ".py:" in word]
-    if python:
-        return _strategy(python[0])
-    return kept
-
-
-def _strategy(spec: str) -> list[str]:
-    """An SDK strategy: a bundled one or module:Class by name, a file by its contents."""
-    path, _, attribute = spec.partition(".py:") if ".py:" in spec else (spec, "", "")
-    file = Path(path + ".py" if attribute else path)
-    if file.suffix == ".py" and file.is_file():
-        return ["python", hashlib.sha256(file.read_bytes()).hexdigest(), attribute]
-    return ["strategy", spec]
-
-
 def _clock(table: _Table, default: Clock) -> Clock:
     values = {name: table.integer(name, getattr(default, name), low=0) for name in CLOCK_FIELDS}
     table.check_unknown()
     return Clock(**values)
-
-
-def did_you_mean(word: str, choices: Iterable[str]) -> str:
-    """' (did you mean X?)' for the choice closest to a misspelt ``word``, or ''."""
-    close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
-    return f" (did you mean {close[0]}?)" if close else ""
 
 
 class _Table:

@@ -40,7 +40,7 @@ from croupier.clients.results.schedule import Deals, DuplicateSet, MatchKey, set
 from croupier.clients.results.store import FinishedMatch, MatchRecord, Store, Tournament
 from croupier.clients.tournament.config import TournamentConfig
 from croupier.clients.tournament.display import Display
-from croupier.clients.tournament.referee import Replicas, seat_results
+from croupier.clients.tournament.referee_client import Replicas, seat_results
 from croupier.server.journal import seed_sha256
 
 SetKey = tuple[str, int, int, int]

@@ -37,7 +37,7 @@ async def web_viewer(
 ) -> AsyncIterator[WebViewer | None]:
     """``croupier web`` on this event loop beside the referee, its address printed: with --web, or
     when a person plays (then the viewer holds their seat: ``WebViewer.seat``)."""
-    from croupier.clients.tournament.referee import SPREAD_SCHEMES
+    from croupier.clients.tournament.referee_client import SPREAD_SCHEMES
     from croupier.server.referee import organiser_token
 
     human = next((bot.name for bot in config.bots if bot.human), None)

@@ -21,7 +21,8 @@ from pathlib import Path
 
 from aiohttp import web
 
-from croupier.clients.web import STATIC, forks, ladders, play
+from croupier.clients.web import STATIC, ladders, play
+from croupier.clients.web import fork_play as forks
 from croupier.clients.web.hub import FEEDS, Busy, Hub, Sealed, Unknown
 from croupier.clients.web.seat import HumanSeat
 from croupier.clients.web.tournaments import NoDatabase, Ratings, tournament_page
@@ -162,7 +163,7 @@ async def live(request: web.Request) -> web.StreamResponse:
 
 
 async def fork(request: web.Request) -> web.StreamResponse:
-    """The replay page's "play on from here" (clients/web/forks.py)."""
+    """The replay page's "play on from here" (clients/web/fork_play.py)."""
     return await forks.fork(request, request.app[HUB])
 
 

@@ -24,7 +24,7 @@ from croupier.clients.web.seat import COOKIE, HEADER, HumanSeat, Refused
 @dataclass
 class Seats:
     """The person's seat of this viewer, if it has one: given as it starts (``croupier match
-    --human``), or made for a fork the replay page asks a person to play (clients/web/forks.py).
+    --human``), or made for a fork the replay page asks a person to play (clients/web/fork_play.py).
     One at a time: a person plays one match."""
 
     seat: HumanSeat | None = None

@@ -13,13 +13,13 @@ import grpc
 import pytest
 
 from croupier.clients.bots import HeuristicBot, RandomBot
-from croupier.clients.check_bot import CHECKS
+from croupier.clients.checkbot.cli import CHECKS
 from croupier.clients.sdk import Client
 from croupier.server import datafiles
 from croupier.server.app import Croupier
 from croupier.server.journal import Act, read_records
 from croupier.v1 import admin_pb2, bots_pb2, match_pb2
-from tests.clients.test_sdk import SHORT
+from tests.clients.sdk.test_sdk import SHORT
 from tests.server.botclient import WAIT, Admin, Bot, first_legal
 from tests.server.conftest import Disk
 from tests.toolchains import missing, need

@@ -16,7 +16,7 @@ import grpc
 import pytest
 
 from croupier.clients import register as register_cli
-from croupier.clients.tournament.referee import NoAdminToken, find_admin_token
+from croupier.clients.tournament.admin_token import NoAdminToken, find_admin_token
 from croupier.server.app import Croupier, create_server
 from croupier.v1 import admin_pb2, admin_pb2_grpc
 

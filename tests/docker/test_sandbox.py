@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from croupier.clients.tournament import containers
+from croupier.clients.isolation import containers
 from tests.docker.images import IMAGE, LABEL
 
 if TYPE_CHECKING:

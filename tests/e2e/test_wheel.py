@@ -57,7 +57,7 @@ def test_the_wheel_runs_the_readme_bot_in_a_match_from_any_folder(tmp_path: Path
     with zipfile.ZipFile(wheel) as archive:
         names = archive.namelist()
         metadata = archive.read(next(n for n in names if n.endswith(".dist-info/METADATA"))).decode()
-    assert "croupier/v1/bots_pb2.py" in names and "croupier/clients/sdk.py" in names
+    assert "croupier/v1/bots_pb2.py" in names and "croupier/clients/sdk/bot.py" in names
     runtime = [
         line for line in metadata.splitlines() if line.startswith("Requires-Dist:") and "extra ==" not in line
     ]

@@ -11,7 +11,7 @@ from pathlib import Path
 import grpc
 import pytest
 
-from croupier.clients import reason_docs
+from croupier.clients.docgen import reasons_table as reason_docs
 from croupier.server.app import Croupier, create_server
 from croupier.server.clocks import Clocks
 from croupier.v1 import bots_pb2
@@ -243,7 +243,8 @@ async def test_pair_battle_lockstep_tells_a_seat_that_already_answered_its_tick_
 
 def test_docs_protocol_md_lists_every_reason_as_bots_proto_describes_it() -> None:
     assert reason_docs.section(DOCS.read_text(encoding="utf-8")) == reason_docs.markdown(), (
-        "docs/protocol.md is out of date: run .venv/bin/python -m croupier.clients.reason_docs --write"
+        "docs/protocol.md is out of date: run "
+        ".venv/bin/python -m croupier.clients.docgen.reasons_table --write"
     )
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import grpc
 import pytest
 
-import croupier.server.bots
+import croupier.server.bot_streams
 import croupier.server.session
 from croupier.engine.core import MalformedInput
 from croupier.server.app import Croupier
@@ -275,7 +275,7 @@ async def test_a_seat_that_keeps_sending_refused_moves_is_forfeited_at_max_refus
 async def test_a_stream_silent_after_connecting_is_ended_for_want_of_a_hello(
     channel: grpc.aio.Channel, admin: Admin, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(croupier.server.bots, "HELLO_SECONDS", 0.2)
+    monkeypatch.setattr(croupier.server.bot_streams, "HELLO_SECONDS", 0.2)
     created = await admin.create("chinese_ten", 2)
     call = bots_pb2_grpc.BotServiceStub(channel).Play(metadata=token(created.seat_tokens[0]))
     with pytest.raises(grpc.aio.AioRpcError) as failure:

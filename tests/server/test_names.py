@@ -1,5 +1,5 @@
 """One rule for names (croupier.wire.names), held wherever a name enters: the referee's
-RegisterBot, ``croupier register``, a tournament file (tests/tournament/test_config.py)."""
+RegisterBot, ``croupier register``, a tournament file (tests/clients/tournament/test_config.py)."""
 
 from __future__ import annotations
 

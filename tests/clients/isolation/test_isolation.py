@@ -1,0 +1,204 @@
+"""Command bots run isolated: a hostile bot reads none of the referee's or the runner's secrets.
+
+The hostile bot (hostile_bot.py) plays in a tournament on a referee with a Unix socket and tries
+every attack it knows; isolated, each fails, and with ``isolation = "off"`` each succeeds (which
+shows the attacks work, so the test can fail). Isolation needs root: this machine and CI are.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import secrets
+import shutil
+import signal
+import sys
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from croupier.clients.isolation import policy as isolation
+from croupier.clients.tournament.launch import BotProcess
+from croupier.server.app import Croupier, create_server
+from tests.clients.isolation.hostile_bot import ATTACKS
+
+FILE = """
+name = "hostile"
+isolation = "{isolation}"
+
+[clock]
+decision_ms = 10000
+bank_ms = 30000
+
+[[games]]
+game = "platinum_fish"
+seats = 2
+
+[[bots]]
+name = "hostile"
+command = "python hostile_bot.py referee data pids.json sock/referee.sock"
+
+[[bots]]
+name = "random"
+command = "croupier bot --strategy random"
+"""
+ARGV_ATTACK = "a token on a command line"
+"""Fails either way: no bot's token is ever on a command line (ps shows every one)."""
+
+root_only = pytest.mark.skipif(os.geteuid() != 0, reason="isolating bots needs root (CI runs as root)")
+
+
+@pytest.fixture
+async def referee(tmp_path: Path) -> AsyncIterator[Croupier]:
+    """A referee of its own data (its admin token in its admin-token file), with a Unix socket
+    that any local process may connect to, as bots in containers reach it."""
+    tmp_path.chmod(0o755)  # the runner's working directory: the bot's own files are here
+    (tmp_path / "sock").mkdir(mode=0o755)
+    shutil.copy(Path(__file__).with_name("hostile_bot.py"), tmp_path)
+    croupier = await create_server(
+        "127.0.0.1:0", tmp_path / "referee", unix_socket=tmp_path / "sock/referee.sock"
+    )
+    yield croupier
+    await croupier.stop(grace=None)
+
+
+async def attacks(tmp_path: Path, referee: Croupier, mode: str) -> dict[str, dict[str, str | None]]:
+    """Play the tournament with ``isolation = mode``; what each of the hostile bot's attacks got."""
+    (tmp_path / "t.toml").write_text(FILE.format(isolation=mode))
+    runner = await asyncio.create_subprocess_exec(
+        *(sys.executable, "-m", "croupier.clients.cli", "tournament", "t.toml", "--plain", "--samples", "20"),
+        *("--server", f"127.0.0.1:{referee.port}", "--data", "data"),
+        cwd=tmp_path,
+        env={**os.environ, "CROUPIER_ADMIN_TOKEN": referee.admin_token},
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.STDOUT,
+    )
+    (tmp_path / "pids.json").write_text(json.dumps({"runner": runner.pid, "referee": os.getpid()}) + "\n")
+    out, _ = await asyncio.wait_for(runner.communicate(), 300)
+    assert runner.returncode == 0, out.decode()
+    log = next((tmp_path / "data" / "logs").glob("hostile-*/hostile.log")).read_text()
+    lines = [
+        json.loads(line.removeprefix("ATTACK ")) for line in log.splitlines() if line.startswith("ATTACK ")
+    ]
+    return {line["attack"]: line for line in lines}
+
+
+@root_only
+async def test_an_isolated_bot_reads_no_secret_and_makes_no_admin_call(
+    tmp_path: Path, referee: Croupier
+) -> None:
+    tried = await attacks(tmp_path, referee, "required")
+    assert sorted(tried) == sorted(ATTACKS)
+    got = {name: line["got"] for name, line in tried.items() if line["got"] is not None}
+    assert got == {}, got
+    # the admin call reached the referee and was refused: no admin token in reach, only its own
+    assert "PERMISSION_DENIED" in str(tried["admin call on the Unix socket"]["error"])
+
+
+async def test_with_isolation_off_every_attack_but_the_command_line_succeeds(
+    tmp_path: Path, referee: Croupier
+) -> None:
+    tried = await attacks(tmp_path, referee, "off")
+    failed = {name: line["error"] for name, line in tried.items() if line["got"] is None}
+    assert failed.keys() == {ARGV_ATTACK}, failed
+    assert referee.admin_token in str(tried["admin-token"]["got"])
+    assert "hostile" in str(tried["admin call on the Unix socket"]["got"])  # it listed the bots
+
+
+def test_required_isolation_without_root_is_one_line_and_exit_2(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from croupier.clients.cli import main
+
+    monkeypatch.setattr(os, "geteuid", lambda: 1000)
+    (tmp_path / "t.toml").write_text(FILE.format(isolation="required"))
+    code = main(["tournament", str(tmp_path / "t.toml"), "--data", str(tmp_path / "data")])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert err == (
+        f'{tmp_path / "t.toml"}: isolation = "required", but bots cannot be isolated here: '
+        "the runner is not root\n"
+    )
+
+
+def test_auto_without_root_says_so_in_one_line_and_off_says_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(os, "geteuid", lambda: 1000)
+    assert isolation.choose("auto", []) == (None, isolation.AS_YOU)
+    assert isolation.choose("off", []) == (None, None)
+
+
+@root_only
+def test_a_bot_folder_others_cannot_read_is_why_isolation_fails(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    tmp_path.chmod(0o700)  # the bot's own user cannot list it
+    monkeypatch.chdir(tmp_path)
+    jail, line = isolation.choose("auto", [])
+    assert jail is None
+    assert line is not None and line.startswith("bots run as you (isolating them failed: ")
+    assert "Permission denied" in line
+
+
+def running(marker: str) -> list[int]:
+    """The processes whose command line holds ``marker`` (root sees every pid namespace's)."""
+    found = []
+    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+        try:
+            if marker.encode() in cmdline.read_bytes():
+                found.append(int(cmdline.parent.name))
+        except OSError:
+            continue
+    return found
+
+
+@root_only
+@pytest.mark.parametrize("ignores_sigterm", [False, True])
+async def test_a_jailed_bot_is_stopped_with_its_launcher_and_its_log_is_kept(
+    tmp_path: Path, ignores_sigterm: bool
+) -> None:
+    marker = f"jailed-{secrets.token_hex(8)}"  # this run's alone: never another run's leftovers
+    stubborn = "import signal; signal.signal(signal.SIGTERM, signal.SIG_IGN); " if ignores_sigterm else ""
+    # the bot's own line, not the log's line of the jail's command (its --uid N)
+    script = f"{stubborn}import os, time; print('bot' + '-uid', os.getuid(), flush=True); time.sleep(600)"
+    argv = isolation.Jail([tmp_path]).wrap([sys.executable, "-c", script, marker])
+    log = tmp_path / "ann.log"
+    bot = BotProcess("ann", argv, os.environ, log, lambda note: None)
+    bot.start()
+    while not log.exists() or "bot-uid " not in log.read_text():
+        await asyncio.sleep(0.05)
+    assert int(log.read_text().split("bot-uid ")[1].split()[0]) >= isolation.FIRST_UID  # not root's
+    assert running(marker)  # the watchdog, the jail, its process 1 and the bot
+    await bot.stop()
+    for _ in range(1200):  # a minute: the watchdog kills 3 s after asking, on a loaded machine later
+        if not running(marker):
+            break
+        await asyncio.sleep(0.05)
+    assert not running(marker)
+
+
+@root_only
+async def test_a_jailed_bot_that_ignores_sigterm_dies_with_its_watchdog_when_that_is_killed(
+    tmp_path: Path,
+) -> None:
+    """The runner kills a watchdog that does not end in time (BotProcess.stop): on a loaded machine its
+    own kill may not have come yet, and nothing else would end the jail and the bot."""
+    marker = f"jailed-{secrets.token_hex(8)}"
+    script = "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); "
+    script += "print('u' + 'p!', flush=True); time.sleep(600)"
+    argv = isolation.Jail([tmp_path]).wrap([sys.executable, "-c", script, marker])
+    log = tmp_path / "ann.log"
+    bot = BotProcess("ann", argv, os.environ, log, lambda note: None)
+    bot.start()
+    while not log.exists() or "up!" not in log.read_text():  # not the log's line of the command
+        await asyncio.sleep(0.05)
+    assert len(running(marker)) == 4  # the watchdog, the jail, its process 1 and the bot
+    assert bot._process is not None
+    os.kill(bot._process.pid, signal.SIGKILL)
+    for _ in range(600):
+        if not running(marker):
+            break
+        await asyncio.sleep(0.05)
+    assert not running(marker)
+    await bot.stop()
