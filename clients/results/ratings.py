@@ -52,6 +52,8 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
+from croupier.clients.results.luce import Choice, Counts, Evidence, Floats
+
 ANCHOR = 1500.0
 SCALE = 400.0 / math.log(10.0)  # natural-log strengths -> Elo points
 DEFAULT_PRIOR = 0.1
@@ -138,8 +140,6 @@ class Tally:
 
 # --- choices: what both models are fitted on ----------------------------------------------
 
-Choice = tuple[tuple[str, ...], tuple[str, ...]]
-"""(the bots chosen, the field they were chosen from), both sorted."""
 Choices = defaultdict[Choice, float]
 """How often each choice was made (fractions: a shared pairwise result is half a choice)."""
 
@@ -180,7 +180,7 @@ def fit(evidence: Mapping[Choice, float], prior: float = DEFAULT_PRIOR) -> dict[
     maximum (it won or lost everything against the rest of its group).
     """
     positive = {choice: n for choice, n in evidence.items() if n > 0}
-    arrays = _Evidence(positive)
+    arrays = Evidence(positive)
     strengths = _full_fit(arrays, arrays.counts([positive]), prior)
     return {bot: float(ANCHOR + SCALE * strengths[i]) for i, bot in enumerate(arrays.bots)}
 
@@ -247,7 +247,7 @@ def rate(
     if not tally.bots:
         return []
     per_set = [merged(choices(places, model) for places in rated.matches) for rated in sets]
-    evidence = _Evidence(choice for part in per_set for choice in part)
+    evidence = Evidence(choice for part in per_set for choice in part)
     counts = evidence.counts(per_set)
     strengths = _full_fit(evidence, counts, prior)
     draws = _bootstrap(sets, evidence, counts, strengths, prior, samples, seed, resample, True, progress)
@@ -301,7 +301,7 @@ def bootstrap(
     or of the groups and then of each drawn group's sets; widened for few of them (``widen``)
     unless ``few`` is false (the plain bootstrap, for comparison)."""
     per_set = [merged(choices(places, model) for places in rated.matches) for rated in sets]
-    evidence = _Evidence(choice for part in per_set for choice in part)
+    evidence = Evidence(choice for part in per_set for choice in part)
     counts = evidence.counts(per_set)
     if samples <= 0 or len(sets) < 2:
         return []
@@ -315,8 +315,8 @@ def bootstrap(
 
 def _bootstrap(
     sets: Sequence[RatedSet],
-    evidence: _Evidence,
-    counts: Floats,
+    evidence: Evidence,
+    counts: Counts,
     estimate: Floats,
     prior: float,
     samples: int,
@@ -347,10 +347,10 @@ def _bootstrap(
                 row.extend(cluster[rng.randrange(len(cluster))] for _ in cluster)
             picked.append(np.bincount(row, minlength=len(sets)))
         weights = np.array(picked, dtype=float)
-    chunk = max(1, min(CHUNK, CELLS // evidence.chosen.size))  # bounded (samples x choices x bots)
+    chunk = max(1, min(CHUNK, CELLS // evidence.members.size))  # bounded (samples x choices x seats)
     kept = []
     for done in range(0, samples, chunk):
-        strengths, finite = evidence.fit(weights[done : done + chunk] @ counts, prior, estimate)
+        strengths, finite = evidence.fit(counts.weighted(weights[done : done + chunk]), prior, estimate)
         kept.append(strengths[finite])  # prior 0 and no finite maximum: no evidence in that one
         if progress:
             progress(min(done + chunk, samples), samples)
@@ -442,142 +442,18 @@ def _los(upper: Floats, lower: Floats) -> float | None:
     return float(np.mean(np.where(gap > TIE, 1.0, np.where(gap < -TIE, 0.0, 0.5))))
 
 
-# --- the numerical fit: many at once ----------------------------------------------------
+# --- the numerical fit: luce.py ---------------------------------------------------------
 
-Floats = npt.NDArray[np.float64]
-Flags = npt.NDArray[np.bool_]
 CHUNK = 100
 """Bootstrap samples fitted together: a progress report every 100."""
 CELLS = 1 << 22
-"""At most this many (samples x choices x bots) cells at a time."""
+"""At most this many (samples x choices x seats) cells at a time."""
 
 
-class _Evidence:
-    """Choices as matrices over one sorted list of bots, so that many fits (the bootstrap's
-    samples) run as one, a row of choice counts each. Column c is a choice: ``chosen[c]`` marks
-    the bots chosen, ``field[c]`` those they were chosen from. Every pair of bots that share a
-    field also has its two one-of-two choices, where the prior puts its virtual draws."""
-
-    def __init__(self, found: Iterable[Choice]) -> None:
-        keys = set(found)
-        pairs = sorted({(a, b) for _, among in keys for i, a in enumerate(among) for b in among[i + 1 :]})
-        keys.update(((bot,), pair) for pair in pairs for bot in pair)
-        self.choices = sorted(keys)
-        self.bots = sorted({bot for _, among in self.choices for bot in among})
-        column = {choice: c for c, choice in enumerate(self.choices)}
-        index = {bot: i for i, bot in enumerate(self.bots)}
-        shape = (len(self.choices), len(self.bots))
-        self.chosen, self.field = np.zeros(shape), np.zeros(shape)
-        for c, (chosen, among) in enumerate(self.choices):
-            self.chosen[c, [index[bot] for bot in chosen]] = 1.0
-            self.field[c, [index[bot] for bot in among]] = 1.0
-        self.picks = self.chosen.sum(axis=1)
-        self.pairs = np.array([(index[a], index[b]) for a, b in pairs], dtype=np.intp).reshape(-1, 2)
-        self.holds = self.field[:, self.pairs[:, 0]] * self.field[:, self.pairs[:, 1]]  # field c has pair q
-        self.virtual = np.zeros((len(pairs), len(self.choices)))  # half a draw each way per pair
-        for q, (a, b) in enumerate(pairs):
-            self.virtual[q, [column[(a,), (a, b)], column[(b,), (a, b)]]] = 0.5
-        # (c, i, j): in choice c, i was chosen over j
-        self.over = (self.chosen[:, :, None] * self.field[:, None, :]).reshape(shape[0], shape[1] ** 2)
-
-    def counts(self, parts: Sequence[Mapping[Choice, float]]) -> Floats:
-        """One row of choice counts per part (a duplicate set's choices, say)."""
-        column = {choice: c for c, choice in enumerate(self.choices)}
-        out = np.zeros((len(parts), len(self.choices)))
-        for row, part in enumerate(parts):
-            for choice, times in part.items():
-                out[row, column[choice]] += times
-        return out
-
-    def fit(self, counts: Floats, prior: float, start: Floats | None = None) -> tuple[Floats, Flags]:
-        """Natural-log strengths, a row per row of ``counts`` (NaN for a bot absent from it), each
-        linked group's mean 0; and which rows have a finite maximum (all of them with a prior)."""
-        if prior < 0:
-            raise ValueError(f"the prior is a number of virtual draws, not {prior}")
-        rows, players = len(counts), len(self.bots)
-        if not players:
-            return np.zeros((rows, 0)), np.ones(rows, dtype=bool)
-        real = (counts > 0).astype(float)
-        met = (real @ self.holds) > 0
-        n = counts * real + prior * (met @ self.virtual)
-        adjacent = np.zeros((rows, players, players), dtype=bool)
-        adjacent[:, self.pairs[:, 0], self.pairs[:, 1]] = adjacent[:, self.pairs[:, 1], self.pairs[:, 0]] = (
-            met
-        )
-        linked = _closure(adjacent)
-        finite: Flags = np.ones(rows, dtype=bool)
-        if not prior:  # finite only if, within each group, everyone was chosen over everyone, by a chain
-            beats = _closure((real @ self.over).reshape(rows, players, players) > 0)
-            finite = np.all(beats | ~linked, axis=(1, 2))
-        mean = linked / linked.sum(axis=2, keepdims=True)  # averages over each bot's group
-        r = np.zeros((rows, players)) if start is None else np.tile(np.nan_to_num(start), (rows, 1))
-        r = self._newton(r, n, mean)
-        r -= (mean @ r[..., None])[..., 0]
-        r[(real @ self.field) == 0] = np.nan
-        return r, finite
-
-    def _newton(self, r: Floats, n: Floats, mean: Floats) -> Floats:
-        """Maximise each row's log-likelihood by Newton's method with backtracking. It is concave
-        and flat only along each group's common offset: ``mean`` added to the information matrix
-        takes the steps that keep the groups' means where they are."""
-        current = self._log_likelihood(r, n)
-        active = np.arange(len(r))
-        for _ in range(100):
-            grad, info = self._derivatives(r[active], n[active])
-            going = np.abs(grad).max(axis=1, initial=0.0) >= 1e-10
-            active, grad, info = active[going], grad[going], info[going]
-            if not active.size:
-                break
-            step = np.linalg.solve(info + mean[active], grad[..., None])[..., 0]
-            scale = np.ones(len(active))
-            trial = r[active] + step
-            value = self._log_likelihood(trial, n[active])
-            worse = value < current[active] - 1e-12
-            while worse.any():
-                scale[worse] /= 2
-                trial[worse] = r[active[worse]] + scale[worse, None] * step[worse]
-                value[worse] = self._log_likelihood(trial[worse], n[active[worse]])
-                worse &= (value < current[active] - 1e-12) & (scale >= 1e-6)
-            r[active], current[active] = trial, value
-        return r
-
-    def _shares(self, r: Floats) -> tuple[Floats, Floats]:
-        """Each bot's chance to be picked from each choice's field, and log of the field's total."""
-        x = np.where(self.field > 0, r[:, None, :], -np.inf)
-        top = x.max(axis=2, keepdims=True)  # log-sum-exp without overflow
-        weights = np.exp(x - top)
-        total = weights.sum(axis=2, keepdims=True)
-        return weights / total, (top + np.log(total))[..., 0]
-
-    def _log_likelihood(self, r: Floats, n: Floats) -> Floats:
-        _, log_field = self._shares(r)
-        result: Floats = (n * (r @ self.chosen.T - self.picks * log_field)).sum(axis=1)
-        return result
-
-    def _derivatives(self, r: Floats, n: Floats) -> tuple[Floats, Floats]:
-        """The gradient and the information matrix (minus the Hessian)."""
-        shares, _ = self._shares(r)
-        picks = n * self.picks
-        expected = np.einsum("sc,sci->si", picks, shares)
-        spread = (shares * picks[..., None]).transpose(0, 2, 1) @ shares
-        info = -spread
-        diagonal = np.arange(r.shape[1])
-        info[:, diagonal, diagonal] += expected
-        return n @ self.chosen - expected, info
-
-
-def _full_fit(evidence: _Evidence, counts: Floats, prior: float) -> Floats:
-    """The natural-log strengths of all the counts' rows together."""
-    strengths, finite = evidence.fit(counts.sum(axis=0, keepdims=True), prior)
+def _full_fit(evidence: Evidence, counts: Counts, prior: float) -> Floats:
+    """The natural-log strengths of all the counts' parts together."""
+    strengths, finite = evidence.fit(counts.total(), prior)
     if not finite[0]:
         raise ValueError("no finite maximum-likelihood ratings: some bots won or lost all their results")
     full: Floats = strengths[0]
     return full
-
-
-def _closure(adjacent: Flags) -> Flags:
-    """Who reaches whom (reflexively) along ``adjacent``'s links, by repeated squaring."""
-    reach = adjacent | np.eye(adjacent.shape[-1], dtype=bool)
-    for _ in range(max(1, (adjacent.shape[-1] - 1).bit_length())):
-        reach = reach @ reach
-    return reach
