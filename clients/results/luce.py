@@ -37,84 +37,81 @@ DENSE = 48
 GRADIENT = 1e-10
 """A fit is done when no bot's gradient (in choices) is larger."""
 STEPS = 100
+ROUNDING = 1e-13
+"""A log-likelihood lower by less than this share of itself is the same (the sum's rounding)."""
 
 
 class Counts:
-    """Choice counts per part (a duplicate set, say), sparse: each part touches a few choices."""
+    """Counts per part (a duplicate set, say), sparse: each part touches a few fields. A row of
+    counts is ``Evidence.slots`` long: per field and seat, how often that seat's bot was chosen
+    from it; then per field, how many bots were picked from it in all."""
 
-    def __init__(self, parts: int, choices: int, rows: Indices, columns: Indices, values: Floats) -> None:
-        self.parts, self.choices = parts, choices
+    def __init__(self, parts: int, slots: int, rows: Indices, columns: Indices, values: Floats) -> None:
+        self.parts, self.slots = parts, slots
         order = np.argsort(columns, kind="stable")
         self.rows, self.columns, self.values = rows[order], columns[order], values[order]
         self.used, self.starts = np.unique(self.columns, return_index=True)
 
     def total(self) -> Floats:
         """One row: every part counted once."""
-        return np.bincount(self.columns, weights=self.values, minlength=self.choices)[None, :]
+        return np.bincount(self.columns, weights=self.values, minlength=self.slots)[None, :]
 
     def weighted(self, weights: Floats) -> Floats:
-        """A row of choice counts per row of ``weights`` (how often each part is counted)."""
-        out = np.zeros((len(weights), self.choices))
+        """A row of counts per row of ``weights`` (how often each part is counted)."""
+        out = np.zeros((len(weights), self.slots))
         if self.values.size:
             out[:, self.used] = np.add.reduceat(weights[:, self.rows] * self.values, self.starts, axis=1)
         return out
 
 
 class Evidence:
-    """Choices over one sorted list of bots, as index arrays: ``members[c]`` the bots of choice c's
-    field (padded with ``len(bots)``, no one), ``chosen[c]`` which of them were chosen. Every pair
-    of bots that share a field also has its two one-of-two choices, where the prior puts its
-    virtual draws."""
+    """Choices over one sorted list of bots, gathered by *field* (the bots a choice was made
+    among), since every choice from one field shares its normaliser: per field, how often each
+    of its seats was chosen and how many picks were made from it are all the likelihood needs.
+    ``members[f]`` are field f's bots (padded with ``len(bots)``, no one). Every pair of bots
+    that share a field is a field too, where the prior puts its virtual draws (half each way)."""
 
     def __init__(self, found: Iterable[Choice]) -> None:
-        keys = set(found)
-        pairs = sorted({(a, b) for _, among in keys for i, a in enumerate(among) for b in among[i + 1 :]})
-        keys.update(((bot,), pair) for pair in pairs for bot in pair)
-        self.choices = sorted(keys)
-        self.bots = sorted({bot for _, among in self.choices for bot in among})
-        self.column = {choice: c for c, choice in enumerate(self.choices)}
+        choices = set(found)
+        pairs = sorted({(a, b) for _, among in choices for i, a in enumerate(among) for b in among[i + 1 :]})
+        fields = sorted({among for _, among in choices} | set(pairs))
+        self.bots = sorted({bot for among in fields for bot in among})
+        self.field = {among: f for f, among in enumerate(fields)}
         index = {bot: i for i, bot in enumerate(self.bots)}
-        players, width = len(self.bots), max((len(among) for _, among in self.choices), default=1)
-        self.members = np.full((len(self.choices), width), players, dtype=np.intp)
-        self.chosen = np.zeros((len(self.choices), width))
-        for c, (chosen, among) in enumerate(self.choices):
-            self.members[c, : len(among)] = [index[bot] for bot in among]
-            self.chosen[c, : len(among)] = [bot in chosen for bot in among]
+        players, width = len(self.bots), max((len(among) for among in fields), default=1)
+        self.members = np.full((len(fields), width), players, dtype=np.intp)
+        for f, among in enumerate(fields):
+            self.members[f, : len(among)] = [index[bot] for bot in among]
         self.in_field = self.members < players
-        self.picks = self.chosen.sum(axis=1)
+        self.slots = self.members.size + len(fields)
         self.pairs = np.array([(index[a], index[b]) for a, b in pairs], dtype=np.intp).reshape(-1, 2)
-        self.pair_choices = np.array(
-            [(self.column[(a,), (a, b)], self.column[(b,), (a, b)]) for a, b in pairs], dtype=np.intp
-        ).reshape(-1, 2)
+        self.pair_fields = np.array([self.field[pair] for pair in pairs], dtype=np.intp)
         number = {pair: q for q, pair in enumerate(pairs)}
         held = sorted(
-            (number[a, b], c)
-            for c, (_, among) in enumerate(self.choices)
-            for i, a in enumerate(among)
-            for b in among[i + 1 :]
+            (number[among[k], among[m]], f, k, m)
+            for among, f in self.field.items()
+            for k in range(len(among))
+            for m in range(k + 1, len(among))
         )
-        self.held = np.array(held, dtype=np.intp).reshape(-1, 2)  # (pair, a choice whose field holds it)
+        self.held = np.array(held, dtype=np.intp).reshape(-1, 4)  # (pair, field, its seats k < m)
         _, self.held_starts = np.unique(self.held[:, 0], return_index=True)
-        over = [
-            (c, index[i], index[j])
-            for c, (chosen, among) in enumerate(self.choices)
-            for i in chosen
-            for j in among
-            if j != i
-        ]
-        self.over = np.array(over, dtype=np.intp).reshape(-1, 3)  # (choice, i chosen over j)
+        over = [(f, k, m) for f, among in enumerate(fields) for k in range(len(among)) for m in range(len(among))]
+        self.over = np.array([item for item in over if item[1] != item[2]], dtype=np.intp).reshape(-1, 3)
 
     def counts(self, parts: Sequence[Mapping[Choice, float]]) -> Counts:
-        """The choice counts of each part."""
-        entries = [(row, self.column[choice], n) for row, part in enumerate(parts) for choice, n in part.items()]
-        rows, columns, values = zip(*entries, strict=True) if entries else ((), (), ())
-        return Counts(
-            len(parts),
-            len(self.choices),
-            np.array(rows, dtype=np.intp),
-            np.array(columns, dtype=np.intp),
-            np.array(values, dtype=float),
-        )
+        """The counts of each part's choices."""
+        width = self.members.shape[1]
+        entries: dict[tuple[int, int], float] = {}
+        for row, part in enumerate(parts):
+            for (chosen, among), n in part.items():
+                f = self.field[among]
+                for k, bot in enumerate(among):
+                    if bot in chosen:
+                        entries[row, f * width + k] = entries.get((row, f * width + k), 0.0) + n
+                picked = (row, self.members.size + f)
+                entries[picked] = entries.get(picked, 0.0) + n * len(chosen)
+        keys = np.array(list(entries), dtype=np.intp).reshape(-1, 2)
+        return Counts(len(parts), self.slots, keys[:, 0], keys[:, 1], np.array(list(entries.values())))
 
     def fit(self, counts: Floats, prior: float, start: Floats | None = None) -> tuple[Floats, Flags]:
         """Natural-log strengths, a row per row of ``counts`` (NaN for a bot absent from it), each
@@ -124,72 +121,71 @@ class Evidence:
         rows, players = len(counts), len(self.bots)
         if not players:
             return np.zeros((rows, 0)), np.ones(rows, dtype=bool)
-        real = counts > 0
+        chosen = counts[:, : self.members.size].reshape(rows, *self.members.shape).copy()
+        picks = counts[:, self.members.size :].copy()
+        real = picks > 0
         met = np.zeros((rows, len(self.pairs)), dtype=bool)
-        if len(self.held):
-            met[:, self.held[self.held_starts, 0]] = np.logical_or.reduceat(
-                real[:, self.held[:, 1]], self.held_starts, axis=1
-            )
-        n = np.where(real, counts, 0.0)
-        n[:, self.pair_choices[:, 0]] += prior / 2 * met
-        n[:, self.pair_choices[:, 1]] += prior / 2 * met
+        met[:, self.held[self.held_starts, 0]] = np.logical_or.reduceat(
+            real[:, self.held[:, 1]], self.held_starts, axis=1
+        )
+        chosen[:, self.pair_fields, :2] += prior / 2 * met[..., None]
+        picks[:, self.pair_fields] += prior * met
         both = np.concatenate([self.pairs, self.pairs[:, ::-1]])
         linked = _lowest_reaching(players, both, np.concatenate([met, met], axis=1))
         finite: Flags = np.ones(rows, dtype=bool)
         if not prior:  # finite only if, within each group, everyone was chosen over everyone, by a chain
-            active = real[:, self.over[:, 0]]
-            ahead = _lowest_reaching(players, self.over[:, 1:], active)
-            behind = _lowest_reaching(players, self.over[:, :0:-1], active)
+            f, k, m = self.over.T
+            edges = np.stack([self.members[f, k], self.members[f, m]], axis=1)
+            active = counts[:, f * self.members.shape[1] + k] > 0
+            ahead = _lowest_reaching(players, edges, active)
+            behind = _lowest_reaching(players, edges[:, ::-1], active)
             finite = np.all((ahead == linked) & (behind == linked), axis=1)
         r = np.zeros((rows, players)) if start is None else np.tile(np.nan_to_num(start), (rows, 1))
-        r = self._newton(r, n, linked)
+        r = self._newton(r, chosen, picks, linked)
         r -= _group_means(r, linked)
-        present = self._scatter(np.broadcast_to(real[:, :, None] & self.in_field, (rows, *self.members.shape)))
+        present = self._scatter(real[:, :, None] & self.in_field)
         r[present == 0] = np.nan
         return r, finite
 
-    def _newton(self, r: Floats, n: Floats, linked: Indices) -> Floats:
+    def _newton(self, r: Floats, chosen: Floats, picks: Floats, linked: Indices) -> Floats:
         """Maximise each row's log-likelihood by Newton's method with backtracking. It is concave
         and flat only along each group's common offset: the dense step adds the averaging over
         each group to the information matrix, which keeps the groups' means where they are;
         conjugate gradients from 0 never leave the gradient's span, where the matrix is regular."""
-        current = self._log_likelihood(r, n)
+        current = self._log_likelihood(r, chosen, picks)
         active = np.arange(len(r))
         for _ in range(STEPS):
             shares, _ = self._shares(r[active])
-            grad = self._gradient(n[active], shares)
+            grad = self._scatter(chosen[active] - picks[active, :, None] * shares)
             size = np.abs(grad).max(axis=1, initial=0.0)
             going = size >= GRADIENT
             active, grad, shares, size = active[going], grad[going], shares[going], size[going]
             if not active.size:
                 break
-            weight = n[active] * self.picks
+            weight = self._pair_weights(picks[active], shares)
             if len(self.bots) <= DENSE:
                 mean = linked[active, :, None] == linked[active, None, :]
                 mean = mean / mean.sum(axis=2, keepdims=True)
-                step = np.linalg.solve(self._information(weight, shares) + mean, grad[..., None])[..., 0]
+                step = np.linalg.solve(self._information(weight) + mean, grad[..., None])[..., 0]
             else:
-                step = self._conjugate_gradients(weight, shares, grad, np.minimum(0.1, np.sqrt(size)))
+                step = self._conjugate_gradients(weight, linked[active], grad, np.minimum(0.1, size))
             scale = np.ones(len(active))
             trial = r[active] + step
-            value = self._log_likelihood(trial, n[active])
-            worse = value < current[active] - 1e-12
+            value = self._log_likelihood(trial, chosen[active], picks[active])
+            slack = ROUNDING * np.maximum(1.0, np.abs(current[active]))  # a sum's rounding is no loss
+            worse = value < current[active] - slack
             while worse.any():
                 scale[worse] /= 2
                 trial[worse] = r[active[worse]] + scale[worse, None] * step[worse]
-                value[worse] = self._log_likelihood(trial[worse], n[active[worse]])
-                worse &= (value < current[active] - 1e-12) & (scale >= 1e-6)
-            r[active], current[active] = trial, value
+                value[worse] = self._log_likelihood(trial[worse], chosen[active[worse]], picks[active[worse]])
+                worse &= (value < current[active] - slack) & (scale >= 1e-6)
+            better = value >= current[active] - slack  # else no step gains: it is as close as it gets
+            r[active[better]], current[active[better]] = trial[better], value[better]
+            active = active[better]
         return r
 
-    def _gather(self, values: Floats, padding: float) -> Floats:
-        """Each choice's field of per-bot ``values`` (rows x choices x seats)."""
-        padded = np.concatenate([values, np.full((len(values), 1), padding)], axis=1)
-        gathered: Floats = padded[:, self.members]
-        return gathered
-
     def _scatter(self, values: npt.ArrayLike) -> Floats:
-        """Per-seat ``values`` (rows x choices x seats) summed onto their bots (rows x bots)."""
+        """Per-seat ``values`` (rows x fields x seats) summed onto their bots (rows x bots)."""
         values = np.asarray(values, dtype=float)
         rows, players = len(values), len(self.bots)
         at = np.arange(rows)[:, None, None] * (players + 1) + self.members
@@ -198,68 +194,85 @@ class Evidence:
         return summed
 
     def _shares(self, r: Floats) -> tuple[Floats, Floats]:
-        """Each seat's chance to be picked from its choice's field, and log of the field's total."""
-        x = self._gather(r, -np.inf)
+        """Each seat's chance to be picked from its field, and log of the field's total."""
+        padded = np.concatenate([r, np.full((len(r), 1), -np.inf)], axis=1)
+        x = padded[:, self.members]
         top = x.max(axis=2, keepdims=True)  # log-sum-exp without overflow
         weights = np.exp(x - top)
         total = weights.sum(axis=2, keepdims=True)
         return weights / total, (top + np.log(total))[..., 0]
 
-    def _log_likelihood(self, r: Floats, n: Floats) -> Floats:
+    def _log_likelihood(self, r: Floats, chosen: Floats, picks: Floats) -> Floats:
         _, log_field = self._shares(r)
-        chosen = (self._gather(r, 0.0) * self.chosen).sum(axis=2)
-        result: Floats = (n * (chosen - self.picks * log_field)).sum(axis=1)
+        padded = np.concatenate([r, np.zeros((len(r), 1))], axis=1)
+        result: Floats = (chosen * padded[:, self.members]).sum(axis=(1, 2)) - (picks * log_field).sum(axis=1)
         return result
 
-    def _gradient(self, n: Floats, shares: Floats) -> Floats:
-        return self._scatter(n[..., None] * (self.chosen - self.picks[:, None] * shares))
+    def _pair_weights(self, picks: Floats, shares: Floats) -> Floats:
+        """The information matrix as a weighted graph: per pair of bots, the picks from each field
+        holding it times both bots' shares there (rows x pairs)."""
+        _, f, k, m = self.held.T
+        each = picks[:, f] * shares[:, f, k] * shares[:, f, m]
+        weight: Floats = np.add.reduceat(each, self.held_starts, axis=1)
+        return weight
 
-    def _information(self, weight: Floats, shares: Floats) -> Floats:
-        """The information matrix (minus the Hessian), dense: rows x bots x bots."""
-        rows, players = len(weight), len(self.bots)
-        side = players + 1
-        at = (
-            np.arange(rows)[:, None, None, None] * side * side
-            + self.members[:, :, None] * side
-            + self.members[:, None, :]
-        )
-        seats = self.members.shape[1]
-        cell = np.eye(seats)[None, None] * shares[..., None] - shares[..., :, None] * shares[..., None, :]
-        total = np.bincount(
-            at.ravel(), weights=(weight[..., None, None] * cell).ravel(), minlength=rows * side * side
-        )
-        info: Floats = total.reshape(rows, side, side)[:, :players, :players]
+    def _information(self, weight: Floats) -> Floats:
+        """The information matrix (minus the Hessian), dense: rows x bots x bots, the Laplacian of
+        the pairs' weights."""
+        players = len(self.bots)
+        info = np.zeros((len(weight), players, players))
+        a, b = self.pairs[:, 0], self.pairs[:, 1]
+        info[:, a, b] = info[:, b, a] = -weight
+        diagonal = np.arange(players)
+        info[:, diagonal, diagonal] = -info.sum(axis=2)
         return info
 
-    def _times_information(self, weight: Floats, shares: Floats, v: Floats) -> Floats:
+    def _times_information(self, weight: Floats, v: Floats) -> Floats:
         """The information matrix times ``v``, row by row, without forming it."""
-        field = self._gather(v, 0.0)
-        mean = (shares * field).sum(axis=2, keepdims=True)
-        return self._scatter(weight[..., None] * shares * (field - mean))
+        rows, players = v.shape
+        flow = weight * (v[:, self.pairs[:, 0]] - v[:, self.pairs[:, 1]])
+        at = np.arange(rows)[:, None] * players
+        total = np.bincount(
+            np.concatenate([at + self.pairs[:, 0], at + self.pairs[:, 1]], axis=1).ravel(),
+            weights=np.concatenate([flow, -flow], axis=1).ravel(),
+            minlength=rows * players,
+        )
+        product: Floats = total.reshape(rows, players)
+        return product
 
-    def _conjugate_gradients(self, weight: Floats, shares: Floats, grad: Floats, tolerance: Floats) -> Floats:
+    def _conjugate_gradients(self, weight: Floats, linked: Indices, grad: Floats, tolerance: Floats) -> Floats:
         """The Newton step, to ``tolerance`` of the gradient's size (per row), by conjugate
-        gradients preconditioned by the information matrix's diagonal."""
-        diagonal = self._scatter(weight[..., None] * shares * (1 - shares))
-        inverse = np.where(diagonal > 0, 1 / np.where(diagonal > 0, diagonal, 1), 0.0)
+        gradients preconditioned by the diagonal. As the dense step does, the averaging over
+        each group is added to the information matrix: it is then regular, and rounding cannot
+        send the step along a group's common offset."""
+        rows, players = grad.shape
+        at = np.arange(rows)[:, None] * players
+        diagonal = np.bincount(
+            np.concatenate([at + self.pairs[:, 0], at + self.pairs[:, 1]], axis=1).ravel(),
+            weights=np.concatenate([weight, weight], axis=1).ravel(),
+            minlength=rows * players,
+        ).reshape(rows, players)
+        sizes = np.bincount((at + linked).ravel(), minlength=rows * players).reshape(rows, players)
+        inverse = 1 / (diagonal + 1 / np.take_along_axis(sizes, linked, axis=1))
         x = np.zeros_like(grad)
         residual = grad.copy()
         z = inverse * residual
         direction = z.copy()
         rz = (residual * z).sum(axis=1)
         goal = tolerance * np.linalg.norm(grad, axis=1)
-        for _ in range(10 * len(self.bots)):
+        for _ in range(10 * players):
             going = np.linalg.norm(residual, axis=1) > goal
             if not going.any():
                 break
-            product = self._times_information(weight[going], shares[going], direction[going])
+            product = self._times_information(weight[going], direction[going])
+            product += _group_means(direction[going], linked[going])
             curvature = (direction[going] * product).sum(axis=1)
-            alpha = np.where(curvature > 0, rz[going] / np.where(curvature > 0, curvature, 1), 0.0)
+            alpha = rz[going] / curvature
             x[going] += alpha[:, None] * direction[going]
             residual[going] -= alpha[:, None] * product
             z_new = inverse[going] * residual[going]
             rz_new = (residual[going] * z_new).sum(axis=1)
-            beta = np.where(rz[going] > 0, rz_new / np.where(rz[going] > 0, rz[going], 1), 0.0)
+            beta = rz_new / rz[going]
             direction[going] = z_new + beta[:, None] * direction[going]
             rz[going] = rz_new
         return x

@@ -129,13 +129,17 @@ class Tally:
 
     def score(self, bot: str) -> tuple[float, int]:
         """The bot's pairwise points and number of pairwise results."""
-        points, games = 0.0, 0
+        return self.scores().get(bot, (0.0, 0))
+
+    def scores(self) -> dict[str, tuple[float, int]]:
+        """Every bot's pairwise points and number of pairwise results, in one pass."""
+        found: dict[str, tuple[float, int]] = {}
         for (a, b), n in self.games.items():
-            if bot == a:
-                points, games = points + self.points[a, b], games + n
-            elif bot == b:
-                points, games = points + n - self.points[a, b], games + n
-        return points, games
+            points = self.points[a, b]
+            for bot, won in ((a, points), (b, n - points)):
+                before, games = found.get(bot, (0.0, 0))
+                found[bot] = (before + won, games + n)
+        return found
 
 
 # --- choices: what both models are fitted on ----------------------------------------------
@@ -254,6 +258,7 @@ def rate(
     column = {bot: i for i, bot in enumerate(evidence.bots)}
     elo = {bot: float(ANCHOR + SCALE * strengths[i]) for bot, i in column.items()}
     groups = sorted(_groups(sets), key=lambda group: (-len(group), min(group)))
+    scores = tally.scores()
     table = []
     for number, group in enumerate(groups):
         order = sorted(group, key=lambda bot: (-round(elo[bot] / TIE), bot))
@@ -263,7 +268,7 @@ def rate(
             low, high = (float(q) for q in np.quantile(own, (0.025, 0.975))) if own.size else (None, None)
             below = column[order[rank + 1]] if rank + 1 < len(order) else None
             los = _los(draws[:, column[bot]], draws[:, below]) if below is not None else None
-            points, games = tally.score(bot)
+            points, games = scores[bot]
             table.append(Rating(bot, elo[bot], low, high, los, points, games, number))
     return table
 
@@ -402,14 +407,26 @@ def _rated_set(item: RatedSet | Sequence[Places]) -> RatedSet:
 
 
 def _groups(sets: Sequence[RatedSet]) -> list[set[str]]:
-    """The bots each chain of matches links."""
-    groups: list[set[str]] = []
+    """The bots each chain of matches links (union-find: one pass over the matches)."""
+    parent: dict[str, str] = {}
+
+    def root(bot: str) -> str:
+        while parent[bot] != bot:
+            parent[bot] = parent[parent[bot]]
+            bot = parent[bot]
+        return bot
+
     for rated in sets:
         for places in rated.matches:
-            linked = [group for group in groups if group & places.keys()]
-            merged = set(places).union(*linked)
-            groups = [group for group in groups if group not in linked] + [merged]
-    return groups
+            bots = sorted(places)
+            for bot in bots:
+                parent.setdefault(bot, bot)
+            for bot in bots[1:]:
+                parent[root(bot)] = root(bots[0])
+    groups: dict[str, set[str]] = {}
+    for bot in parent:
+        groups.setdefault(root(bot), set()).add(bot)
+    return list(groups.values())
 
 
 def _randrange(rng: random.Random, n: int, count: int) -> npt.NDArray[np.intp]:
