@@ -32,11 +32,13 @@ Indices = npt.NDArray[np.intp]
 Choice = tuple[tuple[str, ...], tuple[str, ...]]
 """(the bots chosen, the field they were chosen from), both sorted."""
 
-DENSE = 48
+DENSE = 128
 """Up to this many bots a Newton step is solved exactly; beyond, by conjugate gradients."""
 GRADIENT = 1e-10
 """A fit is done when no bot's gradient (in choices) is larger."""
 STEPS = 100
+SETTLED = 1e-12
+"""A fit whose step moves no strength further than this is done (rounding keeps its gradient)."""
 ROUNDING = 1e-13
 """A log-likelihood lower by less than this share of itself is the same (the sum's rounding)."""
 
@@ -179,9 +181,10 @@ class Evidence:
                 trial[worse] = r[active[worse]] + scale[worse, None] * step[worse]
                 value[worse] = self._log_likelihood(trial[worse], chosen[active[worse]], picks[active[worse]])
                 worse &= (value < current[active] - slack) & (scale >= 1e-6)
+            moved = np.abs(scale[:, None] * step).max(axis=1, initial=0.0)
             better = value >= current[active] - slack  # else no step gains: it is as close as it gets
             r[active[better]], current[active[better]] = trial[better], value[better]
-            active = active[better]
+            active = active[better & (moved > SETTLED)]
         return r
 
     def _scatter(self, values: npt.ArrayLike) -> Floats:

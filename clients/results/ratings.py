@@ -43,6 +43,7 @@ solvers would be two things to keep identical.
 from __future__ import annotations
 
 import enum
+import hashlib
 import math
 import random
 from collections import defaultdict
@@ -240,13 +241,20 @@ def rate(
     duplicate_sets: Sequence[RatedSet | Sequence[Places]],
     prior: float = DEFAULT_PRIOR,
     samples: int = DEFAULT_SAMPLES,
-    seed: int = 0,
+    seed: int | None = None,
     model: Model = DEFAULT_MODEL,
     resample: Resample = DEFAULT_RESAMPLE,
     progress: Progress | None = None,
 ) -> list[Rating]:
-    """The ratings table of one game, group by group, best first, from its duplicate sets."""
+    """The ratings table of one game, group by group, best first, from its duplicate sets.
+
+    ``seed`` None (every caller's default): the bootstrap is seeded from the results themselves
+    and draws from them in a canonical order, so that the same results give the same intervals
+    wherever they are rated (terminal, web page, JSON, archive), in whatever order they were read.
+    """
     sets = [_rated_set(item) for item in duplicate_sets]
+    if seed is None:
+        sets, seed = results_seed(sets)
     tally = Tally(places for rated in sets for places in rated.matches)
     if not tally.bots:
         return []
@@ -271,6 +279,16 @@ def rate(
             points, games = scores[bot]
             table.append(Rating(bot, elo[bot], low, high, los, points, games, number))
     return table
+
+
+def results_seed(sets: Sequence[RatedSet]) -> tuple[list[RatedSet], int]:
+    """The sets in a canonical order and a seed drawn from their content (SHA-256)."""
+    def key(rated: RatedSet) -> tuple[object, ...]:
+        return rated.tournament, rated.group, tuple(tuple(sorted(places.items())) for places in rated.matches)
+
+    ordered = sorted(sets, key=key)
+    digest = hashlib.sha256(repr([key(rated) for rated in ordered]).encode()).digest()
+    return ordered, int.from_bytes(digest[:8], "big")
 
 
 class RunningElo:

@@ -312,3 +312,15 @@ def test_the_ratings_table_names_its_prior_in_the_caption() -> None:
     sets = [[{"a": 1, "b": 2}, {"b": 1, "a": 2}], [{"a": 1, "b": 2}, {"a": 1, "b": 2}]]
     Console(file=out, width=200).print(ratings_table("g", rate(sets, prior=0.25, samples=20), prior=0.25))
     assert "prior 0.25 virtual draws per pair of bots that met" in out.getvalue()
+
+
+def test_the_same_results_read_in_another_order_give_the_same_intervals() -> None:
+    """The terminal, the web page and --format json read the sets in different orders."""
+    sets = [
+        RatedSet("t", ("a", "b", "c"), ({"a": 1, "b": 2, "c": 3}, {"b": 1, "a": 2, "c": 3})),
+        RatedSet("t", ("a", "b", "c"), ({"c": 1, "a": 2, "b": 3}, {"a": 1, "c": 2, "b": 3})),
+        RatedSet("t", ("a", "b", "d"), ({"a": 1, "d": 2, "b": 3}, {"d": 1, "b": 2, "a": 3})),
+        RatedSet("t", ("b", "c", "d"), ({"b": 1, "c": 2, "d": 3}, {"c": 1, "d": 2, "b": 2})),
+        RatedSet("t", ("a", "c", "d"), ({"a": 1, "c": 2, "d": 3}, {"d": 1, "a": 2, "c": 3})),
+    ]
+    assert rate(sets, samples=200) == rate(sets[::-1], samples=200) == rate(sets[2:] + sets[:2], samples=200)
