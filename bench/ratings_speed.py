@@ -106,10 +106,8 @@ def main() -> None:
             )
             versus = f"; max |Elo or bound - this tree's| {gap:.1e}"
         load_now = " ".join(f"{value:.1f}" for value in os.getloadavg())
-        print(
-            f"{bots} bots, {matches} results: {seconds:.2f} s (point fit {fit_s:.3f} s; load {load_now}){versus}",
-            flush=True,
-        )
+        figures = f"point fit {fit_s:.3f} s; load {load_now}"
+        print(f"{bots} bots, {matches} results: {seconds:.2f} s ({figures}){versus}", flush=True)
 
 
 if __name__ == "__main__":

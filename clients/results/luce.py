@@ -56,7 +56,8 @@ class Counts:
 
     def total(self) -> Floats:
         """One row: every part counted once."""
-        return np.bincount(self.columns, weights=self.values, minlength=self.slots)[None, :]
+        total: Floats = np.bincount(self.columns, weights=self.values, minlength=self.slots).astype(float)
+        return total[None, :]
 
     def weighted(self, weights: Floats) -> Floats:
         """A row of counts per row of ``weights`` (how often each part is counted)."""
@@ -97,7 +98,9 @@ class Evidence:
         )
         self.held = np.array(held, dtype=np.intp).reshape(-1, 4)  # (pair, field, its seats k < m)
         _, self.held_starts = np.unique(self.held[:, 0], return_index=True)
-        over = [(f, k, m) for f, among in enumerate(fields) for k in range(len(among)) for m in range(len(among))]
+        over = [
+            (f, k, m) for f, among in enumerate(fields) for k in range(len(among)) for m in range(len(among))
+        ]
         self.over = np.array([item for item in over if item[1] != item[2]], dtype=np.intp).reshape(-1, 3)
 
     def counts(self, parts: Sequence[Mapping[Choice, float]]) -> Counts:
@@ -192,7 +195,7 @@ class Evidence:
         values = np.asarray(values, dtype=float)
         rows, players = len(values), len(self.bots)
         at = np.arange(rows)[:, None, None] * (players + 1) + self.members
-        total = np.bincount(at.ravel(), weights=values.ravel(), minlength=rows * (players + 1))
+        total = np.bincount(at.ravel(), weights=values.ravel(), minlength=rows * (players + 1)).astype(float)
         summed: Floats = total.reshape(rows, players + 1)[:, :players]
         return summed
 
@@ -239,11 +242,13 @@ class Evidence:
             np.concatenate([at + self.pairs[:, 0], at + self.pairs[:, 1]], axis=1).ravel(),
             weights=np.concatenate([flow, -flow], axis=1).ravel(),
             minlength=rows * players,
-        )
+        ).astype(float)
         product: Floats = total.reshape(rows, players)
         return product
 
-    def _conjugate_gradients(self, weight: Floats, linked: Indices, grad: Floats, tolerance: Floats) -> Floats:
+    def _conjugate_gradients(
+        self, weight: Floats, linked: Indices, grad: Floats, tolerance: Floats
+    ) -> Floats:
         """The Newton step, to ``tolerance`` of the gradient's size (per row), by conjugate
         gradients preconditioned by the diagonal. As the dense step does, the averaging over
         each group is added to the information matrix: it is then regular, and rounding cannot

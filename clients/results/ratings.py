@@ -261,8 +261,11 @@ def rate(
     per_set = [merged(choices(places, model) for places in rated.matches) for rated in sets]
     evidence = Evidence(choice for part in per_set for choice in part)
     counts = evidence.counts(per_set)
-    strengths = _full_fit(evidence, counts, prior)
-    draws = _bootstrap(sets, evidence, counts, strengths, prior, samples, seed, resample, True, progress)
+    anchor = Anchor(evidence.bots, sets)
+    strengths = anchor(_full_fit(evidence, counts, prior)[None, :])[0]
+    draws = _bootstrap(
+        sets, evidence, counts, strengths, prior, samples, seed, resample, True, progress, anchor
+    )
     column = {bot: i for i, bot in enumerate(evidence.bots)}
     elo = {bot: float(ANCHOR + SCALE * strengths[i]) for bot, i in column.items()}
     groups = sorted(_groups(sets), key=lambda group: (-len(group), min(group)))
@@ -283,6 +286,7 @@ def rate(
 
 def results_seed(sets: Sequence[RatedSet]) -> tuple[list[RatedSet], int]:
     """The sets in a canonical order and a seed drawn from their content (SHA-256)."""
+
     def key(rated: RatedSet) -> tuple[object, ...]:
         return rated.tournament, rated.group, tuple(tuple(sorted(places.items())) for places in rated.matches)
 
@@ -328,8 +332,9 @@ def bootstrap(
     counts = evidence.counts(per_set)
     if samples <= 0 or len(sets) < 2:
         return []
-    strengths = _full_fit(evidence, counts, prior)
-    draws = _bootstrap(sets, evidence, counts, strengths, prior, samples, seed, resample, few)
+    anchor = Anchor(evidence.bots, sets)
+    strengths = anchor(_full_fit(evidence, counts, prior)[None, :])[0]
+    draws = _bootstrap(sets, evidence, counts, strengths, prior, samples, seed, resample, few, anchor=anchor)
     return [
         {bot: float(value) for bot, value in zip(evidence.bots, draw, strict=True) if not math.isnan(value)}
         for draw in draws
@@ -347,6 +352,7 @@ def _bootstrap(
     resample: Resample,
     few: bool,
     progress: Progress | None = None,
+    anchor: Anchor | None = None,
 ) -> Floats:
     """The bootstrap's draws on the Elo scale, one row each (NaN for a bot absent from it);
     resamples drawn from ``random.Random(seed)`` exactly as one refit at a time drew them, so a
@@ -377,11 +383,54 @@ def _bootstrap(
         kept.append(strengths[finite])  # prior 0 and no finite maximum: no evidence in that one
         if progress:
             progress(min(done + chunk, samples), samples)
-    draws = ANCHOR + SCALE * np.concatenate(kept)
+    fitted = np.concatenate(kept)
+    draws = ANCHOR + SCALE * (anchor(fitted) if anchor else fitted)
     if not few:
         return draws
     centre = ANCHOR + SCALE * estimate
     return centre + _widening(units) * (draws - centre)
+
+
+ESTABLISHED = 0.25
+"""A bot with at least this share of the matches of its group's median bot is established."""
+
+
+class Anchor:
+    """Where 1500 is: each group's *established* bots average 1500 (those with at least a quarter
+    of the matches of the group's median bot). A newcomer, until then, moves nobody: anchored on
+    every bot, one weak newcomer's few sets moved two unchanged bots up by 450-550 Elo on a
+    ladder. The same rule in tournaments (every bot there plays alike: all are established),
+    ladders and ``croupier ratings``."""
+
+    def __init__(self, bots: Sequence[str], sets: Sequence[RatedSet]) -> None:
+        played: dict[str, int] = defaultdict(int)
+        for rated in sets:
+            for places in rated.matches:
+                for bot in places:
+                    played[bot] += 1
+        column = {bot: i for i, bot in enumerate(bots)}
+        self.groups: list[tuple[list[int], list[int]]] = []
+        for group in _groups(sets):
+            members = sorted(column[bot] for bot in group if bot in column)
+            median = float(np.median([played[bot] for bot in group]))
+            chosen = sorted(
+                column[bot] for bot in group if bot in column and played[bot] >= ESTABLISHED * median
+            )
+            self.groups.append((members, chosen))
+
+    def __call__(self, strengths: Floats) -> Floats:
+        """Natural-log strengths (a row each) moved so that each group's established bots present
+        in a row average 0 there."""
+        out = strengths.copy()
+        for members, chosen in self.groups:
+            values = strengths[:, chosen]
+            present = ~np.isnan(values)
+            count = present.sum(axis=1)
+            mean = np.where(
+                count > 0, np.where(present, values, 0.0).sum(axis=1) / np.maximum(count, 1), np.nan
+            )
+            out[:, members] = strengths[:, members] - mean[:, None]
+        return out
 
 
 T_975 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228)
