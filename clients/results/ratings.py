@@ -23,21 +23,20 @@ of their head-to-head score than they made, on fresh sets too; a tenth
 leaves the twins' intervals as honest as before (bench/rating_calibration.py,
 docs/tournaments.md).
 
-Bots that no chain of matches links are separate groups, each anchored at a
-mean of 1500: their ratings cannot be compared, and no LOS is given between
-groups. 95% intervals come from a bootstrap over duplicate sets (all rotations
-of one deal, the unit that carries the luck of the cards), or over groups of
-bots and their sets in two stages; the likelihood of superiority (LOS) of a bot
-over the next one down is the share of bootstrap samples in which it stays
-ahead. ``RunningElo`` is the classic order-dependent update, only for the live
-display.
+Bots that no chain of matches links are separate groups, each anchored on its
+own (``Anchor``: its established bots average 1500): their ratings cannot be
+compared, and no LOS is given between groups. 95% intervals come from a
+bootstrap over duplicate sets (all rotations of one deal, the unit that
+carries the luck of the cards), or over groups of bots and their sets in two
+stages; the likelihood of superiority (LOS) of a bot over the next one down is
+the share of bootstrap samples in which it stays ahead. ``RunningElo`` is the
+classic order-dependent update, only for the live display.
 
-The fit is Newton's method on numpy arrays, every bootstrap sample at once: each choice is a
-column, a sample is a row of weights over the duplicate sets, and the samples start from the
-full fit. numpy is a runtime dependency for it: the runner and the web viewer rate on the
-runtime install, and 1,000 refits a game in pure Python kept the demo silent for ~35 s
-(bench/ratings_speed.py). A hand-vectorised pure-Python solver could not come near, and two
-solvers would be two things to keep identical.
+The fit is Newton's method on numpy arrays (luce.py, which says why not choix), every
+bootstrap sample at once, in work proportional to the choices: a sample is a row of weights over
+the duplicate sets, and the samples start from the full fit. The bootstrap is seeded from the
+results (``results_seed``) unless a seed is given. numpy is a runtime dependency for it: the
+runner and the web viewer rate on the runtime install.
 """
 
 from __future__ import annotations
