@@ -1,25 +1,26 @@
-"""How long the ratings take where users wait for them: the demo's results, and 10x them.
+"""How long a ratings table takes as the pool grows: matches in proportion to bots.
 
-Usage: python -m bench.ratings_speed [--scale 1 10] [--samples 1000] [--module PATH]
+Usage: python -m bench.ratings_speed [--bots 4,16,64,256,1000] [--samples 1000] [--module PATH]
 
-The results have the shape of `make run`'s (tournaments/demo.toml): 4 bots, 4 games, 192
-matches: three games at 3 seats (every group of 3 of the 4 bots, 2 rounds, 6 Williams rotations a
-deal: 48 matches) and Pair Battle at 2 (every pair, 2 rounds of 2 deals, 2 rotations: 48). The
-rankings are drawn, reproducibly, from Plackett-Luce with the heuristic bots ~350 Elo above the
-random ones and a shared place now and then: the ratings' cost depends on the shape, not on
-who won. ``--scale 10`` plays 10x the rounds (1,920 matches).
+Per size N: one three-seat game, 8 duplicate sets a bot (N * 8 / 3 sets of 3 bots drawn at random,
+6 Williams rotations each: the shape of a tournament's or a ladder's results), the rankings drawn
+reproducibly from Plackett-Luce with strengths spread like a real pool's (1 natural-log unit,
+174 Elo, standard deviation) and a shared place one time in ten. Timed: ``rate`` as the CLI calls
+it (Plackett-Luce, a bootstrap of ``--samples`` resamples of the sets, the default prior), which
+is what the runner, ``croupier ratings``, the web standings and the ladder wait for. One line a
+size: ``N bots, R results: S s`` (R the matches), then the point fit's share of it.
 
-Per scale it prints the seconds, over the four games, of the point fits (``fit``), of the
-bootstrap (``bootstrap``, ``--samples`` of them) and of the whole table (``rate``: both, and what
-the runner prints). ``--module PATH`` times another copy of ratings.py instead (main's, checked out
-in a temporary worktree: the before figures), and prints how far its tables are from this one's.
-Figures are printed, never asserted.
+``--module PATH`` times another copy of ratings.py instead (main's, from a temporary worktree: the
+before figures) and prints how far its table is from this tree's. The machine's load is printed
+first and last: run the two side by side. Figures are printed, never asserted.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib.util
+import math
+import os
 import random
 import sys
 import time
@@ -29,36 +30,32 @@ from typing import Any
 
 from bench.harness import machine
 from croupier.clients.results import ratings
-from croupier.clients.results.schedule import game_schedule
 
-BOTS = ("heuristic-1", "heuristic-2", "random-1", "random-2")
-DEMO = (("chinese_ten", 3, 1), ("spoil_five", 3, 1), ("platinum_fish", 3, 1), ("pair_battle", 2, 2))
-"""(game, seats, deals a round), as tournaments/demo.toml."""
-ROUNDS = 2
-STRENGTH = {"heuristic-1": 2.0, "heuristic-2": 2.0, "random-1": 0.0, "random-2": 0.0}
-"""Natural-log strengths: 2 is 347 Elo."""
+SETS_PER_BOT = 8
+SEATS = 3
+ROTATIONS = 6
+SPREAD = 1.0
+"""Standard deviation of the bots' natural-log strengths."""
 
 
-def demo_results(scale: int, module: ModuleType) -> dict[str, list[Any]]:
-    """Per game, its duplicate sets as ``module.RatedSet``s."""
-    rng = random.Random(2026)
-    out: dict[str, list[Any]] = {}
-    for game, seats, deals in DEMO:
-        schedule = game_schedule(game, BOTS, seats, ROUNDS * scale, deals, seed=2026, secret=bytes(32))
-        out[game] = [
-            module.RatedSet(
-                "demo", tuple(sorted(duplicate.bots)), tuple(ranking(m.seats, rng) for m in duplicate.matches)
-            )
-            for duplicate in schedule
-        ]
-    return out
+def results(bots: int, module: ModuleType) -> list[Any]:
+    """The duplicate sets of a pool of ``bots``, as ``module.RatedSet``s."""
+    rng = random.Random(2026 + bots)
+    names = [f"bot{number:04d}" for number in range(bots)]
+    strength = {name: rng.gauss(0.0, SPREAD) for name in names}
+    sets = []
+    for _ in range(max(1, round(bots * SETS_PER_BOT / SEATS))):
+        group = tuple(sorted(rng.sample(names, min(SEATS, bots))))
+        matches = tuple(ranking(group, strength, rng) for _ in range(ROTATIONS))
+        sets.append(module.RatedSet("bench", group, matches))
+    return sets
 
 
-def ranking(bots: tuple[str, ...], rng: random.Random) -> dict[str, int]:
+def ranking(bots: tuple[str, ...], strength: dict[str, float], rng: random.Random) -> dict[str, int]:
     """Places drawn from Plackett-Luce; one time in ten two neighbours share a place."""
     left, order = list(bots), []
     while left:
-        weights = [2.718281828 ** STRENGTH[bot] for bot in left]
+        weights = [math.exp(strength[bot]) for bot in left]
         order.append(left.pop(rng.choices(range(len(left)), weights)[0]))
     places = {bot: place for place, bot in enumerate(order, 1)}
     if rng.random() < 0.1:
@@ -77,49 +74,40 @@ def load(path: Path) -> ModuleType:
     return module
 
 
-def timed(call: Any, *args: Any) -> tuple[float, Any]:
+def timed(call: Any, *args: Any, **kwargs: Any) -> tuple[float, Any]:
     started = time.perf_counter()
-    result = call(*args)
+    result = call(*args, **kwargs)
     return time.perf_counter() - started, result
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument(
-        "--scale", type=int, nargs="+", default=[1, 10], help="x the demo (default %(default)s)"
-    )
+    parser.add_argument("--bots", default="4,16,64,256,1000", help="pool sizes (default %(default)s)")
     parser.add_argument("--samples", type=int, default=ratings.DEFAULT_SAMPLES, help="default %(default)s")
     parser.add_argument("--module", type=Path, help="time this ratings.py instead (e.g. main's)")
     args = parser.parse_args()
+    sizes = [int(size) for size in args.bots.split(",")]
     module = load(args.module) if args.module else ratings
     print(f"# {machine()}")
-    print(f"# {module.__file__}, {args.samples} bootstrap samples, prior 1 (the old default) throughout")
-    print("scale matches  fit (s)  bootstrap (s)  rate (s)  max |Elo - this tree's|")
-    for scale in args.scale:
-        games = demo_results(scale, module)
-        fit_s = boot_s = rate_s = 0.0
-        gap = 0.0
-        for sets in games.values():
-            evidence = module.merged(
-                module.choices(places, module.DEFAULT_MODEL) for rated in sets for places in rated.matches
+    print(f"# {module.__file__}: Plackett-Luce, {args.samples} bootstrap samples over sets, default prior")
+    for bots in sizes:
+        sets = results(bots, module)
+        matches = sum(len(rated.matches) for rated in sets)
+        evidence = module.merged(
+            module.choices(places, module.DEFAULT_MODEL) for rated in sets for places in rated.matches
+        )
+        fit_s, _ = timed(module.fit, evidence)
+        seconds, table = timed(module.rate, sets, samples=args.samples, seed=0)
+        versus = ""
+        if module is not ratings:
+            ours = {r.bot: r for r in ratings.rate(results(bots, ratings), samples=args.samples, seed=0)}
+            gap = max(
+                max(abs(row.elo - ours[row.bot].elo), abs(row.low - ours[row.bot].low)) for row in table
             )
-            seconds, _ = timed(module.fit, evidence, 1.0)
-            fit_s += seconds
-            seconds, _ = timed(module.bootstrap, sets, 1.0, args.samples)
-            boot_s += seconds
-            seconds, table = timed(module.rate, sets, 1.0, args.samples)
-            rate_s += seconds
-            if module is not ratings:
-                same = [ratings.RatedSet(s.tournament, s.group, s.matches) for s in sets]
-                ours = {r.bot: r for r in ratings.rate(same, 1.0, args.samples)}
-                for row in table:
-                    mine = ours[row.bot]
-                    gap = max(
-                        gap, abs(row.elo - mine.elo), abs(row.low - mine.low), abs(row.high - mine.high)
-                    )
-        matches = sum(len(rated.matches) for sets in games.values() for rated in sets)
-        versus = f"{gap:.1e} (Elo, 95% bounds)" if module is not ratings else "-"
-        print(f"{scale:5d} {matches:7d} {fit_s:8.3f} {boot_s:14.2f} {rate_s:9.2f}  {versus}", flush=True)
+            versus = f"; max |Elo or bound - this tree's| {gap:.1e}"
+        load_now = " ".join(f"{value:.1f}" for value in os.getloadavg())
+        figures = f"point fit {fit_s:.3f} s; load {load_now}"
+        print(f"{bots} bots, {matches} results: {seconds:.2f} s ({figures}){versus}", flush=True)
 
 
 if __name__ == "__main__":

@@ -228,6 +228,7 @@ def _ratings(
         "resample": args.bootstrap.value,
         "samples": args.samples,
         "prior": DEFAULT_PRIOR,
+        "seed": "results",  # the bootstrap seeded from the results (ratings.results_seed)
         "games": tables,
     }
 

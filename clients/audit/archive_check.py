@@ -395,6 +395,7 @@ def _ratings(archive: Archive) -> Iterator[str]:
             samples=settings["samples"],
             model=Model(settings["model"]),
             resample=Resample(settings["resample"]),
+            seed=None if settings.get("seed") == "results" else 0,  # older archives: seed 0
         )
         ours = {rating.bot: rating for rating in table}
         theirs = {row["bot"]: row for row in settings["games"].get(game, [])}

@@ -23,26 +23,26 @@ of their head-to-head score than they made, on fresh sets too; a tenth
 leaves the twins' intervals as honest as before (bench/rating_calibration.py,
 docs/tournaments.md).
 
-Bots that no chain of matches links are separate groups, each anchored at a
-mean of 1500: their ratings cannot be compared, and no LOS is given between
-groups. 95% intervals come from a bootstrap over duplicate sets (all rotations
-of one deal, the unit that carries the luck of the cards), or over groups of
-bots and their sets in two stages; the likelihood of superiority (LOS) of a bot
-over the next one down is the share of bootstrap samples in which it stays
-ahead. ``RunningElo`` is the classic order-dependent update, only for the live
-display.
+Bots that no chain of matches links are separate groups, each anchored on its
+own (``Anchor``: its established bots average 1500): their ratings cannot be
+compared, and no LOS is given between groups. 95% intervals come from a
+bootstrap over duplicate sets (all rotations of one deal, the unit that
+carries the luck of the cards), or over groups of bots and their sets in two
+stages; the likelihood of superiority (LOS) of a bot over the next one down is
+the share of bootstrap samples in which it stays ahead. ``RunningElo`` is the
+classic order-dependent update, only for the live display.
 
-The fit is Newton's method on numpy arrays, every bootstrap sample at once: each choice is a
-column, a sample is a row of weights over the duplicate sets, and the samples start from the
-full fit. numpy is a runtime dependency for it: the runner and the web viewer rate on the
-runtime install, and 1,000 refits a game in pure Python kept the demo silent for ~35 s
-(bench/ratings_speed.py). A hand-vectorised pure-Python solver could not come near, and two
-solvers would be two things to keep identical.
+The fit is Newton's method on numpy arrays (luce.py, which says why not choix), every
+bootstrap sample at once, in work proportional to the choices: a sample is a row of weights over
+the duplicate sets, and the samples start from the full fit. The bootstrap is seeded from the
+results (``results_seed``) unless a seed is given. numpy is a runtime dependency for it: the
+runner and the web viewer rate on the runtime install.
 """
 
 from __future__ import annotations
 
 import enum
+import hashlib
 import math
 import random
 from collections import defaultdict
@@ -51,6 +51,8 @@ from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
+
+from croupier.clients.results.luce import Choice, Counts, Evidence, Floats
 
 ANCHOR = 1500.0
 SCALE = 400.0 / math.log(10.0)  # natural-log strengths -> Elo points
@@ -127,19 +129,21 @@ class Tally:
 
     def score(self, bot: str) -> tuple[float, int]:
         """The bot's pairwise points and number of pairwise results."""
-        points, games = 0.0, 0
+        return self.scores().get(bot, (0.0, 0))
+
+    def scores(self) -> dict[str, tuple[float, int]]:
+        """Every bot's pairwise points and number of pairwise results, in one pass."""
+        found: dict[str, tuple[float, int]] = {}
         for (a, b), n in self.games.items():
-            if bot == a:
-                points, games = points + self.points[a, b], games + n
-            elif bot == b:
-                points, games = points + n - self.points[a, b], games + n
-        return points, games
+            points = self.points[a, b]
+            for bot, won in ((a, points), (b, n - points)):
+                before, games = found.get(bot, (0.0, 0))
+                found[bot] = (before + won, games + n)
+        return found
 
 
 # --- choices: what both models are fitted on ----------------------------------------------
 
-Choice = tuple[tuple[str, ...], tuple[str, ...]]
-"""(the bots chosen, the field they were chosen from), both sorted."""
 Choices = defaultdict[Choice, float]
 """How often each choice was made (fractions: a shared pairwise result is half a choice)."""
 
@@ -180,7 +184,7 @@ def fit(evidence: Mapping[Choice, float], prior: float = DEFAULT_PRIOR) -> dict[
     maximum (it won or lost everything against the rest of its group).
     """
     positive = {choice: n for choice, n in evidence.items() if n > 0}
-    arrays = _Evidence(positive)
+    arrays = Evidence(positive)
     strengths = _full_fit(arrays, arrays.counts([positive]), prior)
     return {bot: float(ANCHOR + SCALE * strengths[i]) for i, bot in enumerate(arrays.bots)}
 
@@ -236,24 +240,35 @@ def rate(
     duplicate_sets: Sequence[RatedSet | Sequence[Places]],
     prior: float = DEFAULT_PRIOR,
     samples: int = DEFAULT_SAMPLES,
-    seed: int = 0,
+    seed: int | None = None,
     model: Model = DEFAULT_MODEL,
     resample: Resample = DEFAULT_RESAMPLE,
     progress: Progress | None = None,
 ) -> list[Rating]:
-    """The ratings table of one game, group by group, best first, from its duplicate sets."""
+    """The ratings table of one game, group by group, best first, from its duplicate sets.
+
+    ``seed`` None (every caller's default): the bootstrap is seeded from the results themselves
+    and draws from them in a canonical order, so that the same results give the same intervals
+    wherever they are rated (terminal, web page, JSON, archive), in whatever order they were read.
+    """
     sets = [_rated_set(item) for item in duplicate_sets]
+    if seed is None:
+        sets, seed = results_seed(sets)
     tally = Tally(places for rated in sets for places in rated.matches)
     if not tally.bots:
         return []
     per_set = [merged(choices(places, model) for places in rated.matches) for rated in sets]
-    evidence = _Evidence(choice for part in per_set for choice in part)
+    evidence = Evidence(choice for part in per_set for choice in part)
     counts = evidence.counts(per_set)
-    strengths = _full_fit(evidence, counts, prior)
-    draws = _bootstrap(sets, evidence, counts, strengths, prior, samples, seed, resample, True, progress)
+    anchor = Anchor(evidence.bots, sets)
+    strengths = anchor(_full_fit(evidence, counts, prior)[None, :])[0]
+    draws = _bootstrap(
+        sets, evidence, counts, strengths, prior, samples, seed, resample, True, progress, anchor
+    )
     column = {bot: i for i, bot in enumerate(evidence.bots)}
     elo = {bot: float(ANCHOR + SCALE * strengths[i]) for bot, i in column.items()}
     groups = sorted(_groups(sets), key=lambda group: (-len(group), min(group)))
+    scores = tally.scores()
     table = []
     for number, group in enumerate(groups):
         order = sorted(group, key=lambda bot: (-round(elo[bot] / TIE), bot))
@@ -263,9 +278,20 @@ def rate(
             low, high = (float(q) for q in np.quantile(own, (0.025, 0.975))) if own.size else (None, None)
             below = column[order[rank + 1]] if rank + 1 < len(order) else None
             los = _los(draws[:, column[bot]], draws[:, below]) if below is not None else None
-            points, games = tally.score(bot)
+            points, games = scores[bot]
             table.append(Rating(bot, elo[bot], low, high, los, points, games, number))
     return table
+
+
+def results_seed(sets: Sequence[RatedSet]) -> tuple[list[RatedSet], int]:
+    """The sets in a canonical order and a seed drawn from their content (SHA-256)."""
+
+    def key(rated: RatedSet) -> tuple[object, ...]:
+        return rated.tournament, rated.group, tuple(tuple(sorted(places.items())) for places in rated.matches)
+
+    ordered = sorted(sets, key=key)
+    digest = hashlib.sha256(repr([key(rated) for rated in ordered]).encode()).digest()
+    return ordered, int.from_bytes(digest[:8], "big")
 
 
 class RunningElo:
@@ -301,12 +327,13 @@ def bootstrap(
     or of the groups and then of each drawn group's sets; widened for few of them (``widen``)
     unless ``few`` is false (the plain bootstrap, for comparison)."""
     per_set = [merged(choices(places, model) for places in rated.matches) for rated in sets]
-    evidence = _Evidence(choice for part in per_set for choice in part)
+    evidence = Evidence(choice for part in per_set for choice in part)
     counts = evidence.counts(per_set)
     if samples <= 0 or len(sets) < 2:
         return []
-    strengths = _full_fit(evidence, counts, prior)
-    draws = _bootstrap(sets, evidence, counts, strengths, prior, samples, seed, resample, few)
+    anchor = Anchor(evidence.bots, sets)
+    strengths = anchor(_full_fit(evidence, counts, prior)[None, :])[0]
+    draws = _bootstrap(sets, evidence, counts, strengths, prior, samples, seed, resample, few, anchor=anchor)
     return [
         {bot: float(value) for bot, value in zip(evidence.bots, draw, strict=True) if not math.isnan(value)}
         for draw in draws
@@ -315,8 +342,8 @@ def bootstrap(
 
 def _bootstrap(
     sets: Sequence[RatedSet],
-    evidence: _Evidence,
-    counts: Floats,
+    evidence: Evidence,
+    counts: Counts,
     estimate: Floats,
     prior: float,
     samples: int,
@@ -324,6 +351,7 @@ def _bootstrap(
     resample: Resample,
     few: bool,
     progress: Progress | None = None,
+    anchor: Anchor | None = None,
 ) -> Floats:
     """The bootstrap's draws on the Elo scale, one row each (NaN for a bot absent from it);
     resamples drawn from ``random.Random(seed)`` exactly as one refit at a time drew them, so a
@@ -347,18 +375,61 @@ def _bootstrap(
                 row.extend(cluster[rng.randrange(len(cluster))] for _ in cluster)
             picked.append(np.bincount(row, minlength=len(sets)))
         weights = np.array(picked, dtype=float)
-    chunk = max(1, min(CHUNK, CELLS // evidence.chosen.size))  # bounded (samples x choices x bots)
+    chunk = max(1, min(CHUNK, CELLS // evidence.members.size))  # bounded (samples x choices x seats)
     kept = []
     for done in range(0, samples, chunk):
-        strengths, finite = evidence.fit(weights[done : done + chunk] @ counts, prior, estimate)
+        strengths, finite = evidence.fit(counts.weighted(weights[done : done + chunk]), prior, estimate)
         kept.append(strengths[finite])  # prior 0 and no finite maximum: no evidence in that one
         if progress:
             progress(min(done + chunk, samples), samples)
-    draws = ANCHOR + SCALE * np.concatenate(kept)
+    fitted = np.concatenate(kept)
+    draws = ANCHOR + SCALE * (anchor(fitted) if anchor else fitted)
     if not few:
         return draws
     centre = ANCHOR + SCALE * estimate
     return centre + _widening(units) * (draws - centre)
+
+
+ESTABLISHED = 0.25
+"""A bot with at least this share of the matches of its group's median bot is established."""
+
+
+class Anchor:
+    """Where 1500 is: each group's *established* bots average 1500 (those with at least a quarter
+    of the matches of the group's median bot). A newcomer, until then, moves nobody: anchored on
+    every bot, one weak newcomer's few sets moved two unchanged bots up by 450-550 Elo on a
+    ladder. The same rule in tournaments (every bot there plays alike: all are established),
+    ladders and ``croupier ratings``."""
+
+    def __init__(self, bots: Sequence[str], sets: Sequence[RatedSet]) -> None:
+        played: dict[str, int] = defaultdict(int)
+        for rated in sets:
+            for places in rated.matches:
+                for bot in places:
+                    played[bot] += 1
+        column = {bot: i for i, bot in enumerate(bots)}
+        self.groups: list[tuple[list[int], list[int]]] = []
+        for group in _groups(sets):
+            members = sorted(column[bot] for bot in group if bot in column)
+            median = float(np.median([played[bot] for bot in group]))
+            chosen = sorted(
+                column[bot] for bot in group if bot in column and played[bot] >= ESTABLISHED * median
+            )
+            self.groups.append((members, chosen))
+
+    def __call__(self, strengths: Floats) -> Floats:
+        """Natural-log strengths (a row each) moved so that each group's established bots present
+        in a row average 0 there."""
+        out = strengths.copy()
+        for members, chosen in self.groups:
+            values = strengths[:, chosen]
+            present = ~np.isnan(values)
+            count = present.sum(axis=1)
+            mean = np.where(
+                count > 0, np.where(present, values, 0.0).sum(axis=1) / np.maximum(count, 1), np.nan
+            )
+            out[:, members] = strengths[:, members] - mean[:, None]
+        return out
 
 
 T_975 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228)
@@ -402,14 +473,26 @@ def _rated_set(item: RatedSet | Sequence[Places]) -> RatedSet:
 
 
 def _groups(sets: Sequence[RatedSet]) -> list[set[str]]:
-    """The bots each chain of matches links."""
-    groups: list[set[str]] = []
+    """The bots each chain of matches links (union-find: one pass over the matches)."""
+    parent: dict[str, str] = {}
+
+    def root(bot: str) -> str:
+        while parent[bot] != bot:
+            parent[bot] = parent[parent[bot]]
+            bot = parent[bot]
+        return bot
+
     for rated in sets:
         for places in rated.matches:
-            linked = [group for group in groups if group & places.keys()]
-            merged = set(places).union(*linked)
-            groups = [group for group in groups if group not in linked] + [merged]
-    return groups
+            bots = sorted(places)
+            for bot in bots:
+                parent.setdefault(bot, bot)
+            for bot in bots[1:]:
+                parent[root(bot)] = root(bots[0])
+    groups: dict[str, set[str]] = {}
+    for bot in parent:
+        groups.setdefault(root(bot), set()).add(bot)
+    return list(groups.values())
 
 
 def _randrange(rng: random.Random, n: int, count: int) -> npt.NDArray[np.intp]:
@@ -442,142 +525,18 @@ def _los(upper: Floats, lower: Floats) -> float | None:
     return float(np.mean(np.where(gap > TIE, 1.0, np.where(gap < -TIE, 0.0, 0.5))))
 
 
-# --- the numerical fit: many at once ----------------------------------------------------
+# --- the numerical fit: luce.py ---------------------------------------------------------
 
-Floats = npt.NDArray[np.float64]
-Flags = npt.NDArray[np.bool_]
 CHUNK = 100
 """Bootstrap samples fitted together: a progress report every 100."""
 CELLS = 1 << 22
-"""At most this many (samples x choices x bots) cells at a time."""
+"""At most this many (samples x choices x seats) cells at a time."""
 
 
-class _Evidence:
-    """Choices as matrices over one sorted list of bots, so that many fits (the bootstrap's
-    samples) run as one, a row of choice counts each. Column c is a choice: ``chosen[c]`` marks
-    the bots chosen, ``field[c]`` those they were chosen from. Every pair of bots that share a
-    field also has its two one-of-two choices, where the prior puts its virtual draws."""
-
-    def __init__(self, found: Iterable[Choice]) -> None:
-        keys = set(found)
-        pairs = sorted({(a, b) for _, among in keys for i, a in enumerate(among) for b in among[i + 1 :]})
-        keys.update(((bot,), pair) for pair in pairs for bot in pair)
-        self.choices = sorted(keys)
-        self.bots = sorted({bot for _, among in self.choices for bot in among})
-        column = {choice: c for c, choice in enumerate(self.choices)}
-        index = {bot: i for i, bot in enumerate(self.bots)}
-        shape = (len(self.choices), len(self.bots))
-        self.chosen, self.field = np.zeros(shape), np.zeros(shape)
-        for c, (chosen, among) in enumerate(self.choices):
-            self.chosen[c, [index[bot] for bot in chosen]] = 1.0
-            self.field[c, [index[bot] for bot in among]] = 1.0
-        self.picks = self.chosen.sum(axis=1)
-        self.pairs = np.array([(index[a], index[b]) for a, b in pairs], dtype=np.intp).reshape(-1, 2)
-        self.holds = self.field[:, self.pairs[:, 0]] * self.field[:, self.pairs[:, 1]]  # field c has pair q
-        self.virtual = np.zeros((len(pairs), len(self.choices)))  # half a draw each way per pair
-        for q, (a, b) in enumerate(pairs):
-            self.virtual[q, [column[(a,), (a, b)], column[(b,), (a, b)]]] = 0.5
-        # (c, i, j): in choice c, i was chosen over j
-        self.over = (self.chosen[:, :, None] * self.field[:, None, :]).reshape(shape[0], shape[1] ** 2)
-
-    def counts(self, parts: Sequence[Mapping[Choice, float]]) -> Floats:
-        """One row of choice counts per part (a duplicate set's choices, say)."""
-        column = {choice: c for c, choice in enumerate(self.choices)}
-        out = np.zeros((len(parts), len(self.choices)))
-        for row, part in enumerate(parts):
-            for choice, times in part.items():
-                out[row, column[choice]] += times
-        return out
-
-    def fit(self, counts: Floats, prior: float, start: Floats | None = None) -> tuple[Floats, Flags]:
-        """Natural-log strengths, a row per row of ``counts`` (NaN for a bot absent from it), each
-        linked group's mean 0; and which rows have a finite maximum (all of them with a prior)."""
-        if prior < 0:
-            raise ValueError(f"the prior is a number of virtual draws, not {prior}")
-        rows, players = len(counts), len(self.bots)
-        if not players:
-            return np.zeros((rows, 0)), np.ones(rows, dtype=bool)
-        real = (counts > 0).astype(float)
-        met = (real @ self.holds) > 0
-        n = counts * real + prior * (met @ self.virtual)
-        adjacent = np.zeros((rows, players, players), dtype=bool)
-        adjacent[:, self.pairs[:, 0], self.pairs[:, 1]] = adjacent[:, self.pairs[:, 1], self.pairs[:, 0]] = (
-            met
-        )
-        linked = _closure(adjacent)
-        finite: Flags = np.ones(rows, dtype=bool)
-        if not prior:  # finite only if, within each group, everyone was chosen over everyone, by a chain
-            beats = _closure((real @ self.over).reshape(rows, players, players) > 0)
-            finite = np.all(beats | ~linked, axis=(1, 2))
-        mean = linked / linked.sum(axis=2, keepdims=True)  # averages over each bot's group
-        r = np.zeros((rows, players)) if start is None else np.tile(np.nan_to_num(start), (rows, 1))
-        r = self._newton(r, n, mean)
-        r -= (mean @ r[..., None])[..., 0]
-        r[(real @ self.field) == 0] = np.nan
-        return r, finite
-
-    def _newton(self, r: Floats, n: Floats, mean: Floats) -> Floats:
-        """Maximise each row's log-likelihood by Newton's method with backtracking. It is concave
-        and flat only along each group's common offset: ``mean`` added to the information matrix
-        takes the steps that keep the groups' means where they are."""
-        current = self._log_likelihood(r, n)
-        active = np.arange(len(r))
-        for _ in range(100):
-            grad, info = self._derivatives(r[active], n[active])
-            going = np.abs(grad).max(axis=1, initial=0.0) >= 1e-10
-            active, grad, info = active[going], grad[going], info[going]
-            if not active.size:
-                break
-            step = np.linalg.solve(info + mean[active], grad[..., None])[..., 0]
-            scale = np.ones(len(active))
-            trial = r[active] + step
-            value = self._log_likelihood(trial, n[active])
-            worse = value < current[active] - 1e-12
-            while worse.any():
-                scale[worse] /= 2
-                trial[worse] = r[active[worse]] + scale[worse, None] * step[worse]
-                value[worse] = self._log_likelihood(trial[worse], n[active[worse]])
-                worse &= (value < current[active] - 1e-12) & (scale >= 1e-6)
-            r[active], current[active] = trial, value
-        return r
-
-    def _shares(self, r: Floats) -> tuple[Floats, Floats]:
-        """Each bot's chance to be picked from each choice's field, and log of the field's total."""
-        x = np.where(self.field > 0, r[:, None, :], -np.inf)
-        top = x.max(axis=2, keepdims=True)  # log-sum-exp without overflow
-        weights = np.exp(x - top)
-        total = weights.sum(axis=2, keepdims=True)
-        return weights / total, (top + np.log(total))[..., 0]
-
-    def _log_likelihood(self, r: Floats, n: Floats) -> Floats:
-        _, log_field = self._shares(r)
-        result: Floats = (n * (r @ self.chosen.T - self.picks * log_field)).sum(axis=1)
-        return result
-
-    def _derivatives(self, r: Floats, n: Floats) -> tuple[Floats, Floats]:
-        """The gradient and the information matrix (minus the Hessian)."""
-        shares, _ = self._shares(r)
-        picks = n * self.picks
-        expected = np.einsum("sc,sci->si", picks, shares)
-        spread = (shares * picks[..., None]).transpose(0, 2, 1) @ shares
-        info = -spread
-        diagonal = np.arange(r.shape[1])
-        info[:, diagonal, diagonal] += expected
-        return n @ self.chosen - expected, info
-
-
-def _full_fit(evidence: _Evidence, counts: Floats, prior: float) -> Floats:
-    """The natural-log strengths of all the counts' rows together."""
-    strengths, finite = evidence.fit(counts.sum(axis=0, keepdims=True), prior)
+def _full_fit(evidence: Evidence, counts: Counts, prior: float) -> Floats:
+    """The natural-log strengths of all the counts' parts together."""
+    strengths, finite = evidence.fit(counts.total(), prior)
     if not finite[0]:
         raise ValueError("no finite maximum-likelihood ratings: some bots won or lost all their results")
     full: Floats = strengths[0]
     return full
-
-
-def _closure(adjacent: Flags) -> Flags:
-    """Who reaches whom (reflexively) along ``adjacent``'s links, by repeated squaring."""
-    reach = adjacent | np.eye(adjacent.shape[-1], dtype=bool)
-    for _ in range(max(1, (adjacent.shape[-1] - 1).bit_length())):
-        reach = reach @ reach
-    return reach

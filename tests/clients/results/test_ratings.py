@@ -312,3 +312,40 @@ def test_the_ratings_table_names_its_prior_in_the_caption() -> None:
     sets = [[{"a": 1, "b": 2}, {"b": 1, "a": 2}], [{"a": 1, "b": 2}, {"a": 1, "b": 2}]]
     Console(file=out, width=200).print(ratings_table("g", rate(sets, prior=0.25, samples=20), prior=0.25))
     assert "prior 0.25 virtual draws per pair of bots that met" in out.getvalue()
+
+
+def test_the_same_results_read_in_another_order_give_the_same_intervals() -> None:
+    """The terminal, the web page and --format json read the sets in different orders."""
+    sets = [
+        RatedSet("t", ("a", "b", "c"), ({"a": 1, "b": 2, "c": 3}, {"b": 1, "a": 2, "c": 3})),
+        RatedSet("t", ("a", "b", "c"), ({"c": 1, "a": 2, "b": 3}, {"a": 1, "c": 2, "b": 3})),
+        RatedSet("t", ("a", "b", "d"), ({"a": 1, "d": 2, "b": 3}, {"d": 1, "b": 2, "a": 3})),
+        RatedSet("t", ("b", "c", "d"), ({"b": 1, "c": 2, "d": 3}, {"c": 1, "d": 2, "b": 2})),
+        RatedSet("t", ("a", "c", "d"), ({"a": 1, "c": 2, "d": 3}, {"d": 1, "a": 2, "c": 3})),
+    ]
+    assert rate(sets, samples=200) == rate(sets[::-1], samples=200) == rate(sets[2:] + sets[:2], samples=200)
+
+
+def test_a_weak_newcomer_moves_established_bots_by_less_than_their_interval() -> None:
+    """Anchored on every bot's mean, a newcomer who loses every match drags the mean down and lifts
+    every established bot by about its gap over the pool's size."""
+    rng = random.Random(4)
+    strength = {"a": 1.0, "b": 0.5, "c": 0.0, "d": -0.5}
+    pool = []
+    for _ in range(60):
+        x, y = sorted(rng.sample(sorted(strength), 2))
+        matches = []
+        for _ in range(2):
+            p = 1 / (1 + math.exp(strength[y] - strength[x]))
+            matches.append({x: 1, y: 2} if rng.random() < p else {x: 2, y: 1})
+        pool.append(RatedSet("ladder", (x, y), tuple(matches)))
+    newcomer = [
+        RatedSet("ladder", tuple(sorted((bot, "new"))), ({bot: 1, "new": 2}, {bot: 1, "new": 2}))
+        for bot in ("a", "b", "c", "d", "c")
+    ]
+    before = {r.bot: r for r in rate(pool, samples=300)}
+    after = {r.bot: r for r in rate(pool + newcomer, samples=300)}
+    assert after["new"].elo < min(r.elo for r in before.values()) - 200
+    for bot, rating in before.items():
+        assert rating.low is not None and rating.high is not None
+        assert abs(after[bot].elo - rating.elo) < (rating.high - rating.low) / 2
