@@ -53,6 +53,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
         "play a game between bots (bundled, or any command) on an embedded referee: results and ratings",
     ),
     "register": ("croupier.clients.register", "register a bot on a referee and print its token"),
+    "revoke": ("croupier.clients.revoke", "revoke a version of your bot: its token opens nothing more"),
     "matches": (
         "croupier.clients.results.matches_cli",
         "list the matches in the results database: ids, seats, scores (then croupier replay ID)",

@@ -11,6 +11,13 @@ a fresh nonce and the exact address dialled, keyed by the token), and only at
 that address, so whatever else listens on the port while the referee is down,
 or on [::1] when the referee is on 127.0.0.1, receives nothing. The bot's token is printed
 alone on stdout, for scripts; how to use it goes to stderr.
+
+The name is yours from then on: registering it again (a new version, NAME@2 on a ladder) takes
+the token of one of its live versions, --owner-token or $CROUPIER_OWNER_TOKEN, whoever asks;
+``croupier revoke BOT_ID`` retires a version. On an arena that takes open registrations
+(a ladder file's [registration]), --open registers without any admin token:
+
+    croupier register mybot --server arena.example:50051 --open
 """
 
 from __future__ import annotations
@@ -35,6 +42,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "for a referee on this machine)",
     )
     parser.add_argument(
+        "--owner-token",
+        default=os.environ.get("CROUPIER_OWNER_TOKEN", ""),
+        help="for a new version of a name already registered: the token of one of its live versions "
+        "(default: $CROUPIER_OWNER_TOKEN)",
+    )
+    parser.add_argument(
+        "--open",
+        action="store_true",
+        help="register without the admin token, on a referee that takes open registrations",
+    )
+    parser.add_argument(
         "--data",
         type=Path,
         default=DEFAULT_DATA,
@@ -48,25 +66,30 @@ def run(args: argparse.Namespace) -> int:
     problem = name_problem(args.name)
     if problem is not None:
         return fail(f"croupier register: bot name {problem}", 2)
+    if args.open:
+        return asyncio.run(_register(args.server, "", "", args.name, args.owner_token))
     from croupier.clients.tournament.admin_token import NoAdminToken, find_admin_token
 
     try:
         admin_token, source, server = find_admin_token(args.server, args.admin_token, args.data)
     except NoAdminToken as exc:
         return fail(f"croupier register: {exc}", exc.code)
-    return asyncio.run(_register(server, admin_token, source, args.name))
+    return asyncio.run(_register(server, admin_token, source, args.name, args.owner_token))
 
 
-async def _register(server: str, admin_token: str, source: str, name: str) -> int:
+async def _register(server: str, admin_token: str, source: str, name: str, owner_token: str = "") -> int:
+    """Register ``name``, claimed; without ``admin_token``, as an open registration."""
     import grpc
 
     from croupier.clients.tournament.referee_client import Referee, RefereeError
 
     referee = Referee(server, admin_token)
     try:
-        bot_id, token = await referee.register_bot(name, patience=0.0)  # a referee that is down: say so
+        bot_id, token = await referee.register_bot(  # patience 0: a referee that is down, say so
+            name, patience=0.0, claim=True, owner_token=owner_token
+        )
     except RefereeError as exc:
-        if exc.code in (grpc.StatusCode.PERMISSION_DENIED, grpc.StatusCode.UNAUTHENTICATED):
+        if admin_token and exc.code in (grpc.StatusCode.PERMISSION_DENIED, grpc.StatusCode.UNAUTHENTICATED):
             return fail(
                 f"croupier register: the referee at {server} refused the admin token from {source}: "
                 "is it that referee's?",

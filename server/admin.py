@@ -1,25 +1,63 @@
 """AdminService: registering bots, creating matches, waiting for results (admin token required),
-and the referee's proof that it holds that token (ProveReferee: none required)."""
+the referee's proof that it holds that token (ProveReferee: none required), revoking a bot (its
+owner's token will do), and registering one without a token when the operator opened it."""
 
 from __future__ import annotations
 
+from croupier.server.audience import client_of
 from croupier.server.group import read_addresses
 from croupier.server.referee import Referee, tokens_of
+from croupier.server.registration import Admissions, OpenRegistration
 from croupier.v1 import admin_pb2, match_pb2
-from croupier.wire.errors import Context, FailedPrecondition, InvalidArgument
+from croupier.wire.errors import Context, FailedPrecondition, InvalidArgument, Unauthenticated
+from croupier.wire.names import name_problem
 from croupier.wire.proof import NONCE_BYTES, listens_at, referee_proof
 
 
 class AdminService:
-    def __init__(self, referee: Referee) -> None:
+    def __init__(self, referee: Referee, open_registration: OpenRegistration | None = None) -> None:
         self.referee = referee
+        self.admissions = Admissions(open_registration) if open_registration is not None else None
+        """Open registrations of the last hour; None: RegisterBot needs the admin token."""
 
     async def RegisterBot(
         self, request: admin_pb2.RegisterBotRequest, context: Context
     ) -> admin_pb2.RegisterBotResponse:
-        self.referee.check_admin(tokens_of(context))
-        bot, token = self.referee.register_bot(request.name, request.bot_id, request.token)
+        tokens = tokens_of(context)
+        if tokens or self.admissions is None:
+            if not tokens:
+                raise Unauthenticated(
+                    "this referee takes no open registrations: RegisterBot needs the admin token "
+                    "as croupier-token metadata (ask the arena's organiser)"
+                )
+            self.referee.check_admin(tokens)
+            bot, token = self.referee.register_bot(
+                request.name,
+                request.bot_id,
+                request.token,
+                claim=request.claim,
+                owner_token=request.owner_token,
+            )
+            return admin_pb2.RegisterBotResponse(bot_id=bot.bot_id, token=token)
+        if request.bot_id or request.token:
+            raise InvalidArgument(
+                "an open registration gives a name alone: the referee picks the id and token"
+            )
+        problem = name_problem(request.name)
+        if problem is not None:
+            raise InvalidArgument(f"bot name {problem}")
+        address = client_of(context.peer())
+        self.admissions.check(address)
+        bot, token = self.referee.register_bot(request.name, claim=True, owner_token=request.owner_token)
+        self.admissions.count(address)
         return admin_pb2.RegisterBotResponse(bot_id=bot.bot_id, token=token)
+
+    async def RevokeBot(
+        self, request: admin_pb2.RevokeBotRequest, context: Context
+    ) -> admin_pb2.RevokeBotResponse:
+        """The bot's own token, its owner's or the admin's: checked by the referee."""
+        bot = self.referee.revoke_bot(request.bot_id, tokens_of(context))
+        return admin_pb2.RevokeBotResponse(bot_id=bot.bot_id, name=bot.name)
 
     async def ListBots(
         self, request: admin_pb2.ListBotsRequest, context: Context

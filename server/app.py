@@ -28,6 +28,7 @@ from croupier.server.datafiles import FILE_MODE, OUT_OF_ROOM, private_folder, re
 from croupier.server.group import Siblings
 from croupier.server.metrics import Metrics
 from croupier.server.referee import MAX_TOKEN, MIN_ADMIN_TOKEN, Referee, token_problem
+from croupier.server.registration import OpenRegistration
 from croupier.server.spectator import SpectatorService
 from croupier.v1 import admin_pb2, bots_pb2, spectator_pb2
 from croupier.wire import convert, native
@@ -101,6 +102,7 @@ async def create_server(
     spectators: Limits | None = None,
     unix_socket: Path | None = None,
     group: Path | None = None,
+    open_registration: OpenRegistration | None = None,
 ) -> Croupier:
     """Start a referee on ``address`` (port 0 picks a free port: see ``Croupier.port``).
 
@@ -111,6 +113,7 @@ async def create_server(
     ``unix_socket`` is a path to listen on as well (grpc's ``unix:`` address), which bots in
     containers without a network reach through a mount. ``group`` is the --data of the
     ``croupier serve --workers`` this referee is one worker of (``server.group``).
+    ``open_registration``: RegisterBot without a token, within these limits (None: admin only).
     """
     logs.configure()
     if not address.rpartition(":")[2].isdigit():
@@ -147,7 +150,7 @@ async def create_server(
     implementations: list[object] = [
         BotService(referee),
         SpectatorService(referee, spectators),
-        AdminService(referee),
+        AdminService(referee, open_registration),
     ]
     for service, implementation in zip(SERVICES, implementations, strict=True):
         handlers = method_handlers(service, implementation)

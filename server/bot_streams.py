@@ -64,6 +64,12 @@ class BotService:
         try:
             async for message in _outgoing(session):
                 yield message
+            if session.revoked:
+                await abort(
+                    context,
+                    grpc.StatusCode.PERMISSION_DENIED,
+                    f"bot {session.bot_id} was revoked: its token opens nothing more",
+                )
             if session.overrun:
                 await abort(
                     context,

@@ -23,6 +23,8 @@ from collections.abc import Awaitable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from croupier.server.registration import DEFAULT_PER_ADDRESS, DEFAULT_PER_HOUR, OpenRegistration, limits_of
+
 if TYPE_CHECKING:  # imported in run(): `croupier --help` stays quick
     from croupier.server.app import Croupier, Tls
     from croupier.server.clocks import Clocks
@@ -90,6 +92,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "costs the referee a stream write per frame",
     )
     parser.add_argument(
+        "--open-registration",
+        nargs="?",
+        const=f"{DEFAULT_PER_ADDRESS},{DEFAULT_PER_HOUR}",
+        metavar="PER_ADDRESS,PER_HOUR",
+        help="let anyone register a bot without the admin token (croupier register NAME --open), so "
+        "many an hour from one address and so many in all (default when given: %(const)s; with "
+        "--workers, each worker counts its own)",
+    )
+    parser.add_argument(
         "--unix-socket",
         type=Path,
         metavar="PATH",
@@ -145,6 +156,10 @@ def run(args: argparse.Namespace) -> int:
     for flag in ("feeds_per_client", "anonymous_feeds"):
         if not 0 <= getattr(args, flag) <= 100_000:
             raise SystemExit(f"croupier serve: --{flag.replace('_', '-')} must be 0 to 100000")
+    try:
+        registration = None if args.open_registration is None else limits_of(args.open_registration)
+    except ValueError as exc:
+        raise SystemExit(f"croupier serve: --open-registration {exc}") from None
     if args.unix_socket is not None and len(os.fsencode(args.unix_socket.absolute())) > UNIX_PATH_MAX:
         raise SystemExit(f"croupier serve: --unix-socket: a path of at most {UNIX_PATH_MAX} bytes, please")
     try:
@@ -152,13 +167,19 @@ def run(args: argparse.Namespace) -> int:
             from croupier.server.workers import serve_workers
 
             return serve_workers(args)
-        asyncio.run(_serve(args, clocks, metrics, tls))
+        asyncio.run(_serve(args, clocks, metrics, tls, registration))
     except CannotStart as exc:
         raise SystemExit(f"croupier serve: {exc}") from None
     return 0
 
 
-async def _serve(args: argparse.Namespace, clocks: Clocks, metrics: str | None, tls: Tls | None) -> None:
+async def _serve(
+    args: argparse.Namespace,
+    clocks: Clocks,
+    metrics: str | None,
+    tls: Tls | None,
+    registration: OpenRegistration | None,
+) -> None:
     import structlog
 
     from croupier.server.app import create_server
@@ -181,6 +202,7 @@ async def _serve(args: argparse.Namespace, clocks: Clocks, metrics: str | None, 
             anonymous_feeds=args.anonymous_feeds,
         ),
         group=args.data.parent if args.worker is not None else None,
+        open_registration=registration,
     )
     signals = asyncio.Queue[int]()
     loop = asyncio.get_running_loop()

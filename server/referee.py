@@ -9,9 +9,10 @@ shared state enough; each match's own state belongs to its actor.
 
 Files under the data directory (folders 0700, files 0600, written as ``datafiles`` says):
 ``matches/<id>.jsonl`` (journals), ``matches/<id>.secret`` (seed and seat-token hashes of
-unfinished matches), ``bots.jsonl`` (registered bots: id, name, token hash) and
-``admin-token``. A file found damaged at start is set aside with its valid prefix kept,
-and said in ``Referee.damaged``; a match whose files cannot be taken up is listed DAMAGED.
+unfinished matches), ``bots.jsonl`` (registered bots: id, name, token hash, whether it claimed
+its name; a bot revoked is written again, revoked) and ``admin-token``. A file found damaged
+at start is set aside with its valid prefix kept, and said in ``Referee.damaged``; a match
+whose files cannot be taken up is listed DAMAGED.
 
 Over 600 lines for one job: the registry every service shares (matches, bots, tokens,
 streams and the seating that ties them), in sections by what it keeps.
@@ -110,11 +111,23 @@ def token_problem(token: str, shortest: int = MIN_TOKEN) -> str:
     return ""
 
 
-@dataclass
+@dataclass(frozen=True)
 class Bot:
     bot_id: str
     name: str
     token_sha256: str
+    claimed: bool = False
+    """Registered claiming its name: a new version of the name needs a live claimed version's token."""
+    revoked: bool = False
+    """Revoked by its owner (or the admin): its token opens nothing."""
+
+    @property
+    def base_name(self) -> str:
+        """The name its versions share: an instance's (NAME#R) is NAME's."""
+        return self.name.partition("#")[0]
+
+
+FLAGS = ("claimed", "revoked")
 
 
 def bot_from_line(line: bytes) -> Bot:
@@ -123,8 +136,8 @@ def bot_from_line(line: bytes) -> Bot:
         raise ValueError("it is cut short")
     fields = json.loads(line)
     bot = Bot(**fields)
-    if not all(isinstance(value, str) for value in fields.values()):
-        raise TypeError("a field is not text")
+    if not all(isinstance(value, bool if key in FLAGS else str) for key, value in fields.items()):
+        raise TypeError("a field is not of its type")
     return bot
 
 
@@ -164,7 +177,11 @@ class Referee:
         self.past: dict[str, match_pb2.MatchInfo] = {}
         """Finished matches, as listed (their records are in their journals)."""
         self.bots: dict[str, Bot] = {}
+        """Every registered bot by id, the revoked too (their results stay theirs)."""
         self.bot_tokens: dict[str, Bot] = {}
+        """Bots not revoked, by their token's hash."""
+        self.revoked_tokens: dict[str, Bot] = {}
+        """Bots revoked, by their token's hash: a stream presenting one is told so."""
         self.seat_tokens: dict[str, tuple[str, int]] = {}
         self.sessions: dict[str, list[Session]] = {}
         """Streams joined with each bot's token."""
@@ -211,8 +228,7 @@ class Referee:
                 self._set_aside(path, kept, f"line {number} is not a registered bot ({exc})")
                 break
             kept.append(line)
-            self.bots[bot.bot_id] = bot
-            self.bot_tokens[bot.token_sha256] = bot
+            self._take_in(bot)
 
     def _learn_siblings_bots(self) -> None:
         """Take in the bots registered through the other workers of the group since last asked (a
@@ -224,9 +240,23 @@ class Referee:
                 bot = bot_from_line(line)
             except (ValueError, TypeError):
                 continue
-            if bot.bot_id not in self.bots and bot.token_sha256 not in self.bot_tokens:
-                self.bots[bot.bot_id] = bot
-                self.bot_tokens[bot.token_sha256] = bot
+            known = self.bots.get(bot.bot_id)
+            if bot.revoked and known is not None and known.token_sha256 == bot.token_sha256:
+                self._take_in(bot)  # revoked through another worker
+            elif known is None and bot.token_sha256 not in self.bot_tokens:
+                self._take_in(bot)
+
+    def _take_in(self, bot: Bot) -> None:
+        """Know ``bot`` as registered; a revoked one's token opens nothing, and its streams end."""
+        self.bots[bot.bot_id] = bot
+        if not bot.revoked:
+            self.bot_tokens[bot.token_sha256] = bot
+            return
+        self.bot_tokens.pop(bot.token_sha256, None)
+        self.revoked_tokens[bot.token_sha256] = bot
+        for session in self.sessions.get(bot.bot_id, []):
+            session.revoked = True
+            session.close()
 
     def _set_aside(self, path: Path, kept: list[bytes], damage: str) -> None:
         """Move a damaged file aside, keep its whole lines ``kept`` under its name, and say so."""
@@ -357,6 +387,8 @@ class Referee:
         stream for those left its live seats unheld until the grace forfeited them."""
         if not tokens:
             raise Unauthenticated("send a bot token or seat tokens as croupier-token metadata")
+        if self.siblings is not None:
+            self._learn_siblings_bots()  # registered, or revoked, through another worker since we looked
         bot: Bot | None = None
         seats: list[tuple[str, int]] = []
         for token in tokens:
@@ -366,10 +398,9 @@ class Referee:
                 seats.append(seat)
                 continue
             found = self.bot_tokens.get(digest)
-            if found is None and self.siblings is not None:
-                self._learn_siblings_bots()  # registered through another worker since we looked
-                found = self.bot_tokens.get(digest)
             if found is None:
+                if (revoked := self.revoked_tokens.get(digest)) is not None and len(tokens) == 1:
+                    raise Unauthenticated(f"that token's bot, {revoked.name} ({revoked.bot_id}), was revoked")
                 continue
             if bot is not None and bot is not found:
                 raise InvalidArgument("a stream plays for one bot: send one bot token")
@@ -382,17 +413,22 @@ class Referee:
 
     # --- bots ---------------------------------------------------------------------------------------
 
-    def register_bot(self, name: str, bot_id: str = "", token: str = "") -> tuple[Bot, str]:
+    def register_bot(
+        self, name: str, bot_id: str = "", token: str = "", *, claim: bool = False, owner_token: str = ""
+    ) -> tuple[Bot, str]:
         """A new bot with an id and token of its own; or, given both, the bot under that id and
         token, so one bot can be registered on several referees: registering it again as it is
-        changes nothing. In a group of workers, one registration at a time over all of them."""
+        changes nothing. A new version of a claimed name needs ``owner_token`` (``_check_owner``).
+        In a group of workers, one registration at a time over all of them."""
         if self.siblings is None:
-            return self._register_bot(name, bot_id, token)
+            return self._register_bot(name, bot_id, token, claim, owner_token)
         with self.siblings.registering():
             self._learn_siblings_bots()
-            return self._register_bot(name, bot_id, token)
+            return self._register_bot(name, bot_id, token, claim, owner_token)
 
-    def _register_bot(self, name: str, bot_id: str, token: str) -> tuple[Bot, str]:
+    def _register_bot(
+        self, name: str, bot_id: str, token: str, claim: bool, owner_token: str
+    ) -> tuple[Bot, str]:
         problem = name_problem(name, instance=True)
         if problem is not None:
             raise InvalidArgument(f"bot name {problem}")
@@ -407,11 +443,72 @@ class Referee:
                 if known.name != name:
                     raise AlreadyExists(f"bot {bot_id!r} is already registered, as {known.name!r}")
                 return known, token
-            if digest in self.bot_tokens:
+            if digest in self.bot_tokens or digest in self.revoked_tokens:
                 raise AlreadyExists("that token is another bot's: give each bot a token of its own")
-        bot = Bot(bot_id=bot_id, name=name, token_sha256=token_sha256(token))
+        claimed = self._check_owner(name.partition("#")[0], owner_token)
+        bot = Bot(bot_id=bot_id, name=name, token_sha256=token_sha256(token), claimed=claim or claimed)
+        self._write_bot(bot, "register")
+        self._take_in(bot)
+        log.info("bot registered", bot_id=bot.bot_id, name=name, claimed=bot.claimed)
+        return bot, token
+
+    def _check_owner(self, name: str, owner_token: str) -> bool:
+        """Whether ``name`` is claimed, once its owner is the caller: a claimed name's new version
+        needs the token of a live claimed version of it (whoever calls: the admin's is not
+        enough); ALREADY_EXISTS, saying so, otherwise."""
+        owned = [bot for bot in self.bots.values() if bot.claimed and bot.base_name == name]
+        if not owned:
+            return False
+        if not owner_token:
+            raise AlreadyExists(
+                f"the name {name} is claimed by its first registration: a new version needs the token "
+                f"of one of its live versions (croupier register {name} --owner-token TOKEN)"
+            )
+        digest = token_sha256(owner_token)
+        if not any(not bot.revoked and secrets.compare_digest(bot.token_sha256, digest) for bot in owned):
+            raise AlreadyExists(
+                f"the name {name} is claimed, and that owner token is none of its live versions'"
+            )
+        return True
+
+    def revoke_bot(self, bot_id: str, tokens: list[str]) -> Bot:
+        """Revoke a version (tokens: its own, its claimed name's owner's, or the admin's); its
+        streams end and its token opens nothing more, its matches and results stay."""
+        if self.siblings is None:
+            return self._revoke_bot(bot_id, tokens)
+        with self.siblings.registering():
+            self._learn_siblings_bots()
+            return self._revoke_bot(bot_id, tokens)
+
+    def _revoke_bot(self, bot_id: str, tokens: list[str]) -> Bot:
+        if not tokens:
+            raise Unauthenticated("send the bot's token, its owner's or the admin token as croupier-token")
+        bot = self.bots.get(bot_id)
+        if bot is None:
+            raise NotFound(f"no registered bot {bot_id!r}")
+        digests = {token_sha256(t) for t in tokens}
+        owners = {b.token_sha256 for b in self.bots.values() if b.claimed and b.base_name == bot.base_name}
+        if not (
+            bot.token_sha256 in digests
+            or (bot.claimed and digests & (owners - set(self.revoked_tokens)))
+            or self.is_admin(tokens)
+        ):
+            raise PermissionDenied(
+                f"only bot {bot_id}'s own token, its name's owner's (a live claimed version of "
+                f"{bot.base_name}) or the admin token revokes it"
+            )
+        if bot.revoked:
+            return bot
+        revoked = dataclasses.replace(bot, revoked=True)
+        self._write_bot(revoked, "revoke")
+        self._take_in(revoked)
+        log.info("bot revoked", bot_id=bot_id, name=bot.name)
+        return revoked
+
+    def _write_bot(self, bot: Bot, what: str) -> None:
+        """Append ``bot`` to ``bots.jsonl``, synced (rare, and worth keeping)."""
         try:
-            bots = Appender(self.data_dir / "bots.jsonl", sync_each=True)  # rare, and worth keeping
+            bots = Appender(self.data_dir / "bots.jsonl", sync_each=True)
             try:
                 bots.append((json.dumps(dataclasses.asdict(bot)) + "\n").encode())
             finally:
@@ -420,13 +517,9 @@ class Referee:
             if exc.errno not in OUT_OF_ROOM:
                 raise
             raise ResourceExhausted(
-                f"cannot register the bot: the referee has no room for its files ({exc.strerror}); "
-                "nothing was registered: free disk space and try again"
+                f"cannot {what} the bot: the referee has no room for its files ({exc.strerror}); "
+                "nothing was changed: free disk space and try again"
             ) from None
-        self.bots[bot.bot_id] = bot
-        self.bot_tokens[bot.token_sha256] = bot
-        log.info("bot registered", bot_id=bot.bot_id, name=name)
-        return bot, token
 
     def _check_shared_bot(self, bot_id: str, token: str) -> str:
         """The hash of a caller's own token, once the id and token are fit to register."""
@@ -461,6 +554,7 @@ class Referee:
                 ),
             )
             for bot in self.bots.values()
+            if not bot.revoked
         ]
 
     # --- matches ------------------------------------------------------------------------------------

@@ -78,6 +78,8 @@ class Session:
         self.closed = False
         self.overrun = False
         """Closed because MAX_QUEUED messages were waiting for the bot to read them."""
+        self.revoked = False
+        """Closed because its bot was revoked."""
 
     def send(self, message: Outgoing) -> None:
         if self.closed:

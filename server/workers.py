@@ -39,6 +39,7 @@ STOP_SECONDS = 30.0
 PASSED_ON = (
     "drain_seconds", "spectators", "feeds_per_client", "anonymous_feeds", "tls_cert", "tls_key",
     "tls_client_ca", "decision_ms", "bank_ms", "max_timeouts", "max_refusals", "grace_ms",
+    "open_registration",
 )  # fmt: skip
 """``croupier serve`` flags every worker is given as the parent was."""
 

@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from croupier.clients.ladder.settings import LadderConfig
     from croupier.clients.results.store import Store
     from croupier.clients.tournament.display import Display
+    from croupier.server.registration import OpenRegistration
 
 DEFAULT_LISTEN = "127.0.0.1:50051"
 
@@ -89,6 +90,12 @@ def run(args: argparse.Namespace) -> int:
         return fail(str(exc), 2)
     if args.sets is not None and args.sets < 1:
         return fail(f"--sets {args.sets}: at least 1", 2)
+    if args.server and config.registration is not None:
+        return fail(
+            f"{args.file}: [registration] opens the referee this ladder embeds; with --server, open "
+            "that referee's (croupier serve --open-registration) and leave it out of the ladder file",
+            2,
+        )
     if args.server:
         from croupier.clients.tournament.admin_token import NoAdminToken, find_admin_token
 
@@ -118,7 +125,7 @@ async def _play(args: argparse.Namespace, config: LadderConfig, store: Store) ->
     console = Console()
     display = make_display(console, plain=True if args.plain else None)
     try:
-        async with _referee(args) as (target, admin_token):
+        async with _referee(args, config.registration) as (target, admin_token):
             display.note(f"ladder {config.name} on the referee at {target}")
             async with _web(args, target, display):
                 referees = await Replicas.connect(target, admin_token)
@@ -152,15 +159,20 @@ async def _play(args: argparse.Namespace, config: LadderConfig, store: Store) ->
 
 
 @contextlib.asynccontextmanager
-async def _referee(args: argparse.Namespace) -> AsyncIterator[tuple[str, str]]:
+async def _referee(
+    args: argparse.Namespace, registration: OpenRegistration | None
+) -> AsyncIterator[tuple[str, str]]:
     """The target and admin token of the referee to play on: given, or started here on --listen
-    with its data in --data (its admin token in DATA/admin-token, as croupier serve keeps it)."""
+    with its data in --data (its admin token in DATA/admin-token, as croupier serve keeps it),
+    taking open registrations within ``registration`` (None: none)."""
     if args.server:
         yield args.server, args.admin_token
         return
     from croupier.clients.tournament.referee_client import embedded
 
-    async with embedded(args.listen, args.data, args.data / "logs") as croupier:
+    async with embedded(
+        args.listen, args.data, args.data / "logs", open_registration=registration
+    ) as croupier:
         host = args.listen.rpartition(":")[0]
         yield f"{host}:{croupier.port}", croupier.admin_token
 

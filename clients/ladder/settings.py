@@ -11,9 +11,15 @@
     [[games]]
     game = "platinum_fish"
     seats = 2
+    [registration]
+    open = true              # anyone may register a bot, without the admin token ...
+    per_address = 5          # ... so many an hour from one address
+    per_hour = 100           # ... and so many an hour in all
 
 Games, seats, options and clocks are read as a tournament file's are (config.py); there are no
 bots: every bot registered on the referee (``croupier register NAME``) that connects is seated.
+``[registration]`` is for the referee the ladder embeds (``croupier serve --open-registration``
+opens one started apart).
 """
 
 from __future__ import annotations
@@ -38,6 +44,7 @@ from croupier.clients.tournament.config import (
     _Table,
     from_file,
 )
+from croupier.server.registration import DEFAULT_PER_ADDRESS, DEFAULT_PER_HOUR, OpenRegistration
 from croupier.wire.names import name_problem
 
 DEFAULT_CONCURRENCY = 16
@@ -71,6 +78,9 @@ class LadderConfig:
     def dealing(self) -> Deals:
         """How the sets' seeds derive from the secret: a pool's tables share theirs."""
         return Deals.FRESH if self.deals == FRESH else Deals.DUPLICATE
+
+    registration: OpenRegistration | None = None
+    """Open registration on the embedded referee, within these limits; None: admin only."""
 
     def game(self, name: str) -> GameConfig:
         return next(game for game in self.games if game.game == name)
@@ -134,6 +144,7 @@ def parse(data: Mapping[str, Any]) -> LadderConfig:
             'every seat of its deal: use "pool" (one deal at several tables of different bots) or "fresh"',
         )
         deals = POOL
+    registration = _registration(top.table("registration"))
     default_clock = _clock(top.table("clock"), Clock())
     tables = top.tables("games", required=True)
     games = tuple(game for table in tables if (game := _checked(problems, _game, table, default_clock)))
@@ -161,7 +172,19 @@ def parse(data: Mapping[str, Any]) -> LadderConfig:
         floor,
         width,
         deals=deals,
+        registration=registration,
     )
+
+
+def _registration(table: _Table) -> OpenRegistration | None:
+    """``[registration]``: whether anyone may register a bot, and how many an hour."""
+    opened = table.boolean("open", False)
+    limits = OpenRegistration(
+        table.integer("per_address", DEFAULT_PER_ADDRESS, low=1),
+        table.integer("per_hour", DEFAULT_PER_HOUR, low=1),
+    )
+    table.check_unknown()
+    return limits if opened else None
 
 
 def _fraction(table: _Table, key: str, default: float) -> float:

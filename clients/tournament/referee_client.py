@@ -30,6 +30,7 @@ from croupier.v1 import admin_pb2, admin_pb2_grpc, match_pb2, spectator_pb2, spe
 
 if TYPE_CHECKING:
     from croupier.server.app import Croupier
+    from croupier.server.registration import OpenRegistration
 from croupier.wire.convert import codec
 from croupier.wire.errors import no_referee
 
@@ -86,7 +87,8 @@ class Referee:
         self._channel = grpc.aio.insecure_channel(address, options=options)
         self._stub = admin_pb2_grpc.AdminServiceStub(self._channel)
         self._spectator = spectator_pb2_grpc.SpectatorServiceStub(self._channel)
-        self._metadata = ((TOKEN_METADATA, admin_token),)
+        self._metadata = ((TOKEN_METADATA, admin_token),) if admin_token else ()
+        """No admin token: an open registration (the only call a referee takes without one)."""
         self.outages = 0
         """Times a call found this referee down or shutting down: a match waited on across one
         lived through a restart (the ladder voids a set a bot left then: the arena's fault)."""
@@ -95,12 +97,22 @@ class Referee:
         await self._channel.close(None)
 
     async def register_bot(
-        self, name: str, bot_id: str = "", token: str = "", patience: float = RECONNECT_SECONDS
+        self,
+        name: str,
+        bot_id: str = "",
+        token: str = "",
+        patience: float = RECONNECT_SECONDS,
+        *,
+        claim: bool = False,
+        owner_token: str = "",
     ) -> tuple[str, str]:
         """A new bot id and its token; or the bot ``bot_id`` with ``token``, as another replica has it.
         Made again while the referee restarts (for ``patience`` seconds): a registration whose
-        answer was lost leaves an unused bot behind, nothing worse."""
-        request = admin_pb2.RegisterBotRequest(name=name, bot_id=bot_id, token=token)
+        answer was lost leaves an unused bot behind, nothing worse. ``claim``: the name is its owner's
+        from now on; ``owner_token``: a live claimed version's token, for a new version of one."""
+        request = admin_pb2.RegisterBotRequest(
+            name=name, bot_id=bot_id, token=token, claim=claim, owner_token=owner_token
+        )
         reply = await self._patient_call(
             "RegisterBot", lambda: self._stub.RegisterBot(request, metadata=self._metadata), patience
         )
@@ -504,11 +516,16 @@ def seat_results(
 
 @contextlib.asynccontextmanager
 async def embedded(
-    listen: str, data: Path, logs: Path, unix_socket: Path | None = None
+    listen: str,
+    data: Path,
+    logs: Path,
+    unix_socket: Path | None = None,
+    open_registration: OpenRegistration | None = None,
 ) -> AsyncIterator[Croupier]:
     """A referee in this process on ``listen``, its data in ``data``, logging to
-    LOGS/referee.log: not over the live display. It claims the process's one logging
-    configuration (later calls do nothing), then points it at the file before anything logs."""
+    LOGS/referee.log: not over the live display; ``open_registration`` as ``create_server``
+    takes it. It claims the process's one logging configuration (later calls do nothing), then
+    points it at the file before anything logs."""
     import structlog
 
     from croupier.server import logs as referee_logs
@@ -518,7 +535,9 @@ async def embedded(
     with (logs / "referee.log").open("a", encoding="utf-8") as log_file:
         referee_logs.configure(json=True)
         structlog.configure(logger_factory=structlog.PrintLoggerFactory(log_file))
-        croupier = await create_server(listen, data, unix_socket=unix_socket)
+        croupier = await create_server(
+            listen, data, unix_socket=unix_socket, open_registration=open_registration
+        )
         try:
             yield croupier
         finally:
