@@ -17,6 +17,7 @@ from typing import Any, TypeVar
 import grpc
 
 from croupier.clients.tap import Stream, Tap
+from croupier.clients.tournament.bots import bot_environment
 from croupier.v1 import admin_pb2, bots_pb2, match_pb2
 
 T = TypeVar("T")
@@ -69,12 +70,9 @@ class Trial:
     async def start(self, tap_port: int) -> None:
         registered = await self.admin.RegisterBot(admin_pb2.RegisterBotRequest(name=f"checked-{self.name}"))
         self.bot_id = registered.bot_id
-        env = {
-            **os.environ,
-            "CROUPIER_SERVER": f"127.0.0.1:{tap_port}",
-            "CROUPIER_TOKEN": registered.token,
-            "CROUPIER_BOT_NAME": "check-bot",
-        }
+        # as `croupier match` runs a command: this Python's scripts first on PATH, so that the bot's
+        # `python` is the one with croupier installed
+        env = bot_environment("check-bot", f"127.0.0.1:{tap_port}", registered.token)
         self.process = await asyncio.create_subprocess_exec(
             *self.command, env=env, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.STDOUT, start_new_session=True,

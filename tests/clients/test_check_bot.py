@@ -6,6 +6,7 @@ for. The Node.js, C++ and Go bots pass it in their own tests."""
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -190,6 +191,23 @@ def test_a_command_that_cannot_run_fails_every_check_saying_why() -> None:
     assert code == 1
     assert rows["hello"].startswith("FAIL") and "cannot run the bot" in rows["hello"]
     assert "No such file" in rows["hello"]
+
+
+def test_a_python_command_runs_on_the_python_croupier_runs_on_as_croupier_match_runs_it(
+    tmp_path: Path,
+) -> None:
+    """docs/bots.md's ``croupier check-bot -- python mybot.py``: the ``python`` a shell finds first may be
+    one without croupier (here the system's, first on PATH); check-bot runs the bot with its own."""
+    first = tmp_path / "bin"
+    first.mkdir()
+    (first / "python").symlink_to(shutil.which("python3", path="/usr/bin:/bin") or "/usr/bin/python3")
+    assert subprocess.run([first / "python", "-c", "import croupier"], capture_output=True).returncode
+    result = subprocess.run(
+        [*CHECK_BOT, "--only", "hello", "--", "python", "-m", "croupier.clients.cli", "bot"],
+        cwd=REPO, capture_output=True, text=True, timeout=900,
+        env={**os.environ, "PATH": os.pathsep.join([str(first), os.environ.get("PATH", "")])},
+    )  # fmt: skip
+    assert result.returncode == 0, result.stdout + result.stderr
 
 
 def test_a_bot_the_referee_never_welcomes_fails_every_check_saying_why() -> None:
