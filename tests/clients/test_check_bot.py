@@ -210,6 +210,17 @@ def test_a_python_command_runs_on_the_python_croupier_runs_on_as_croupier_match_
     assert result.returncode == 0, result.stdout + result.stderr
 
 
+def test_a_slow_bot_s_rows_say_it_is_too_slow_instead_of_blaming_batches_or_refusals() -> None:
+    """A bot taking 1.5 s a move (the bundled bot, paced) times out in every check: each row says so,
+    rather than guess at quiet acceptance or the handling of a refusal."""
+    slow = ["env", "CROUPIER_PACE_MS=1500", *SDK_BOT, "--strategy", "heuristic"]
+    code, rows = check_bot(slow, "hello", "refused-move")
+    assert code == 1 and list(rows) == ["hello", "refused-move"], rows
+    for row in rows.values():
+        assert row.startswith("FAIL") and "the bot is too slow for these checks: its moves came " in row, rows
+        assert "quiet acceptance" not in row and "stays open after a refusal" not in row, rows
+
+
 def test_a_bot_the_referee_never_welcomes_fails_every_check_saying_why() -> None:
     code, rows = check_bot([*BROKEN, "hello"])
     assert code == 1 and list(rows) == list(CHECKS)
