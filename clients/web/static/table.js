@@ -180,6 +180,13 @@
     if (mine !== undefined) notes.push(el("div", "note", `you play seat ${mine}: ${hidden ? "your cards face up, the others' face down" : "every hand is shown now"}`));
     else if (hidden) notes.push(el("div", "note", "spectator: every hand stays face down until the match is over"));
     if (header.cancel_reason) notes.push(el("div", "note bad", `cancelled: ${header.cancel_reason}`));
+    if (header.forked_from) {
+      const at = header.forked_from.lastIndexOf("@");
+      const [source, step] = [header.forked_from.slice(0, at), header.forked_from.slice(at + 1)];
+      const link = el("a", "", source);
+      link.href = `/match/${encodeURIComponent(source)}?step=${step}`;
+      notes.push(el("div", "note forked", "forked from ", link, ` at step ${step}: the same deal and moves up to there, its own players since`));
+    }
 
     const seats = el("div", "seats");
     scene.view.hands.forEach((_, seat) => {
