@@ -68,6 +68,11 @@ async def test_the_replay_shows_a_bot_s_comment_and_plays_on_from_a_step(
     fork_id = page.url.split("?")[0].rsplit("/", 1)[1]
     assert fork_id != match_id
     await page.wait_for_selector(".match[data-status='finished']", timeout=WAIT * 1000)
+    forked = await page.locator(".note.forked").inner_text()
+    assert forked.startswith(f"forked from {match_id} at step {step}")
+    assert await page.locator(".note.forked a").get_attribute("href") == f"/match/{match_id}?step={step}"
+    shown = await page.locator(".result .result-list b").all_inner_texts()  # the fork's own players
+    assert sorted(shown) == ["random", "random"]
     info = referee.referee.info(fork_id)
     assert info.forked_from == f"{match_id}@{step}"
     fork_records = read_records(referee.referee.matches_dir / f"{fork_id}.jsonl")
