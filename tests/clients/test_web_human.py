@@ -343,4 +343,7 @@ async def test_croupier_match_human_seats_you_in_the_browser(tmp_path: Path, bro
     # between the seatings and at the end, the page shows each seating's result and the two combined
     results = await page.locator(".your-move .results").inner_text()
     assert "seating 1: " in results and "seating 2: " in results and "combined, 2 seatings: " in results
+    over = page.locator(".your-move .over")  # the run over, the page stays and says so
+    await over.wait_for(timeout=WAIT * 1000)
+    assert (await over.inner_text()).startswith("The run is over (its viewer has stopped)")
     assert "the link works once" in out

@@ -16,6 +16,7 @@
   let pending = false; // a move is on its way: the next state answers it
   let said = ""; // the viewer's own answer to a move it could not send
   let focus = null; // a card of the hand with several actions: those are marked
+  let over = false; // the feed ended after a match's end: the run is over
   const selected = new Set(); // Pair Battle: the cards picked for a set
 
   const pairBattle = () => state && state.header && state.header.game === "pair_battle";
@@ -136,6 +137,7 @@
       } else parts.push(el("p", "hint", "keys: the one beside each action; or click a card of your hand"));
     }
     parts.push(resultsPanel());
+    if (over) parts.push(el("p", "over", "The run is over (its viewer has stopped): these results are final. To play again, run the same croupier match command."));
     panel.replaceChildren(...parts.filter(Boolean));
     panel.dataset.pending = pending ? "1" : "0";
   }
@@ -202,13 +204,19 @@
     const next = JSON.parse(event.data);
     if (!state || !next.header || !state.header || next.header.match_id !== state.header.match_id) selected.clear();
     state = next;
+    over = false;
     received = performance.now();
     pending = false;
     for (const card of [...selected]) if (!ownHand().includes(card)) selected.delete(card);
     render();
   };
   source.onerror = () => {
-    if (heard) return; // a dropped feed: EventSource comes back by itself
+    if (heard) {
+      // a dropped feed: EventSource comes back by itself; after a match's end, the run is over (its
+      // viewer stopped), and the page stays with its results
+      over = Boolean(state && state.header && state.header.status === "finished");
+      return render();
+    }
     source.close();
     root.replaceChildren(el("div", "problem", "This browser holds no seat here: a seat is taken by opening its link, once. You may watch the matches as a spectator."), el("p", "", el("a", "", "the lobby")));
     root.querySelector("a").href = "/";
