@@ -80,7 +80,7 @@ function backs(count, size) {
 }
 
 // What follows the person's own seat in the referee's words, in the second person: "seat 1 plays"
-// is "you play", "seat 1's 7h" is "your 7h", "seat 1 (dealer) captures" is "you (dealer) capture".
+// is "you play", "seat 1's card" is "your card", "seat 1 (dealer) captures" is "you (dealer) capture".
 const THIRD_PERSON = /^( \([^)]*\))? (is|was|has|[a-z]+s)\b/;
 const IRREGULAR = { is: "are", was: "were", has: "have" };
 const SECOND_PERSON_VERBS = new Set(["plays", "turns", "captures", "deals", "takes", "lays", "passes", "wins", "asks", "gives", "rolls", "draws", "leads", "robs", "declines", "follows", "trumps", "searches", "picks", "gets", "keeps", "loses", "scores", "finishes", "acts", "needs", "holds"]);
