@@ -12,9 +12,10 @@ trip.
 
 ``referee``: a fresh ``croupier serve`` (journals on disk, metrics off) per layout and stream
 option under bench/trivial_bots.py's N matches, its decisions per second as a fraction of the
-ceiling at N streams in the same run (alternating); the round trip from a bot's Move to the
-match's next DecisionRequest; the referee's CPU per decision. Then real-time Pair Battle: from a
-play's sending to the other seat's message showing it, beside the ceiling's round trip.
+ceiling at N streams measured just before and just after it (their mean); the round trip from a
+bot's Move to the match's next DecisionRequest; the referee's CPU per decision. Then real-time
+Pair Battle: from a play's sending to the other seat's message showing it, beside the ceiling's
+round trip.
 
 ``workers``: a fresh ``croupier serve --workers N`` for each N (default 1 .. cores), one load
 process per worker keeping ``--matches`` matches on it; every load process measures the same
@@ -102,7 +103,8 @@ async def referee(args: argparse.Namespace) -> None:
     print(
         f"{args.game}, {args.players} players, default options; layouts {', '.join(layouts)}; "
         f"stream options: {', '.join(modes)}; {args.seconds:g} s per run, {args.runs} runs per level, "
-        "the ceiling and every referee alternating"
+        "each referee between two runs of the ceiling (its ratio: to their mean); load average "
+        + load_average()
     )
     print(
         f"{'matches':>7} {'layout':>6} {'stream':>10} {'ceiling/s':>10} {'decisions/s':>11} {'ratio':>6}"
@@ -113,16 +115,20 @@ async def referee(args: argparse.Namespace) -> None:
         for matches in levels(args.matches):
             ratios: defaultdict[tuple[str, str], list[float]] = defaultdict(list)
             for _ in range(args.runs):
+                # the ceiling before and after each referee, the two's mean its measure: a change of
+                # the machine's load during the run falls on what is compared, not on one side
                 top = await grpc_ceiling.load(bare.port, matches, args.seconds, bare.pid)
                 for layout in layouts:
                     for mode in modes:
                         load = Load(args.game, args.players, matches, layout, args.seconds, mode)
                         got = await on_fresh_referee(load, flags)
-                        ratio = got.per_second / top.per_second
+                        after = await grpc_ceiling.load(bare.port, matches, args.seconds, bare.pid)
+                        ceiling_rate = (top.per_second + after.per_second) / 2
+                        ratio = got.per_second / ceiling_rate
                         ratios[(layout, mode)].append(ratio)
                         sizes, trips = got.window.decision_bytes, got.window.round_trips
                         print(
-                            f"{matches:>7} {layout:>6} {mode:>10} {top.per_second:>10,.0f}"
+                            f"{matches:>7} {layout:>6} {mode:>10} {ceiling_rate:>10,.0f}"
                             f" {got.per_second:>11,.0f} {ratio:>6.2f}"
                             f" {trips.percentile(50):>8,.0f} {trips.percentile(99):>8,.0f}"
                             f" {top.latencies.percentile(50):>8,.0f} {top.latencies.percentile(99):>8,.0f}"
@@ -131,6 +137,7 @@ async def referee(args: argparse.Namespace) -> None:
                             f" {statistics.mean(sizes) if sizes else 0:>6,.0f}",
                             flush=True,
                         )
+                        top = after
             for (layout, mode), values in ratios.items():
                 print(
                     f"{'':>7} {matches} matches, {layout} layout, {mode}: ratio to the ceiling median "

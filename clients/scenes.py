@@ -38,6 +38,8 @@ class Header:
     """A line for the header: the replay check's verdict, the source, ..."""
     forfeited: tuple[str, ...] = ()
     """Per seat, why it forfeited ("timeouts", "disconnected", "refusals"), or "" (or no seats: not known)."""
+    forked_from: str = ""
+    """A fork's source, ``MATCH_ID@STEP``; "" for a match dealt as itself."""
 
 
 @dataclass(frozen=True)
@@ -58,9 +60,11 @@ class Scene:
     record (the referee never sends one live)."""
 
 
-JOURNAL_FOLDERS = ("matches", "referee/matches")
+FORKS_FOLDER = "web-forks"
+"""The data of the referee a web viewer embeds for forks of journals on disk (clients/web/fork_play.py)."""
+JOURNAL_FOLDERS = ("matches", "referee/matches", f"{FORKS_FOLDER}/matches")
 """Where journals are under a data directory: ``croupier serve``'s, then those of the referee that
-``croupier tournament``, ``croupier match`` and ``make run`` embed."""
+``croupier tournament``, ``croupier match`` and ``make run`` embed, then the web viewer's forks'."""
 RECORD_BYTES = 256 * 1024 * 1024
 """The largest match record accepted from a referee (gRPC's default is 4 MB)."""
 
@@ -89,6 +93,7 @@ def header_of(info: match_pb2.MatchInfo, note: str = "") -> Header:
         result=result,
         note=note,
         forfeited=tuple(p.forfeited for p in sorted(info.players, key=lambda p: p.seat)),
+        forked_from=info.forked_from,
     )
 
 
@@ -208,6 +213,7 @@ def from_journal(path: Path, seed: int | None = None) -> Replay:
         result=result,
         note=note,
         forfeited=tuple(end.forfeited) if end is not None else (),
+        forked_from=head.forked_from,
     )
     return Replay(header, collected)
 

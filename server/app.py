@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import secrets
 import socket
 import stat
@@ -97,6 +98,7 @@ async def create_server(
     admin_token: str | None = None,
     clocks: Clocks | None = None,
     metrics_address: str | None = None,
+    any_metrics_port: bool = False,
     tls: Tls | None = None,
     advertise: str | None = None,
     spectators: Limits | None = None,
@@ -107,7 +109,8 @@ async def create_server(
     """Start a referee on ``address`` (port 0 picks a free port: see ``Croupier.port``).
 
     Unfinished matches found in ``data_dir`` are resumed before the first call is taken.
-    ``metrics_address`` ("host:port") serves Prometheus metrics; None serves none.
+    ``metrics_address`` ("host:port") serves Prometheus metrics; None serves none. With
+    ``any_metrics_port``, a free port if its port is taken (the default's, which a second referee finds so).
     ``advertise`` ("host:port") is where callers reach this referee (``GetReferee``); by
     default the listening address. ``spectators``: who may watch, and how much at once.
     ``unix_socket`` is a path to listen on as well (grpc's ``unix:`` address), which bots in
@@ -134,7 +137,9 @@ async def create_server(
     if busy is not None:  # and before metrics: a second referee clashes here, on the port bots dial
         raise _cannot_listen(address, busy)
     metrics = Metrics(GAMES)
-    metrics_port = None if metrics_address is None else _serve_metrics(metrics, metrics_address)
+    metrics_port = None
+    if metrics_address is not None:
+        metrics_port = _serve_metrics(metrics, metrics_address, any_metrics_port)
     siblings = Siblings(group, data_dir) if group is not None else None
     referee = Referee(data_dir, admin_token, clocks or Clocks(), metrics, siblings)
     server = grpc.aio.server(
@@ -208,14 +213,17 @@ def _cannot_listen(binding: str, why: str) -> CannotStart:
     )
 
 
-def _serve_metrics(metrics: Metrics, address: str) -> int:
-    """Serve metrics on ``address`` ("host:port", port 0 picks one); the port it got."""
+def _serve_metrics(metrics: Metrics, address: str, any_port: bool) -> int:
+    """Serve metrics on ``address`` ("host:port", port 0 picks one; ``any_port``: so does a taken
+    port); the port it got."""
     host, _, port = address.rpartition(":")
     if not port.isdigit() or int(port) > 65535:
         raise CannotStart(f"--metrics-address {address!r} is not HOST:PORT (or 'off' for no metrics)")
     try:
         return metrics.serve(host or "127.0.0.1", int(port))
     except OSError as exc:
+        if any_port and exc.errno == errno.EADDRINUSE:
+            return metrics.serve(host or "127.0.0.1", 0)
         raise CannotStart(
             f"cannot serve metrics on {address} ({exc.strerror}): pass another --metrics-address "
             "(port 0 picks a free one), or --metrics-address off for none"

@@ -29,6 +29,9 @@ if TYPE_CHECKING:  # imported in run(): `croupier --help` stays quick
     from croupier.server.app import Croupier, Tls
     from croupier.server.clocks import Clocks
 
+DEFAULT_METRICS = "127.0.0.1:9464"
+"""Where metrics are served unless --metrics-address says; a free port instead if that one is taken
+(a second referee on the machine finds it so), where a port asked for by name is kept to."""
 UNIX_PATH_MAX = 107
 """The longest path a Unix socket can be bound to (sun_path holds 108 bytes with its NUL)."""
 
@@ -59,8 +62,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--metrics-address",
-        default="127.0.0.1:9464",
-        help="HOST:PORT for Prometheus metrics (port 0 picks one; 'off' for none)",
+        help="HOST:PORT for Prometheus metrics (port 0 picks one; 'off' for none; default: "
+        f"{DEFAULT_METRICS}, or a free port if another process has that one)",
     )
     parser.add_argument(
         "--drain-seconds",
@@ -150,6 +153,8 @@ def run(args: argparse.Namespace) -> int:
         )
     except InvalidArgument as exc:
         raise SystemExit(f"croupier serve: {exc}") from None
+    any_metrics_port = args.metrics_address is None
+    args.metrics_address = args.metrics_address or DEFAULT_METRICS
     metrics = None if args.metrics_address == "off" else args.metrics_address
     if not 0 <= args.drain_seconds <= 3600:
         raise SystemExit("croupier serve: --drain-seconds must be 0 to 3600")
@@ -167,7 +172,7 @@ def run(args: argparse.Namespace) -> int:
             from croupier.server.workers import serve_workers
 
             return serve_workers(args)
-        asyncio.run(_serve(args, clocks, metrics, tls, registration))
+        asyncio.run(_serve(args, clocks, metrics, tls, registration, any_metrics_port))
     except CannotStart as exc:
         raise SystemExit(f"croupier serve: {exc}") from None
     return 0
@@ -179,6 +184,7 @@ async def _serve(
     metrics: str | None,
     tls: Tls | None,
     registration: OpenRegistration | None,
+    any_metrics_port: bool,
 ) -> None:
     import structlog
 
@@ -193,6 +199,7 @@ async def _serve(
         admin_token=args.admin_token,
         clocks=clocks,
         metrics_address=metrics,
+        any_metrics_port=any_metrics_port,
         tls=tls,
         advertise=args.advertise,
         unix_socket=args.unix_socket,
@@ -246,8 +253,11 @@ def _say_where(args: argparse.Namespace, referee: Croupier, metrics: str | None)
     if args.unix_socket is not None:
         print(f"croupier: serving on unix:{args.unix_socket}", flush=True)
     if metrics is not None:
-        metrics_host = metrics.rpartition(":")[0] or "127.0.0.1"
-        print(f"croupier: metrics on http://{metrics_host}:{referee.metrics_port}/metrics", flush=True)
+        metrics_host, _, asked = metrics.rpartition(":")
+        where = f"http://{metrics_host or '127.0.0.1'}:{referee.metrics_port}/metrics"
+        if asked not in ("0", str(referee.metrics_port)):
+            where += f" (port {asked} is taken; --metrics-address HOST:PORT picks one)"
+        print(f"croupier: metrics on {where}", flush=True)
     if args.admin_token is None:
         print(f"croupier: admin token in {args.data / 'admin-token'}", flush=True)
 

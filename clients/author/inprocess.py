@@ -422,7 +422,7 @@ def play_plan(
     todo: list[int] = []
     for deal in sorted(by_set):
         if len(finished.get(deal, ())) == len(by_set[deal]):
-            plan.set_over(deal, finished[deal])
+            plan.set_over(deal, finished[deal], replayed=True)
         else:
             todo.append(deal)
     dealt = max(by_set, default=-1) + 1

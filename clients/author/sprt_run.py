@@ -40,9 +40,9 @@ from croupier.clients.author.match_run import (
     bot_names,
     match_secret,
 )
-from croupier.clients.results.ratings_cli import DEFAULT_SAMPLES, fail, say
+from croupier.clients.results.ratings_cli import DEFAULT_DATA, DEFAULT_SAMPLES, fail, say
 from croupier.clients.results.schedule import Deals, DuplicateSet, Rotations, duplicate_set, rotation_count
-from croupier.clients.results.sets import grid, set_score
+from croupier.clients.results.sets import grid, pair_points, set_score
 from croupier.clients.results.sprt import Progress, Sprt, Status, Verdict
 
 if TYPE_CHECKING:
@@ -307,12 +307,28 @@ class SprtPlan:
         self.progress = Progress(test, grid(self.rotations))
         self.scores: dict[int, float] = {}
         """Each finished set's score, by deal number; read in deal order, up to the first gap."""
+        self.pairs: dict[int, list[float] | None] = {}
+        """Each finished set's game pairs, NEW's points in each (None: the seatings make no pairs)."""
+        self.pentanomial: list[int] | None = [0] * 5
+        """The pairs of the sets the test read, by NEW's points in them: 0, 1/2, 1, 3/2, 2."""
         self.games = 0
+        """Games played to the end, the test's and those of sets it no longer needed."""
+        self.played_here = 0
+        """Games played by this process (not found done on resuming): the speed's."""
+        self.began = time.monotonic()
         self.listeners: list[Any] = []
 
     @property
     def status(self) -> Status:
         return self.progress.status
+
+    @property
+    def counted(self) -> int:
+        """The games of the sets the test has read."""
+        return self.status.sets * self.rotations
+
+    def games_per_second(self) -> float:
+        return self.played_here / max(time.monotonic() - self.began, 1e-9)
 
     def plan(self, deal: int) -> DuplicateSet | None:
         if deal >= self.max_sets:
@@ -322,11 +338,21 @@ class SprtPlan:
             seed=self.config.seed, secret=self.secret, rotations=self.config.rotations,
         )  # fmt: skip
 
-    def set_over(self, deal: int, matches: Sequence[FinishedMatch]) -> None:
+    def set_over(self, deal: int, matches: Sequence[FinishedMatch], replayed: bool = False) -> None:
+        """Set ``deal`` is over (``replayed``: it was found so on resuming)."""
         places: list[Places] = [match.places for match in matches]
         self.scores[deal] = set_score(places, self.new, self.old)
+        self.pairs[deal] = pair_points_of(matches, self.new, self.old)
         self.games += len(matches)
+        if not replayed:
+            self.played_here += len(matches)
         while self.status.verdict is Verdict.CONTINUE and self.status.sets in self.scores:
+            pairs = self.pairs[self.status.sets]
+            if pairs is None or self.pentanomial is None:
+                self.pentanomial = None
+            else:
+                for points in pairs:
+                    self.pentanomial[round(2 * points)] += 1
             self.progress.add(self.scores[self.status.sets])
         for listener in self.listeners:
             listener()
@@ -374,13 +400,40 @@ class LiveLine:
 
 
 def line(plan: SprtPlan) -> str:
-    """Games and sets, the LLR and its bounds, the Elo estimate and interval, the set scores' spread."""
+    """The games and sets the test read, the LLR and its bounds, the Elo estimate and interval, the
+    set scores' spread, the sets counted by their points (fishtest's pentanomial for pairs), and
+    the games played per second."""
     status = plan.status
     return (
-        f"{plan.games} games, {status.sets} sets | LLR {status.llr:+.2f} ({status.lower:+.2f}, "
+        f"{plan.counted} games, {status.sets} sets | LLR {status.llr:+.2f} ({status.lower:+.2f}, "
         f"{status.upper:+.2f}) | Elo {_elo(status.elo)} [{_elo(status.low)}, {_elo(status.high)}] | "
-        f"set score {status.mean:.3f} ± {status.spread:.3f}"
+        f"set score {status.mean:.3f} ± {status.spread:.3f} | {points(plan)} | "
+        f"{plan.games_per_second():.1f} games/s"
     )
+
+
+def points(plan: SprtPlan) -> str:
+    """The pairs of games (NEW and OLD swapped, the other seats alike) by NEW's points in them, as
+    fishtest prints them, ``Ptnml(0-2)``; where the seatings make no such pairs (four seats or more),
+    the sets by NEW's points in them."""
+    if plan.pentanomial is not None:
+        return f"Ptnml(0-2) {', '.join(map(str, plan.pentanomial))}"
+    return f"sets by points 0, 1/2 ... {plan.rotations}: {', '.join(map(str, plan.progress.counts))}"
+
+
+def pair_points_of(matches: Sequence[FinishedMatch], new: str, old: str) -> list[float] | None:
+    """NEW's points against OLD in each pair of the set's games whose seatings differ by NEW and OLD
+    alone (0 to 2); None if some game has no such twin."""
+    swap = {new: old, old: new}
+    by_seats = {match.record.seats: match for match in matches}
+    pairs = []
+    for seats, match in by_seats.items():
+        twin = by_seats.get(tuple(swap.get(bot, bot) for bot in seats))
+        if twin is None or len(by_seats) != len(matches):
+            return None
+        if seats < twin.record.seats:  # each pair once
+            pairs.append(sum(pair_points(m.places[new], m.places[old]) for m in (match, twin)))
+    return pairs
 
 
 def _elo(value: float) -> str:
@@ -470,9 +523,6 @@ def _report(
     data: Path,
 ) -> int:
     """The verdict, the estimate and where it all is; the exit code."""
-    from croupier.clients.results.ratings import rate
-    from croupier.clients.results.report import ratings_table
-
     status = plan.status
     print(line(plan))
     test = plan.progress.test
@@ -495,15 +545,15 @@ def _report(
     stopped = test.stopped(plan.progress.counts, plan.progress.grid)  # the live line's is biased by the stop
     print(
         f"Elo of {plan.new} over {plan.old}: {_elo(stopped.elo)} (95% interval {_elo(stopped.low)} to "
-        f"{_elo(stopped.high)}, read from where the test stopped), LOS {stopped.los:.1%}, after "
-        f"{status.sets} sets ({status.sets * plan.rotations} games)"
+        f"{_elo(stopped.high)}, read from where the test stopped), LOS {stopped.los:.1%}"
     )
-    game = config.games[0].game
-    table = rate(store.duplicate_sets(game, [tournament.id]), samples=DEFAULT_SAMPLES)
-    if table:
-        console.print(
-            ratings_table(game, table, title=f"{game}: ratings of {tournament.name} run {tournament.run}")
+    if plan.games > plan.counted:
+        print(
+            f"{plan.games - plan.counted} more games were played in sets still in play at the verdict: "
+            "in the results database, not in the test"
         )
+    where = "" if data == DEFAULT_DATA else f" --data {data}"
+    say(console, f"ratings of every game played: croupier ratings --tournament {tournament.name}{where}")
     if tournament.finished and tournament.secret is not None:
         from croupier.clients.audit import reveal
 

@@ -106,9 +106,12 @@ async def refused_move(trial: Trial) -> str:
         f"answer to decision {decision} after its refusal", lambda: trial.settled(match_id, decision)
     )
     if status == Result.TIMED_OUT:
+        refused = f'decision {decision} was refused ("{refusal.reason}")'
+        if (slow := await trial.slow()) is not None:
+            raise Failed(f"{refused}, and its clock ran out before the bot's next move: {slow}")
         raise Failed(
-            f'decision {decision} was refused ("{refusal.reason}") and the bot sent no other move for it: '
-            "the decision stays open after a refusal, but its clock ran out"
+            f"{refused} and the bot sent no other move for it: the decision stays open after a refusal, "
+            "but its clock ran out"
         )
     await trial.finished(match_id, refusals=1)
     return f'decision {decision} refused ("{refusal.reason[:40]}..."), answered again and accepted'
@@ -176,6 +179,10 @@ async def replaced_decision(trial: Trial) -> str:
     if status == Result.TIMED_OUT:
         stale = [m for s in trial.streams for _, m in s.moves(match_id) if m.decision_id == old]
         how = " (it answered the replaced one, and waited)" if stale else ""
+        if (slow := await trial.slow()) is not None:
+            raise Failed(
+                f"decision {old} was replaced by {new}, whose clock ran out before the bot's move: {slow}"
+            )
         raise Failed(
             f"decision {old} was replaced by {new}; the bot never answered {new}{how}: its clock ran out"
         )
@@ -279,25 +286,13 @@ async def clock(trial: Trial) -> str:
             f"({decision_ms} per decision + {asked.time_bank_ms} of bank left), and the bot took longer"
         ) from failed
     asked = trial.received("decision", match_id)
-    thinking = _thinking(trial, match_id)
+    thinking = trial.thinking(match_id)
     slowest = max(thinking.values(), default=0.0)
     bank = asked[-1].time_bank_ms if asked else bank_ms
     return (
         f"{len(thinking)} decisions of {decision_ms} ms + {bank_ms} ms bank, slowest {slowest * 1000:.0f} ms "
         f"(as the tap timed them); {bank} ms of bank left"
     )
-
-
-def _thinking(trial: Trial, match_id: str) -> dict[int, float]:
-    """Seconds from each decision reaching the bot to its first move answering it, by decision, as the
-    tap saw them (the referee's think_ms comes in ActionResults, which quiet acceptance leaves out)."""
-    thinking = {}
-    for stream in trial.streams:
-        asked = {d.decision_id: at for at, d in stream.of_kind("decision", match_id)}
-        for at, move in stream.moves(match_id):
-            if move.decision_id in asked and move.decision_id not in thinking:
-                thinking[move.decision_id] = at - asked[move.decision_id]
-    return thinking
 
 
 async def every_game(trial: Trial) -> str:

@@ -9,6 +9,7 @@ import contextlib
 import os
 import re
 import signal
+import statistics
 import time
 from collections import deque
 from collections.abc import Callable, Sequence
@@ -17,6 +18,7 @@ from typing import Any, TypeVar
 import grpc
 
 from croupier.clients.checkbot.tap import Stream, Tap
+from croupier.clients.tournament.launch import bot_environment
 from croupier.v1 import admin_pb2, bots_pb2, match_pb2
 
 T = TypeVar("T")
@@ -24,6 +26,9 @@ STARTUP_SECONDS = 30.0
 """Time for the bot's process to start and say Hello (a cold Python or a JVM takes a while)."""
 EXPLANATION_SECONDS = 2.0
 """How long a timeout's diagnosis waits for what may explain it (``Trial._diagnosis``)."""
+SLOW_SHARE = 0.5
+"""A bot whose moves typically come later than this share of a decision's time is too slow for the
+checks (a bot's own thinking aside, an answer takes milliseconds)."""
 CLOCKS = {"decision_ms": 1000, "bank_ms": 1000, "max_timeouts": 1, "grace_ms": 10000}
 """Every check's clocks but the clock's own: a bot that does not answer is forfeited in 2 s."""
 SHORT: dict[str, dict[str, Any]] = {
@@ -69,12 +74,9 @@ class Trial:
     async def start(self, tap_port: int) -> None:
         registered = await self.admin.RegisterBot(admin_pb2.RegisterBotRequest(name=f"checked-{self.name}"))
         self.bot_id = registered.bot_id
-        env = {
-            **os.environ,
-            "CROUPIER_SERVER": f"127.0.0.1:{tap_port}",
-            "CROUPIER_TOKEN": registered.token,
-            "CROUPIER_BOT_NAME": "check-bot",
-        }
+        # as `croupier match` runs a command: this Python's scripts first on PATH, so that the bot's
+        # `python` is the one with croupier installed
+        env = bot_environment("check-bot", f"127.0.0.1:{tap_port}", registered.token)
         self.process = await asyncio.create_subprocess_exec(
             *self.command, env=env, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.STDOUT, start_new_session=True,
@@ -228,7 +230,32 @@ class Trial:
         return self._late(match_id, during)
 
     def _explained(self) -> bool:
-        return self.last_error() is not None or any(True for s in self.streams for _ in s.of_kind("error"))
+        return (
+            self.last_error() is not None
+            or self.slowness() is not None
+            or any(True for s in self.streams for _ in s.of_kind("error"))
+        )
+
+    async def slow(self) -> str | None:
+        """``slowness``, once the bot's late moves have had a moment to arrive."""
+        deadline = time.monotonic() + EXPLANATION_SECONDS
+        while time.monotonic() < deadline and self.slowness() is None:
+            await asyncio.sleep(0.05)
+        return self.slowness()
+
+    def slowness(self) -> str | None:
+        """Words saying the bot is too slow for the checks' clocks, if its moves typically came more
+        than ``SLOW_SHARE`` of a decision's time after their decisions; else None. A slow bot's
+        timeouts are that, whatever else the check was looking at when they came."""
+        delays = [seconds for match_id in self.games for seconds in self.thinking(match_id).values()]
+        decision = CLOCKS["decision_ms"] / 1000
+        if not delays or statistics.median(delays) <= SLOW_SHARE * decision:
+            return None
+        typical = f" (the median of {len(delays)})" if len(delays) > 1 else ""
+        return (
+            f"the bot is too slow for these checks: its moves came {statistics.median(delays):.1f} s after "
+            f"their decisions{typical}, and a decision has {decision:g} s here (the clock row says more)"
+        )
 
     def _late(self, match_id: str, during: str = "") -> str | None:
         """The bot's first timeout in ``match_id``, in words for its author (``during`` says what was
@@ -238,6 +265,8 @@ class Trial:
             return None
         late = timed_out.decision_id
         why = f"in the {self.games[match_id]} match decision {late} timed out"
+        if (slow := self.slowness()) is not None:  # then batches, refusals and the rest are beside the point
+            return f"{why}{during}: {slow}"
         why += self._hint(match_id, late) + during
         errors = [m for s in self.streams for _, m in s.of_kind("error")]
         if errors:  # what the referee made of the bot's last mistaken message, if any
@@ -261,6 +290,18 @@ class Trial:
                 "the next message's `accepted` count is the acceptance)"
             )
         return ""
+
+    def thinking(self, match_id: str) -> dict[int, float]:
+        """Seconds from each decision reaching the bot to its first move answering it, by decision, as
+        the tap saw them (the referee's think_ms comes in ActionResults, which quiet acceptance leaves
+        out)."""
+        thinking = {}
+        for stream in self.streams:
+            asked = {d.decision_id: at for at, d in stream.of_kind("decision", match_id)}
+            for at, move in stream.moves(match_id):
+                if move.decision_id in asked and move.decision_id not in thinking:
+                    thinking[move.decision_id] = at - asked[move.decision_id]
+        return thinking
 
     def received(self, kind: str, match_id: str, which: Callable[[Any], bool] | None = None) -> list[Any]:
         """What the bot was sent of ``kind`` about ``match_id`` on all its streams (those ``which``

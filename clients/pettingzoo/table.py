@@ -174,8 +174,9 @@ class Table:
         return rewards(self.state.outcome(), self.reward)
 
     def render(self, names: tuple[str, ...]) -> str:
-        """The spectator's screen, as text with ANSI colours: the public view while the match
-        runs, every hand once it is over (as the referee reveals them)."""
+        """The spectator's screen as plain text (no colour escapes: it is printed, logged and compared
+        as text): the public view while the match runs, every hand once it is over (as the referee
+        reveals them)."""
         over = self.state.is_over()
         view = self.state.full_view() if over else self.state.public_view()
         outcome = self.state.outcome() if over else None
@@ -191,7 +192,5 @@ class Table:
         step = f"{len(self.actions)} actions" if self.actions else "the deal"
         scene = Scene(len(self.actions), 0, step, tuple(str(e) for e in self.events), view)
         buffer = io.StringIO()
-        Console(file=buffer, width=100, force_terminal=True, color_system="standard").print(
-            render(header, scene)
-        )
+        Console(file=buffer, width=100, force_terminal=False, color_system=None).print(render(header, scene))
         return buffer.getvalue()

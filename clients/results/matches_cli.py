@@ -79,15 +79,26 @@ def run(args: argparse.Namespace) -> int:
 def matches_table(title: str, records: list[MatchRecord], results: dict[int, FinishedMatch]) -> Table:
     from rich.table import Table
 
-    table = Table(title=title, title_justify="left")
-    seats = "seats: bot score (place, and why a seat forfeited)"
-    for column in ("match", "game", "round/group/deal/rotation", seats, "status"):
-        table.add_column(column, no_wrap=column != seats)
+    table = Table(
+        title=title,
+        title_justify="left",
+        caption="set: round/group/deal/rotation; seats: seat bot score (place, why it forfeited), a bot "
+        "playing in several versions as bot@version",
+        caption_justify="left",
+    )
+    table.add_column("match", no_wrap=True, min_width=len("20250101-120000-abcdef"))  # to copy whole
+    for column in ("game", "set", "seats", "status"):
+        # a narrow terminal wraps a name, never cuts it; the seats, the widest, take what is left
+        table.add_column(column, overflow="fold", ratio=1 if column == "seats" else None)
+    versions: dict[str, set[str]] = {}
+    for match in results.values():
+        for r in match.results:
+            versions.setdefault(r.bot, set()).add(r.version)
     for record in records:
         finished = results.get(record.id)
         if finished is not None:
             seats = " · ".join(
-                f"{r.seat} {r.bot} {r.score} ({r.place}"
+                f"{r.seat} {r.identity if len(versions[r.bot]) > 1 else r.bot} {r.score} ({r.place}"
                 + (f", forfeited: {r.note or 'yes'})" if r.forfeited else ")")
                 for r in finished.results
             )

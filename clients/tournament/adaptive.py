@@ -32,8 +32,8 @@ class Plan(Protocol):
     def plan(self, deal: int) -> DuplicateSet | None:
         """The set of deal number ``deal`` (0, 1, 2 ...), or None past the last one there may be."""
 
-    def set_over(self, deal: int, matches: Sequence[FinishedMatch]) -> None:
-        """Every rotation of the deal's set is done (also for those of earlier runs)."""
+    def set_over(self, deal: int, matches: Sequence[FinishedMatch], replayed: bool = False) -> None:
+        """Every rotation of the deal's set is done (also for those of earlier runs: ``replayed``)."""
 
     def settled(self) -> bool:
         """Nothing more needs playing (sets still in progress finish and are recorded)."""
@@ -113,4 +113,4 @@ class AdaptiveRunner(Runner):
     def _set_over(self, deal: int, matches: Sequence[FinishedMatch], replayed: bool = False) -> None:
         for match in matches:
             self.display.match_done(match.record.key.game, match.places, replayed=replayed)
-        self.plan.set_over(deal, matches)
+        self.plan.set_over(deal, matches, replayed)

@@ -99,6 +99,17 @@ def page(name: str) -> Handler:
     return handler
 
 
+ICON = (
+    '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 16 16">'
+    '<text y="14" font-size="14">\N{BLACK SPADE SUIT}</text></svg>'
+)
+"""The pages' icon, which every browser asks for as /favicon.ico (a 404 in its console otherwise)."""
+
+
+async def icon(request: web.Request) -> web.StreamResponse:
+    return web.Response(text=ICON, content_type="image/svg+xml", headers={"Cache-Control": "max-age=86400"})
+
+
 async def lobby(request: web.Request) -> web.StreamResponse:
     return web.Response(text=request.app[HUB].lobby_text, content_type="application/json")
 
@@ -211,6 +222,7 @@ def make_app(hub: Hub, seat: HumanSeat | None = None, hosts: Iterable[str] = ())
     app[HUB] = hub
     app[RATINGS] = Ratings()
     app.router.add_get("/", page("lobby.html"))
+    app.router.add_get("/favicon.ico", icon)
     app.router.add_get("/match/{match_id}", page("match.html"))
     app.router.add_get("/tournament/{tournament_id}", page("tournament.html"))
     app.router.add_get("/follow", page("follow.html"))

@@ -22,6 +22,7 @@ from croupier.clients.web.hub import Busy, Hub, check_id
 from croupier.clients.web.play import SEATS
 from croupier.clients.web.seat import BANK_MS, DECISION_MS, HumanSeat
 from croupier.v1 import match_pb2, spectator_pb2
+from croupier.wire.errors import ServiceError
 
 HEADER = "X-Croupier-Fork"
 """The header a fork request must carry (any value): only our page's script sends it."""
@@ -63,15 +64,14 @@ async def fork(request: web.Request, hub: Hub) -> web.StreamResponse:
     seats = request.app[SEATS]
     if you is not None and not seats.free():
         raise Busy("a person plays at this viewer already: one seat at a time, try again when it is over")
-    request_pb = spectator_pb2.ForkMatchRequest(match_id=match_id, step=step)
-    if you is not None:
-        players = await _seats_of(hub, match_id)
-        if you >= players:
-            return web.json_response({"error": f"the match has seats 0 to {players - 1}"}, status=400)
-        request_pb.names.extend("you" if seat == you else bots for seat in range(players))
-        request_pb.clocks.CopyFrom(match_pb2.Clocks(decision_ms=DECISION_MS, bank_ms=BANK_MS))
+    players = await _seats_of(hub, match_id)
+    if you is not None and you >= players:
+        return web.json_response({"error": f"the match has seats 0 to {players - 1}"}, status=400)
+    # the fork's own players, named after what plays them (the original's names would be wrong)
+    names = ["you" if seat == you else bots for seat in range(players)]
+    clocks = match_pb2.Clocks(decision_ms=DECISION_MS, bank_ms=BANK_MS) if you is not None else None
     try:
-        answer = await hub.stub.ForkMatch(request_pb, timeout=30)
+        target, answer = await _fork_where_known(hub, match_id, step, names, clocks)
     except grpc.aio.AioRpcError as exc:
         status = {grpc.StatusCode.NOT_FOUND: 404, grpc.StatusCode.RESOURCE_EXHAUSTED: 503}.get(
             exc.code(), 409
@@ -79,18 +79,44 @@ async def fork(request: web.Request, hub: Hub) -> web.StreamResponse:
         if exc.code() in (grpc.StatusCode.INVALID_ARGUMENT,):
             status = 400
         return web.json_response({"error": f"the referee says: {exc.details()}"}, status=status)
+    except ServiceError as exc:  # the embedded referee's refusal, as the viewer's would say it
+        return web.json_response({"error": f"the referee says: {exc}"}, status=STATUSES.get(exc.code, 409))
     forked = answer.match.match_id
     tokens = list(answer.seat_tokens)
     shown: dict[str, Any] = {"match_id": forked, "forked_from": answer.match.forked_from}
+    credentials = _credentials(hub) if target == hub.server else None
     if you is not None:  # the person's seat is this viewer's; only the asking page gets its link
-        seat = seats.seat = HumanSeat(hub.server, "you", _credentials(hub))
+        seat = seats.seat = HumanSeat(target, "you", credentials)
         seat.take([tokens.pop(you)], matches=1)
         shown["seat"] = f"/seat/{seat.new_link()}"
-    task = asyncio.ensure_future(_play(hub, bots, tokens))
+    task = asyncio.ensure_future(_play(target, credentials, bots, tokens))
     task.set_name(f"fork {forked}")
     hub.tasks.add(task)
     task.add_done_callback(hub.tasks.discard)
     return web.json_response(shown)
+
+
+async def _fork_where_known(
+    hub: Hub, match_id: str, step: int, names: list[str], clocks: match_pb2.Clocks | None
+) -> tuple[str, spectator_pb2.ForkMatchResponse]:
+    """Fork the match on the referee that knows it: the viewer's, else (a journal on disk that it
+    does not know, or no referee at all: ``make run``'s or ``croupier match``'s) the referee this
+    viewer embeds for such forks, as ``croupier replay --fork`` does. Where it plays, and the fork."""
+    request = spectator_pb2.ForkMatchRequest(match_id=match_id, step=step, names=names, clocks=clocks)
+    try:
+        return hub.server, await hub.stub.ForkMatch(request, timeout=30)
+    except grpc.aio.AioRpcError as exc:
+        journal = hub.journal(match_id)
+        if exc.code() not in (grpc.StatusCode.NOT_FOUND, grpc.StatusCode.UNAVAILABLE) or journal is None:
+            raise
+    from croupier.server import forks
+
+    address = await hub.forks_address()
+    assert hub.forks_referee is not None
+    records = await asyncio.to_thread(forks.finished_records, journal, match_id)
+    match, tokens = await forks.fork_records(hub.forks_referee.referee, records, step, names, clocks)
+    hub.on_forks_referee.add(match.id)
+    return address, spectator_pb2.ForkMatchResponse(match=match.info(), seat_tokens=tokens)
 
 
 async def _seats_of(hub: Hub, match_id: str) -> int:
@@ -105,16 +131,17 @@ def _credentials(hub: Hub) -> grpc.ChannelCredentials | None:
     return grpc.ssl_channel_credentials(hub.tls_ca.read_bytes()) if hub.tls_ca else None
 
 
-async def _play(hub: Hub, strategy_name: str, tokens: list[str]) -> None:
+async def _play(
+    server: str, credentials: grpc.ChannelCredentials | None, strategy_name: str, tokens: list[str]
+) -> None:
     """Every seat of a fork, played by a bundled bot here until the fork is over."""
     from croupier.clients.bots import strategy
     from croupier.clients.sdk import Client
 
-    credentials = _credentials(hub)
     clients = [
         Client(
             strategy(strategy_name),
-            hub.server,
+            server,
             [token],
             name=strategy_name,
             stop_after=1,

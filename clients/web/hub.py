@@ -20,21 +20,25 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import re
 import sqlite3
 from collections import Counter, OrderedDict
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import grpc
 
 from croupier.clients.results.store import StoreError
-from croupier.clients.scenes import JOURNAL_FOLDERS, RECORD_BYTES, from_journal, from_record
+from croupier.clients.scenes import FORKS_FOLDER, JOURNAL_FOLDERS, RECORD_BYTES, from_journal, from_record
 from croupier.clients.web.disk import JournalList
 from croupier.clients.web.frames import LiveFeed, dumps, lobby_entry, replay_json
 from croupier.clients.web.tournaments import tournament_list
 from croupier.v1 import match_pb2, spectator_pb2, spectator_pb2_grpc
+
+if TYPE_CHECKING:
+    from croupier.server.app import Croupier
 
 TOKEN_METADATA = "croupier-token"
 
@@ -206,12 +210,59 @@ class Hub:
         self.tasks: set[asyncio.Task[None]] = set()
         self.heavy = asyncio.Semaphore(HEAVY_AT_ONCE)
         self.fetching: dict[str, asyncio.Future[str | None]] = {}
+        self.forks_referee: Croupier | None = None
+        """Where forks of journals on disk are played, which the referee at ``server`` does not know
+        (``croupier replay --fork``'s embedded referee, kept here): started at the first."""
+        self.forks_stub: Any = None
+        self.on_forks_referee: set[str] = set()
+        """The matches (forks) played on ``forks_referee``."""
+        self._forks_starting = asyncio.Lock()
 
     async def close(self) -> None:
         for task in list(self.tasks):
             task.cancel()
         await asyncio.gather(*self.tasks, return_exceptions=True)
         await self.channel.close(None)
+        if self.forks_referee is not None:
+            await self.forks_referee.stop(grace=1.0)
+
+    def spectator(self, match_id: str) -> tuple[Any, Any]:
+        """The stub that knows ``match_id``, and the metadata of calls to it."""
+        if match_id in self.on_forks_referee and self.forks_stub is not None:
+            return self.forks_stub, None
+        return self.stub, self.metadata
+
+    async def forks_address(self) -> str:
+        """The address of the referee for forks of journals on disk, started at the first call in
+        DATA/web-forks (its journals listed with the others')."""
+        async with self._forks_starting:
+            return await self._start_forks_referee()
+
+    async def _start_forks_referee(self) -> str:
+        if self.forks_referee is None:
+            assert self.data is not None
+            from croupier.server import logs
+            from croupier.server.app import create_server
+
+            logs.configure(level=logging.WARNING)  # the viewer's terminal: no line per match
+            self.forks_referee = await create_server("127.0.0.1:0", self.data / FORKS_FOLDER)
+            channel = grpc.aio.insecure_channel(f"127.0.0.1:{self.forks_referee.port}")
+            self.forks_stub = spectator_pb2_grpc.SpectatorServiceStub(channel)
+        return f"127.0.0.1:{self.forks_referee.port}"
+
+    def journal(self, match_id: str) -> Path | None:
+        """The match's journal in the data directory, if there is one."""
+        check_id(match_id)
+        if self.data is None:
+            return None
+        return next(
+            (
+                path
+                for folder in JOURNAL_FOLDERS
+                if (path := self.data / folder / f"{match_id}.jsonl").is_file()
+            ),
+            None,
+        )
 
     def start(self) -> None:
         self._spawn(self._poll_lobby())
@@ -354,9 +405,10 @@ class Hub:
         one is let go by the referee a moment after this side ended it)."""
         tries, pause = RETRY_EXHAUSTED
         request = spectator_pb2.WatchMatchRequest(match_id=match.match_id)
+        stub, metadata = self.spectator(match.match_id)
         for left in range(tries - 1, -1, -1):
             try:
-                async for frame in self.stub.WatchMatch(request, metadata=self.metadata):
+                async for frame in stub.WatchMatch(request, metadata=metadata):
                     match.add(frame)
                 return
             except grpc.aio.AioRpcError as exc:
@@ -389,9 +441,10 @@ class Hub:
 
     async def _fetch(self, match_id: str) -> str | None:
         try:
+            stub, metadata = self.spectator(match_id)
             async with self.heavy:
-                record = await self.stub.GetRecord(
-                    spectator_pb2.GetRecordRequest(match_id=match_id), timeout=60, metadata=self.metadata
+                record = await stub.GetRecord(
+                    spectator_pb2.GetRecordRequest(match_id=match_id), timeout=60, metadata=metadata
                 )
             text = dumps(replay_json(from_record(record), record.info))
         except grpc.aio.AioRpcError as exc:
@@ -419,13 +472,8 @@ class Hub:
     async def _from_journal(self, match_id: str) -> str | None:
         """A finished match's journal in the data directory, re-run here (only one with its end
         record, which publishes the seed: an unfinished or cancelled match's secret stays unread)."""
-        if self.data is None:
-            return None
-        for folder in JOURNAL_FOLDERS:
-            path = self.data / folder / f"{match_id}.jsonl"
-            if path.is_file():
-                return await asyncio.to_thread(finished_journal_json, path)
-        return None
+        path = self.journal(match_id)
+        return None if path is None else await asyncio.to_thread(finished_journal_json, path)
 
 
 def finished_journal_json(path: Path) -> str | None:

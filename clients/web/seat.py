@@ -231,12 +231,17 @@ class HumanSeat:
             ended = message.match_ended
             scene = self._scene(ended.view, ended.events)
             header = {**self.state["header"], "status": "finished"}
+            results = self.state.get("results", [])
             if ended.result.seats:
                 seats = sorted(ended.result.seats, key=lambda s: s.seat)
                 header["result"] = [[s.place, s.score] for s in seats]
+                seat = self.state["seat"]
+                # each seating's, kept for the next: the page adds them up
+                results = [*results, {"players": header["players"], "seat": seat, "result": header["result"]}]
             self.finished += 1
             self._match = None
-            await self._show(header=header, scene=scene, asked=None, note="the match is over")
+            note = "the match is over"
+            await self._show(header=header, scene=scene, asked=None, note=note, results=results)
         elif kind == "seat_forfeited" and message.seat_forfeited.seat == self.state.get("seat"):
             self.finished += 1
             self._match = None

@@ -5,6 +5,8 @@ for a short drain."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import re
 import socket
 import subprocess
 import sys
@@ -16,6 +18,7 @@ import grpc
 import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
+from croupier.server.cli import DEFAULT_METRICS
 from croupier.v1 import bots_pb2, bots_pb2_grpc, spectator_pb2, spectator_pb2_grpc
 from tests.server.botclient import ADMIN, token
 from tests.server.test_restart import ROOT, RefereeProcess
@@ -67,6 +70,35 @@ def test_a_taken_metrics_port_is_one_line_offering_another_or_off(tmp_path: Path
         f"croupier serve: cannot serve metrics on 127.0.0.1:{taken_port} (Address already in use): pass "
         "another --metrics-address (port 0 picks a free one), or --metrics-address off for none\n"
     )
+
+
+def test_a_second_referee_serves_its_metrics_on_a_free_port_when_the_default_one_is_taken(
+    tmp_path: Path,
+) -> None:
+    """A second ``croupier serve`` on one machine (another --address) finds the default metrics port
+    taken by the first: no flag asked for it, so another port does, said on the line that gives it."""
+    with contextlib.ExitStack() as stack:
+        first = stack.enter_context(socket.socket())
+        with contextlib.suppress(OSError):  # else something has it already, as a first referee would
+            first.bind(("127.0.0.1", int(DEFAULT_METRICS.rpartition(":")[2])))
+            first.listen()
+        second = subprocess.Popen(
+            [sys.executable, "-m", "croupier.server.cli", "--address", "127.0.0.1:0",
+             "--data", str(tmp_path / "data")],
+            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        )  # fmt: skip
+        stack.callback(second.kill)
+        assert second.stdout is not None
+        lines = [second.stdout.readline() for _ in range(2)]
+        second.terminate()
+        _, errors = second.communicate(timeout=60)
+    assert lines[0].startswith("croupier: serving on 127.0.0.1:"), lines[0] + errors
+    found = re.fullmatch(
+        r"croupier: metrics on http://127\.0\.0\.1:(\d+)/metrics \(port 9464 is taken; "
+        r"--metrics-address HOST:PORT picks one\)\n",
+        lines[1],
+    )
+    assert found and found.group(1) != "9464", lines[1] + errors
 
 
 async def health(port: int) -> int:

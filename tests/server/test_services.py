@@ -131,4 +131,4 @@ def test_serve_binds_loopback_and_keeps_data_in_croupier_data_by_default() -> No
     cli.add_arguments(parser)
     args = parser.parse_args([])
     assert (args.address, args.data) == ("127.0.0.1:50051", Path("croupier-data"))
-    assert args.metrics_address.startswith("127.0.0.1:")
+    assert args.metrics_address is None and cli.DEFAULT_METRICS.startswith("127.0.0.1:")

@@ -79,8 +79,22 @@ function backs(count, size) {
   return row;
 }
 
+// What follows the person's own seat in the referee's words, in the second person: "seat 1 plays"
+// is "you play", "seat 1's card" is "your card", "seat 1 (dealer) captures" is "you (dealer) capture".
+const THIRD_PERSON = /^( \([^)]*\))? (is|was|has|[a-z]+s)\b/;
+const IRREGULAR = { is: "are", was: "were", has: "have" };
+const SECOND_PERSON_VERBS = new Set(["plays", "turns", "captures", "deals", "takes", "lays", "passes", "wins", "asks", "gives", "rolls", "draws", "leads", "robs", "declines", "follows", "trumps", "searches", "picks", "gets", "keeps", "loses", "scores", "finishes", "acts", "needs", "holds"]);
+
+function secondPerson(rest) {
+  if (rest.startsWith("'s ")) return { said: "your", rest: rest.slice(2) };
+  const verb = THIRD_PERSON.exec(rest);
+  if (!verb || !(verb[2] in IRREGULAR || SECOND_PERSON_VERBS.has(verb[2]))) return { said: "you", rest };
+  const base = IRREGULAR[verb[2]] || verb[2].replace(/(ss|sh|ch|x)es$/, "$1").replace(/s$/, "");
+  return { said: "you", rest: `${verb[1] || ""} ${base}${rest.slice(verb[0].length)}` };
+}
+
 // Words from the referee with each card drawn as a small coloured card and each "seat N" as
-// the bot's name.
+// the bot's name; the seat page's own seat (`players.mine`) as "you", in the second person.
 function words(text, players) {
   const out = el("span", "words");
   let rest = String(text);
@@ -96,11 +110,12 @@ function words(text, players) {
     if (sAt < cAt) {
       out.append(rest.slice(0, sAt));
       const seat = Number(s[1]);
-      const name = players && players[seat] !== undefined ? players[seat] : `seat ${seat}`;
+      let name = players && players[seat] !== undefined ? players[seat] : `seat ${seat}`;
+      rest = rest.slice(sAt + s[0].length);
+      if (players && players.mine === seat) ({ said: name, rest } = secondPerson(rest));
       const who = el("b", `who seat${seat % 10}`, name);
       who.title = `seat ${seat}`;
       out.append(who);
-      rest = rest.slice(sAt + s[0].length);
     } else {
       out.append(rest.slice(0, cAt));
       const text = c[2] + c[3];

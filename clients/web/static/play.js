@@ -16,6 +16,7 @@
   let pending = false; // a move is on its way: the next state answers it
   let said = ""; // the viewer's own answer to a move it could not send
   let focus = null; // a card of the hand with several actions: those are marked
+  let over = false; // the feed ended after a match's end: the run is over
   const selected = new Set(); // Pair Battle: the cards picked for a set
 
   const pairBattle = () => state && state.header && state.header.game === "pair_battle";
@@ -93,8 +94,9 @@
       focus = card;
       return render();
     }
-    // not among the listed actions: the referee says why (and nothing changes)
-    if (state.header.game !== "platinum_fish") send({ decision_id: asked.decision_id, text: card });
+    // not among the listed actions (greyed out): said here, never sent, so never a refusal
+    said = `${card} cannot be played now: choose one of the actions listed`;
+    render();
   }
 
   function clockLine() {
@@ -109,7 +111,7 @@
     const header = state.header;
     const parts = [];
     if (state.note) parts.push(el("p", "note", state.note));
-    if (state.refused) parts.push(el("div", "refused", el("b", "", "refused: "), words(state.refused.reason, header ? header.players : [])));
+    if (state.refused) parts.push(el("div", "refused", el("b", "", "refused: "), words(state.refused.reason, header ? Object.assign([...header.players], { mine: state.seat }) : [])));
     if (said) parts.push(el("div", "refused", said));
     const asked = state.asked;
     if (header && header.status === "running" && !asked) parts.push(el("p", "none", "waiting for the others…"));
@@ -134,8 +136,30 @@
         parts.push(lay);
       } else parts.push(el("p", "hint", "keys: the one beside each action; or click a card of your hand"));
     }
-    panel.replaceChildren(...parts);
+    parts.push(resultsPanel());
+    if (over) parts.push(el("p", "over", "The run is over (its viewer has stopped): these results are final. To play again, run the same croupier match command."));
+    panel.replaceChildren(...parts.filter(Boolean));
     panel.dataset.pending = pending ? "1" : "0";
+  }
+
+  // Each seating played so far, and once there are several, every player's points over all of
+  // them (a duplicate set's seatings deal the same cards: the combined result is the one to read).
+  function resultsPanel() {
+    const done = state.results || [];
+    if (!done.length) return null;
+    const ordinal = (n) => `${n}${n === 1 ? "st" : n === 2 ? "nd" : n === 3 ? "rd" : "th"}`;
+    const rows = done.map((r, i) => el("li", "", `seating ${i + 1}: `, ...r.players.flatMap((name, seat) => [seat ? " · " : "", seat === r.seat ? el("b", "", "you") : name, ` ${ordinal(r.result[seat][0])}, ${r.result[seat][1]}`])));
+    const parts = [el("h2", "", "results"), el("ol", "seatings", ...rows)];
+    if (done.length > 1) {
+      const totals = new Map();
+      for (const r of done) r.players.forEach((name, seat) => {
+        const who = seat === r.seat ? "you" : name;
+        totals.set(who, (totals.get(who) || 0) + r.result[seat][1]);
+      });
+      const ranked = [...totals].sort((a, b) => b[1] - a[1]);
+      parts.push(el("p", "combined", `combined, ${done.length} seatings: `, ranked.map(([who, points]) => `${who} ${points}`).join(" · ")));
+    }
+    return el("section", "results", ...parts);
   }
 
   function render() {
@@ -150,6 +174,7 @@
       const card = face.dataset.card;
       face.classList.add("mine");
       if (legalFirst.has(card) || (pairBattle() && state.asked && state.asked.legal.some((a) => a.cards.includes(card)))) face.classList.add("playable");
+      else if (state.asked && !pairBattle() && legalFirst.size) face.classList.add("unplayable");
       if (selected.has(card) || focus === card) face.classList.add("picked");
       face.setAttribute("tabindex", "0");
       face.addEventListener("click", () => clickCard(card));
@@ -179,13 +204,19 @@
     const next = JSON.parse(event.data);
     if (!state || !next.header || !state.header || next.header.match_id !== state.header.match_id) selected.clear();
     state = next;
+    over = false;
     received = performance.now();
     pending = false;
     for (const card of [...selected]) if (!ownHand().includes(card)) selected.delete(card);
     render();
   };
   source.onerror = () => {
-    if (heard) return; // a dropped feed: EventSource comes back by itself
+    if (heard) {
+      // a dropped feed: EventSource comes back by itself; after a match's end, the run is over (its
+      // viewer stopped), and the page stays with its results
+      over = Boolean(state && state.header && state.header.status === "finished");
+      return render();
+    }
     source.close();
     root.replaceChildren(el("div", "problem", "This browser holds no seat here: a seat is taken by opening its link, once. You may watch the matches as a spectator."), el("p", "", el("a", "", "the lobby")));
     root.querySelector("a").href = "/";

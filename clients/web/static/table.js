@@ -163,7 +163,8 @@
   // Draws the match into `root`. `nowMs`: the referee clock now (ticks on between frames while live);
   // `mine`: the seat the page's person plays (the seat page), whose view it is.
   function draw(root, header, scene, nowMs, mine) {
-    const ctx = { players: header.players };
+    const players = Object.assign([...header.players], { mine }); // the seat page's own seat: "you"
+    const ctx = { players };
     const game = GAMES[header.game](scene.view, ctx);
     const hidden = scene.view.hands.some((h) => h === null);
     const bar = el(
@@ -180,6 +181,13 @@
     if (mine !== undefined) notes.push(el("div", "note", `you play seat ${mine}: ${hidden ? "your cards face up, the others' face down" : "every hand is shown now"}`));
     else if (hidden) notes.push(el("div", "note", "spectator: every hand stays face down until the match is over"));
     if (header.cancel_reason) notes.push(el("div", "note bad", `cancelled: ${header.cancel_reason}`));
+    if (header.forked_from) {
+      const at = header.forked_from.lastIndexOf("@");
+      const [source, step] = [header.forked_from.slice(0, at), header.forked_from.slice(at + 1)];
+      const link = el("a", "", source);
+      link.href = `/match/${encodeURIComponent(source)}?step=${step}`;
+      notes.push(el("div", "note forked", "forked from ", link, ` at step ${step}: the same deal and moves up to there, its own players since`));
+    }
 
     const seats = el("div", "seats");
     scene.view.hands.forEach((_, seat) => {
@@ -201,9 +209,9 @@
     });
 
     const lines = [...scene.events_before, ...scene.events].slice(-8);
-    const log = el("ol", "log", ...lines.map((line) => el("li", "", words(line, header.players))));
+    const log = el("ol", "log", ...lines.map((line) => el("li", "", words(line, players))));
     if (!lines.length) log.append(el("li", "none", "(none yet)"));
-    const events = el("section", "events", el("h3", "", "last events · ", words(scene.step, header.players)), commentLine(scene), log);
+    const events = el("section", "events", el("h3", "", "last events · ", words(scene.step, players)), commentLine(scene), log);
 
     const felt = el("section", "felt", el("div", "centre", ...game.centre), game.info);
     const page = el("div", `match game-${header.game}`, bar, ...notes, el("div", "play", felt, seats), el("div", "side", events, resultPanel(header)));

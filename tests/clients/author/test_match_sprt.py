@@ -118,6 +118,32 @@ def test_the_exit_code_says_which_hypothesis_was_accepted_or_that_none_was(tmp_p
     assert verdict(short.stdout)[0] == "inconclusive: 6 games (--max-games) did not decide"
 
 
+def test_the_output_states_the_test_s_games_once_its_pentanomial_and_its_speed(tmp_path: Path) -> None:
+    """One count of games and sets (the test's, the live line's last), the pairs counted by points as
+    fishtest prints them, the games per second; games played past the verdict said apart."""
+    done = run(
+        tmp_path, "chinese_ten", "--bot", "heuristic", "--bot", "random", "--sprt", "elo0=0", "elo1=10",
+        "--in-process", *QUICK["chinese_ten"],
+    )  # fmt: skip
+    assert done.returncode == EXIT_H1, done.stdout + done.stderr
+    lines = done.stdout.splitlines()
+    last = re.fullmatch(
+        r"(\d+) games, (\d+) sets \| LLR .* \| Ptnml\(0-2\) (\d+), (\d+), (\d+), (\d+), (\d+) \| "
+        r"(\d+\.\d) games/s",
+        lines[lines.index(verdict(done.stdout)[0]) - 1],
+    )
+    assert last, done.stdout
+    games, sets, *pentanomial, speed = last.groups()
+    (size,) = re.findall(r"in sets of (\d+) games", done.stdout)
+    assert int(games) == int(size) * int(sets) == 2 * sum(map(int, pentanomial)) and float(speed) > 0
+    after = "\n".join(lines[lines.index(last.group(0)) + 1 :])
+    assert " games" not in after.replace(" more games were played", ""), after  # no other count
+    with sqlite3.connect(tmp_path / "data" / "results.db") as db:
+        (played,) = db.execute("SELECT count(*) FROM matches WHERE status = 'done'").fetchone()
+    extra = f"{played - int(games)} more games were played in sets still in play at the verdict"
+    assert (extra in after) == (played > int(games)), after
+
+
 @pytest.mark.parametrize(
     ("args", "says"),
     [

@@ -6,6 +6,7 @@ bot that mishandles an option it asks for. The Node.js, C++ and Go bots pass it 
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -190,6 +191,34 @@ def test_a_command_that_cannot_run_fails_every_check_saying_why() -> None:
     assert code == 1
     assert rows["hello"].startswith("FAIL") and "cannot run the bot" in rows["hello"]
     assert "No such file" in rows["hello"]
+
+
+def test_a_python_command_runs_on_the_python_croupier_runs_on_as_croupier_match_runs_it(
+    tmp_path: Path,
+) -> None:
+    """docs/bots.md's ``croupier check-bot -- python mybot.py``: the ``python`` a shell finds first may be
+    one without croupier (here the system's, first on PATH); check-bot runs the bot with its own."""
+    first = tmp_path / "bin"
+    first.mkdir()
+    (first / "python").symlink_to(shutil.which("python3", path="/usr/bin:/bin") or "/usr/bin/python3")
+    assert subprocess.run([first / "python", "-c", "import croupier"], capture_output=True).returncode
+    result = subprocess.run(
+        [*CHECK_BOT, "--only", "hello", "--", "python", "-m", "croupier.clients.cli", "bot"],
+        cwd=REPO, capture_output=True, text=True, timeout=900,
+        env={**os.environ, "PATH": os.pathsep.join([str(first), os.environ.get("PATH", "")])},
+    )  # fmt: skip
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_a_slow_bot_s_rows_say_it_is_too_slow_instead_of_blaming_batches_or_refusals() -> None:
+    """A bot taking 1.5 s a move (the bundled bot, paced) times out in every check: each row says so,
+    rather than guess at quiet acceptance or the handling of a refusal."""
+    slow = ["env", "CROUPIER_PACE_MS=1500", *SDK_BOT, "--strategy", "heuristic"]
+    code, rows = check_bot(slow, "hello", "refused-move")
+    assert code == 1 and list(rows) == ["hello", "refused-move"], rows
+    for row in rows.values():
+        assert row.startswith("FAIL") and "the bot is too slow for these checks: its moves came " in row, rows
+        assert "quiet acceptance" not in row and "stays open after a refusal" not in row, rows
 
 
 def test_a_bot_the_referee_never_welcomes_fails_every_check_saying_why() -> None:

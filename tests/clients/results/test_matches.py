@@ -92,3 +92,42 @@ def test_a_seat_that_forfeited_says_why_in_the_list(tmp_path: Path) -> None:
     listed = run("matches", "--db", str(db))
     assert listed.returncode == 0, listed.stderr
     assert "0 random 104 (2) · 1 mybot 163 (3, forfeited: timeouts) · 2 other 120 (1)" in listed.stdout
+
+
+def test_a_ladder_s_versions_are_told_apart_and_no_name_is_cut_at_80_columns(tmp_path: Path) -> None:
+    """Two registrations of mybot are mybot@1 and mybot@2, as the ladder rates them; a terminal of 80
+    columns wraps a long name rather than cutting it off."""
+    from rich.console import Console
+
+    from croupier.clients.results.matches_cli import matches_table
+    from croupier.clients.results.schedule import MatchKey, ScheduledMatch
+    from croupier.clients.results.store import SeatResult, Store
+
+    long = "a_bot_named_at_some_length_xyz"
+    db = tmp_path / "results.db"
+    with Store(db) as store:
+        tournament = store.open_tournament("open", "fingerprint", {}, again=False)
+        key = MatchKey("platinum_fish", 1, 0, 0, 0)
+        store.schedule(tournament.id, [ScheduledMatch(key, 5, ("mybot@1", "mybot@2", long))])
+        record = store.matches(tournament.id)[key]
+        store.mark_started(record.id, "20250101-120000-abcdef", None)
+        results = [
+            SeatResult(0, "mybot", 104, 2, version="1"),
+            SeatResult(1, "mybot", 163, 1, version="2"),
+            SeatResult(2, long, 120, 3),
+        ]
+        store.record_result(record.id, results, None)
+        shown = matches_table("open", list(store.matches(tournament.id).values()), {
+            m.record.id: m for m in store.finished(tournament.id)
+        })  # fmt: skip
+    listed = run("matches", "--db", str(db))
+    assert listed.returncode == 0, listed.stderr
+    assert f"0 mybot@1 104 (2) · 1 mybot@2 163 (1) · 2 {long} 120 (3)" in listed.stdout
+    console = Console(width=80, record=True)
+    console.print(shown)
+    screen = console.export_text()
+    assert max(map(len, screen.splitlines())) <= 80 and "…" not in screen
+    rows = [line.split("│") for line in screen.splitlines() if line.count("│") == 6]
+    assert rows[0][1].strip() == "20250101-120000-abcdef"
+    seats = "".join(row[4].strip() for row in rows)
+    assert all(name in seats for name in ("mybot@1", "mybot@2", long)), screen

@@ -259,3 +259,20 @@ async def test_pair_battle_in_real_time_is_drawn_as_it_happens_then_replayed(
     # (a seat shows its last 16 laid cards)
     assert laid and set(laid) <= set(centre), "the centre draws the laid cards themselves, by rank"
     assert "×" not in await page.inner_text(".centre")
+
+
+async def test_no_page_asks_for_what_the_viewer_does_not_have(
+    referee: Croupier, admin: Admin, viewer: WebViewer, browser: Any
+) -> None:
+    """No 404 in the browser's console: the icon every page asks for (/favicon.ico) is served, and
+    so is each of the pages' resources."""
+    created = await admin.create("platinum_fish", 2, {}, seed=3)
+    await asyncio.wait_for(await play(referee, created, RandomBot), WAIT)
+    await admin.wait(created.match.match_id)
+    page = await browser.new_page()
+    failed: list[str] = []
+    page.on("console", lambda message: message.type == "error" and failed.append(message.text))
+    page.on("response", lambda response: response.status >= 400 and failed.append(response.url))
+    for path in ("", "follow", "ladders", f"match/{created.match.match_id}"):
+        await page.goto(f"{viewer.url}{path}", wait_until="networkidle")
+    assert failed == []

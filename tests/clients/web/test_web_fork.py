@@ -6,17 +6,20 @@ tests/artifacts/."""
 from __future__ import annotations
 
 import asyncio
+import shutil
+from pathlib import Path
 from typing import Any
 
 import aiohttp
+import pytest
 
 from croupier.clients.bots import HeuristicBot
 from croupier.clients.sdk import Bot, Client, Commented
-from croupier.clients.web.app import WebViewer
-from croupier.server.app import Croupier
+from croupier.clients.web.app import WebViewer, start_web
+from croupier.server.app import Croupier, create_server
 from croupier.server.journal import Act, read_records
 from tests.clients.web import ARTIFACTS, browser, viewer
-from tests.server.botclient import WAIT, Admin
+from tests.server.botclient import ADMIN_TOKEN, WAIT, Admin
 
 __all__ = ["browser", "viewer"]
 
@@ -65,6 +68,11 @@ async def test_the_replay_shows_a_bot_s_comment_and_plays_on_from_a_step(
     fork_id = page.url.split("?")[0].rsplit("/", 1)[1]
     assert fork_id != match_id
     await page.wait_for_selector(".match[data-status='finished']", timeout=WAIT * 1000)
+    forked = await page.locator(".note.forked").inner_text()
+    assert forked.startswith(f"forked from {match_id} at step {step}")
+    assert await page.locator(".note.forked a").get_attribute("href") == f"/match/{match_id}?step={step}"
+    shown = await page.locator(".result .result-list b").all_inner_texts()  # the fork's own players
+    assert sorted(shown) == ["random", "random"]
     info = referee.referee.info(fork_id)
     assert info.forked_from == f"{match_id}@{step}"
     fork_records = read_records(referee.referee.matches_dir / f"{fork_id}.jsonl")
@@ -93,3 +101,46 @@ async def test_no_other_site_and_no_live_match_can_be_forked_through_the_viewer(
         ) as response:
             assert "Access-Control-Allow-Origin" not in response.headers  # a preflight is never allowed
     assert [m for m in referee.referee.matches.values() if m.forked_from] == []
+
+
+@pytest.mark.parametrize("where", ["its referee", "no referee", "a referee that never knew it"])
+async def test_a_finished_match_forks_wherever_its_journal_is_with_the_fork_s_own_players(
+    referee: Croupier, admin: Admin, tmp_path: Path, where: str
+) -> None:
+    """On the viewer's referee if it knows the match; else (``make run`` or ``croupier match`` played
+    it and their referee is gone, or the viewer watches ``make serve``'s, which never had it) the
+    journal on disk is forked here, as ``croupier replay --fork`` forks it. Either way the fork names
+    its own players (what plays them), and its replay says where it came from."""
+    match_id = await finished(referee, admin)
+    data = tmp_path / "web-data"
+    (data / "referee" / "matches").mkdir(parents=True)
+    shutil.copy(referee.referee.matches_dir / f"{match_id}.jsonl", data / "referee" / "matches")
+    other = await create_server("127.0.0.1:0", tmp_path / "other", admin_token=ADMIN_TOKEN)
+    port = {"its referee": referee.port, "no referee": 1, "a referee that never knew it": other.port}[where]
+    server = f"127.0.0.1:{port}"
+    web = await start_web(server, "127.0.0.1:0", data)
+    try:
+        async with aiohttp.ClientSession() as session:
+            async with session.post(
+                f"{web.url}api/matches/{match_id}/fork", data='{"step": 6}', headers={"X-Croupier-Fork": "1"}
+            ) as response:
+                answer = await response.json()
+                assert response.status == 200, answer
+            fork_id = answer["match_id"]
+            assert answer["forked_from"] == f"{match_id}@6"
+            deadline = asyncio.get_running_loop().time() + WAIT
+            while True:  # 409 while the fork plays
+                async with session.get(f"{web.url}api/matches/{fork_id}/record") as response:
+                    if response.status == 200:
+                        header = (await response.json())["header"]
+                        break
+                    assert response.status == 409, await response.text()
+                assert asyncio.get_running_loop().time() < deadline, "the fork never finished"
+                await asyncio.sleep(0.2)
+    finally:
+        await web.stop()
+        await other.stop(grace=None)
+    assert header["players"] == ["heuristic", "heuristic"] and header["status"] == "finished"
+    assert header["forked_from"] == f"{match_id}@6" and header["result"]
+    forks = referee.referee.matches_dir if where == "its referee" else data / "web-forks" / "matches"
+    assert (forks / f"{fork_id}.jsonl").is_file()  # replayable once the viewer stops

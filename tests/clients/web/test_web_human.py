@@ -151,6 +151,28 @@ async def test_a_person_plays_a_whole_match_and_sees_only_their_seat(seated: Tab
             f"a card seat 0 never knew: {set(CARD.findall(text)) - known}"
         )
     assert (await page.locator(".result").count()) == 1
+    assert (await page.locator(".your-move .results").inner_text()).startswith("results\nseating 1: you ")
+
+
+@pytest.mark.parametrize("seated", [("chinese_ten", {"target": 60})], ids=["chinese_ten"], indirect=True)
+async def test_the_seat_page_speaks_to_its_person_in_the_second_person(seated: Table, browser: Any) -> None:
+    """The referee's "seat 0 plays", "seat 0's 7h captures", "seat 0 turns up" are "you play",
+    "your 7h captures", "you turn up" on seat 0's page; another seat's stay in the third person."""
+    page = await browser.new_page()
+    assert seated.viewer.seat is not None
+    await page.goto(f"{seated.viewer.url}seat/{seated.viewer.seat.new_link()}")
+    await page.locator(".match").wait_for(timeout=WAIT * 1000)
+    said = await page.evaluate(
+        """(lines) => lines.map((line) =>
+            window.Croupier.words(line, Object.assign(["you", "bob"], { mine: 0 })).textContent)""",
+        ["seat 0 plays 7h", "seat 0's 7h captures 3c", "seat 0 turns up Kd",
+         "seat 0 (dealer) captures the four", "seat 0 was refused: too late", "seat 1 plays 2s",
+         "seat 1's 5h captures 5c"],
+    )  # fmt: skip
+    assert said == [
+        "you play 7♥", "your 7♥ captures 3♣", "you turn up K♦", "you (dealer) capture the four",
+        "you were refused: too late", "bob plays 2♠", "bob's 5♥ captures 5♣",
+    ]  # fmt: skip
 
 
 async def wait_finished(table: Table) -> Any:
@@ -185,8 +207,24 @@ async def test_a_refused_move_shows_its_reason_and_changes_nothing(seated: Table
         await page.locator(".seat.mine").inner_text(),
         await page.locator(".your-move .actions").inner_text(),
     )
-    await page.locator(f".seat.mine svg.card[data-card='{barred[0]}']").click()
-    refused = page.locator(".your-move .refused")
+    # a card of the hand that may not be played is greyed out, and a click on it is said here, never
+    # sent: the referee counts no refusal
+    barred_face = page.locator(f".seat.mine svg.card[data-card='{barred[0]}']")
+    assert "unplayable" in (await barred_face.get_attribute("class") or "")
+    await barred_face.click()
+    said = page.locator(".your-move .refused")
+    await said.wait_for(timeout=WAIT * 1000)
+    assert await said.inner_text() == f"{barred[0]} cannot be played now: choose one of the actions listed"
+    await page.wait_for_timeout(500)  # a move sent would have its answer by now
+    assert seated.viewer.seat.state.get("refused") is None
+    # sent all the same (as by another script of the page), the referee refuses it and says why
+    await page.evaluate(
+        """([decision_id, card]) => fetch("/api/seat/move", {method: "POST",
+             headers: {"Content-Type": "application/json", "X-Croupier-Seat": "1"},
+             body: JSON.stringify({decision_id, text: card})})""",
+        [asked["decision_id"], barred[0]],
+    )
+    refused = page.locator(".your-move .refused", has_text="refused: ")
     await refused.wait_for(timeout=WAIT * 1000)
     assert re.fullmatch(r"refused: must follow [a-z ()]+: you hold .+", await refused.inner_text())
     ARTIFACTS.mkdir(exist_ok=True)
@@ -302,4 +340,10 @@ async def test_croupier_match_human_seats_you_in_the_browser(tmp_path: Path, bro
     out = "".join(said)
     assert moves > 0
     assert re.search(r"│ you +│ +2 │", out), out  # its results table: one match in each seating
+    # between the seatings and at the end, the page shows each seating's result and the two combined
+    results = await page.locator(".your-move .results").inner_text()
+    assert "seating 1: " in results and "seating 2: " in results and "combined, 2 seatings: " in results
+    over = page.locator(".your-move .over")  # the run over, the page stays and says so
+    await over.wait_for(timeout=WAIT * 1000)
+    assert (await over.inner_text()).startswith("The run is over (its viewer has stopped)")
     assert "the link works once" in out
