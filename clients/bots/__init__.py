@@ -101,7 +101,8 @@ def strategy(name: str, seed: int | None = None) -> BotFactory:
         return _from_file(Path(module_name), attribute)
     if not colon:
         raise ValueError(
-            f"unknown strategy {name!r}: use random, heuristic, boss-1, boss-2, package.module:BotClass or FILE.py"
+            f"unknown strategy {name!r}: use random, heuristic, boss-1, boss-2, "
+            "package.module:BotClass or FILE.py"
         )
     if os.getcwd() not in sys.path:
         sys.path.insert(0, os.getcwd())  # a bot module beside you, as `python -m` would find it

@@ -26,7 +26,7 @@ from croupier.clients.sdk import Bot, Match
 from croupier.engine.core import GameState
 from croupier.engine.rng import Rng
 
-__all__ = ["LEVELS", "Boss1", "Boss2", "BossBot", "Level", "decide", "value"]
+__all__ = ["LEVELS", "Boss1", "Boss2", "BossBot", "Level", "decide", "improvement", "value"]
 
 Policy = Callable[[Any, list[Any], Any], int]
 """A heuristic module's ``choose(view, legal, options) -> index``."""
@@ -38,23 +38,25 @@ class Level:
 
     name: str
     playouts: dict[str, int]
-    max_steps: int = 2_000
-    """A playout's cap in actions (a guard: every game ends well before)."""
 
     def scaled(self, factor: float) -> Level:
         """The same level on a budget ``factor`` times as large (tests play it small)."""
-        budget = {game: max(1, round(n * factor)) for game, n in self.playouts.items()}
-        return Level(self.name, budget, self.max_steps)
+        return Level(self.name, {game: max(1, round(n * factor)) for game, n in self.playouts.items()})
 
 
 LEVELS = {
-    "boss-1": Level("boss-1", {"chinese_ten": 40, "platinum_fish": 12, "spoil_five": 60, "pair_battle": 40}),
+    "boss-1": Level("boss-1", {"chinese_ten": 40, "platinum_fish": 24, "spoil_five": 120, "pair_battle": 40}),
     "boss-2": Level(
-        "boss-2", {"chinese_ten": 400, "platinum_fish": 120, "spoil_five": 600, "pair_battle": 400}
+        "boss-2", {"chinese_ten": 400, "platinum_fish": 240, "spoil_five": 1200, "pair_battle": 400}
     ),
 }
 """Each level's budget: boss-1 within 100 ms a decision at p95 on one core, boss-2 within 1 s
 (compiled engine; bench/boss_speed.py measures both)."""
+HORIZON = {"platinum_fish": 40}
+"""Actions a playout plays before it is valued where it stands: a Platinum Fish game is one long
+deal (a whole one cost 9 ms, a 40-action one a quarter of it); elsewhere, to the deal's end."""
+MAX_STEPS = 2_000
+"""A playout's cap in actions otherwise (a guard: every deal ends well before)."""
 
 
 def policy(game: str) -> Policy:
@@ -72,18 +74,38 @@ def decide(game: str, view: Any, legal: list[Any], options: Any, level: Level, s
     rng = Rng(_seed(seed, game, view, legal))
     play = policy(game)
     seat = view.seat
-    totals = [0.0] * len(legal)
-    for _ in range(max(1, level.playouts[game] // len(legal))):
+    values: list[list[float]] = [[] for _ in legal]
+    for _ in range(max(2, level.playouts[game] // len(legal))):
         drawn = world(game, view, options, legal, rng)
         for i, action in enumerate(legal):
             state = drawn.copy()  # each action meets the same world and the same later chance
             state.apply(seat, action)
-            totals[i] += playout(game, state, seat, play, options, level.max_steps)
-    return max(range(len(legal)), key=totals.__getitem__)  # the first of the best
+            values[i].append(playout(game, state, seat, play, options, HORIZON.get(game, MAX_STEPS)))
+    return improvement(values, play(view, legal, options))
 
 
-def playout(game: str, state: GameState[Any, Any], seat: int, play: Policy, options: Any, max_steps: int) -> float:
-    """Play ``state`` on by ``play`` in every seat to the end of its deal; the seat's value there."""
+def improvement(values: list[list[float]], default: int) -> int:
+    """The action whose lead over ``default`` (the heuristic's own choice), world by world, stands
+    furthest above its noise (the mean less one standard error), if any does; else ``default``.
+    With a few worlds the plain best mean is mostly the luckiest action, worse than the heuristic:
+    the search overrules the heuristic only where the worlds agree."""
+    base = values[default]
+    best, best_margin = default, 0.0
+    for i, mine in enumerate(values):
+        leads = [a - b for a, b in zip(mine, base, strict=True)]
+        mean = sum(leads) / len(leads)
+        spread = (sum((x - mean) ** 2 for x in leads) / (len(leads) - 1)) ** 0.5
+        margin = mean - spread / len(leads) ** 0.5
+        if margin > best_margin:
+            best, best_margin = i, margin
+    return best
+
+
+def playout(
+    game: str, state: GameState[Any, Any], seat: int, play: Policy, options: Any, max_steps: int
+) -> float:
+    """Play ``state`` on by ``play`` in every seat to the end of its deal (at most ``max_steps``
+    actions); the seat's value there."""
     deal = _deal(state)
     for _ in range(max_steps):
         if state.is_over() or _deal(state) != deal:
@@ -109,7 +131,9 @@ def value(game: str, state: Any, seat: int) -> float:
     deal the places it beats the others by besides."""
     if game == "chinese_ten":
         ended = bool(state.deal_results)  # a world starts with none: the deal was scored into totals
-        scores = list(state.totals) if ended else [t + p for t, p in zip(state.totals, state.points, strict=True)]
+        scores = (
+            list(state.totals) if ended else [t + p for t, p in zip(state.totals, state.points, strict=True)]
+        )
     elif game == "spoil_five":
         share = state.pool / state.players
         scores = [bank + share for bank in state.banks]

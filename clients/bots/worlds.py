@@ -98,10 +98,17 @@ def _chinese_ten(
 
 
 def _platinum_fish(
-    view: platinum_fish.PlatinumFishView, options: platinum_fish.PlatinumFishOptions, legal: list[Any], rng: Rng
+    view: platinum_fish.PlatinumFishView,
+    options: platinum_fish.PlatinumFishOptions,
+    legal: list[Any],
+    rng: Rng,
 ) -> platinum_fish.PlatinumFishState:
     seat = view.seat
-    seen = [*(view.hands[seat] or ()), *view.discard, *(c for pairs in view.matches for p in pairs for c in p)]
+    seen = [
+        *(view.hands[seat] or ()),
+        *view.discard,
+        *(c for pairs in view.matches for p in pairs for c in p),
+    ]
     sizes = [n for s, n in enumerate(view.hand_sizes) if s != seat]
     *others, stock = _deal(_unseen(DOUBLE_DECK, seen), [*sizes, view.stock_size])
     return platinum_fish.PlatinumFishState(

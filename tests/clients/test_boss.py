@@ -46,7 +46,9 @@ def moments(spec: GameSpec[Any], options: Any, seed: int, every: int = 1) -> Any
 
 
 @pytest.mark.parametrize(("spec", "options"), CASES)
-def test_a_world_built_from_a_view_shows_that_view_and_deals_the_rest_anew(spec: GameSpec[Any], options: Any) -> None:
+def test_a_world_built_from_a_view_shows_that_view_and_deals_the_rest(
+    spec: GameSpec[Any], options: Any
+) -> None:
     rng, differed = Rng(7), 0
     for seed in range(2):
         for state, seat, legal in moments(spec, options, seed):
@@ -114,7 +116,9 @@ def test_the_same_view_and_seed_give_the_same_choice_and_another_seed_may_not() 
     assert found
     for state, seat, legal in found:
         view = state.view(seat)
-        assert decide(spec.name, view, legal, options, QUICK, 1) == decide(spec.name, view, legal, options, QUICK, 1)
+        assert decide(spec.name, view, legal, options, QUICK, 1) == decide(
+            spec.name, view, legal, options, QUICK, 1
+        )
 
 
 @pytest.mark.parametrize("level", list(LEVELS))
