@@ -88,7 +88,7 @@ def clone_and_apply(game: str, found: list[tuple[Any, Any, list[Any]]], seconds:
         state, view, legal = next(cycle)
         twin = state.copy()
         twin.apply(view.seat, legal[0])
-        boss.playout(game, twin, view.seat, play_, options, boss.HORIZON.get(game, boss.MAX_STEPS))
+        boss.playout(game, twin, view.seat, play_, options, boss.horizon(game, len(view.hand_sizes)))
 
     return (
         f"{game}: {rate(draw, seconds):,.0f} worlds/s, {rate(clone, seconds):,.0f} copies/s, "

@@ -45,18 +45,29 @@ class Level:
 
 
 LEVELS = {
-    "boss-1": Level("boss-1", {"chinese_ten": 40, "platinum_fish": 24, "spoil_five": 120, "pair_battle": 40}),
+    "boss-1": Level(
+        "boss-1", {"chinese_ten": 100, "platinum_fish": 24, "spoil_five": 120, "pair_battle": 40}
+    ),
     "boss-2": Level(
-        "boss-2", {"chinese_ten": 400, "platinum_fish": 240, "spoil_five": 1200, "pair_battle": 400}
+        "boss-2", {"chinese_ten": 1000, "platinum_fish": 240, "spoil_five": 1200, "pair_battle": 400}
     ),
 }
 """Each level's budget: boss-1 within 100 ms a decision at p95 on one core, boss-2 within 1 s
 (compiled engine; bench/boss_speed.py measures both)."""
-HORIZON = {"platinum_fish": 40}
-"""Actions a playout plays before it is valued where it stands: a Platinum Fish game is one long
-deal (a whole one cost 9 ms, a 40-action one a quarter of it); elsewhere, to the deal's end."""
 MAX_STEPS = 2_000
-"""A playout's cap in actions otherwise (a guard: every deal ends well before)."""
+"""A playout's cap in actions where it plays to the deal's end (a guard: every deal ends before)."""
+
+
+def horizon(game: str, players: int) -> int:
+    """Actions a playout plays before it is valued where it stands. A Platinum Fish game is one long
+    deal (a whole one cost 9 ms, 40 actions a quarter of it); in Chinese Ten what a play leaves on
+    the table is taken or not within a few rounds, and the rest of the deal is mostly the stock's
+    luck (to the deal's end, boss-1 was no better than the heuristic); elsewhere the deal's end."""
+    if game == "platinum_fish":
+        return 40
+    if game == "chinese_ten":
+        return 3 * players
+    return MAX_STEPS
 
 
 def policy(game: str) -> Policy:
@@ -75,12 +86,13 @@ def decide(game: str, view: Any, legal: list[Any], options: Any, level: Level, s
     play = policy(game)
     seat = view.seat
     values: list[list[float]] = [[] for _ in legal]
+    steps = horizon(game, len(view.hand_sizes))
     for _ in range(max(2, level.playouts[game] // len(legal))):
         drawn = world(game, view, options, legal, rng)
         for i, action in enumerate(legal):
             state = drawn.copy()  # each action meets the same world and the same later chance
             state.apply(seat, action)
-            values[i].append(playout(game, state, seat, play, options, HORIZON.get(game, MAX_STEPS)))
+            values[i].append(playout(game, state, seat, play, options, steps))
     return improvement(values, play(view, legal, options))
 
 
