@@ -153,11 +153,10 @@ def value(game: str, state: Any, seat: int) -> float:
         scores = [len(pairs) for pairs in state.matches]
     else:
         scores = list(state.scores)
-    mine = scores[seat]
     others = [s for i, s in enumerate(scores) if i != seat]
-    margin = mine - sum(others) / len(others)
+    margin = float(scores[seat] - sum(others) / len(others))
     if game in ("platinum_fish", "pair_battle") and state.is_over():
-        places = state.outcome().places
+        places: tuple[int, ...] = state.outcome().places
         return 10.0 * sum((places[seat] < p) - (places[seat] > p) for p in places) + margin
     return margin
 

@@ -27,7 +27,7 @@ def world(game: str, view: Any, options: Any, legal: list[Any], rng: Rng) -> Gam
     seat = view.seat
     if seat is None:
         raise ValueError("a world is built from a seat's view, not a spectator's")
-    placed = GAMES[game](view, options, legal, Rng(rng.randint(0, 2**63)))
+    placed = GAMES[game](view, seat, options, legal, Rng(rng.randint(0, 2**63)))
     return placed.resample_hidden(seat, rng.fork())
 
 
@@ -61,16 +61,15 @@ def _deal(pool: list[Card], sizes: Iterable[int]) -> list[list[Card]]:
     return zones
 
 
-def _hands(view: Any, hidden: list[list[Card]]) -> list[list[Card]]:
+def _hands(view: Any, seat: int, hidden: list[list[Card]]) -> list[list[Card]]:
     """The seat's own hand from its view; the others from ``hidden``, in seat order."""
     others = iter(hidden)
-    return [list(view.hands[s]) if s == view.seat else next(others) for s in range(len(view.hand_sizes))]
+    return [list(view.hands[s]) if s == seat else next(others) for s in range(len(view.hand_sizes))]
 
 
 def _chinese_ten(
-    view: chinese_ten.ChineseTenView, options: chinese_ten.Options, legal: list[Any], rng: Rng
+    view: chinese_ten.ChineseTenView, seat: int, options: chinese_ten.Options, legal: list[Any], rng: Rng
 ) -> chinese_ten.ChineseTenState:
-    seat = view.seat
     seen = [*(view.hands[seat] or ()), *view.table, *(c for pile in view.captured for c in pile)]
     if view.turned is not None:
         seen.append(view.turned)
@@ -84,7 +83,7 @@ def _chinese_ten(
         rng,
         dealer=view.dealer,
         deal=view.deal,
-        hands=_hands(view, others),
+        hands=_hands(view, seat, others),
         table=list(view.table),
         stock=stock,
         piles=[list(p) for p in view.captured],
@@ -99,11 +98,11 @@ def _chinese_ten(
 
 def _platinum_fish(
     view: platinum_fish.PlatinumFishView,
+    seat: int,
     options: platinum_fish.PlatinumFishOptions,
     legal: list[Any],
     rng: Rng,
 ) -> platinum_fish.PlatinumFishState:
-    seat = view.seat
     seen = [
         *(view.hands[seat] or ()),
         *view.discard,
@@ -116,7 +115,7 @@ def _platinum_fish(
         rng=rng,
         dealer=view.dealer,
         stock=stock,
-        hands=_hands(view, others),  # the re-deal sorts the others' hands
+        hands=_hands(view, seat, others),  # the re-deal sorts the others' hands
         matches=[list(pairs) for pairs in view.matches],
         discard=list(view.discard),
         current=view.to_act if view.to_act is not None else 0,
@@ -129,22 +128,21 @@ def _platinum_fish(
 
 
 def _spoil_five(
-    view: spoil_five.SpoilFiveView, options: spoil_five.Options, legal: list[Any], rng: Rng
+    view: spoil_five.SpoilFiveView, seat: int, options: spoil_five.Options, legal: list[Any], rng: Rng
 ) -> spoil_five.SpoilFiveState:
-    seat = view.seat
     mine = list(view.hands[seat] or ())
     played = {c for trick in view.tricks for _, c in trick.plays} | {c for _, c in view.trick}
     ace = Card(Rank.ACE, view.trumps)
     known: dict[int, list[Card]] = {s: [] for s in range(len(view.hand_sizes)) if s != seat}
-    turn_up_held = view.robbed_by is not None and view.turn_up not in played
-    if turn_up_held and view.robbed_by != seat:
-        known[view.robbed_by].append(view.turn_up)  # robbed face up: known to be there until played
+    robber = view.robbed_by
+    if robber is not None and robber != seat and view.turn_up not in played:
+        known[robber].append(view.turn_up)  # robbed face up: known to be there until played
     holder = view.ace_announced_by
     if holder is not None and holder != seat and ace not in played and ace != view.turn_up:
         known[holder].append(ace)  # with a robbing holder, the re-deal puts it in hand or discard
-    hidden_discard = view.robbed_by is not None and view.robbed_by != seat
+    hidden_discard = robber is not None and robber != seat
     seen = [*mine, *played, *(c for cards in known.values() for c in cards)]
-    if view.robbed_by is None:
+    if robber is None:
         seen.append(view.turn_up)  # face up on the table (robbed: in a hand, or played)
     if view.discard is not None:
         seen.append(view.discard)
@@ -163,7 +161,7 @@ def _spoil_five(
         unassigned=view.unassigned,
         deal=view.deal,
         phase=view.phase,
-        hands=_hands(view, others),  # the re-deal sorts the others' hands
+        hands=_hands(view, seat, others),  # the re-deal sorts the others' hands
         stock=stock,
         turn_up=view.turn_up,
         robber=view.robbed_by,
@@ -181,9 +179,8 @@ def _spoil_five(
 
 
 def _pair_battle(
-    view: pair_battle.PairBattleView, options: pair_battle.Options, legal: list[Any], rng: Rng
+    view: pair_battle.PairBattleView, seat: int, options: pair_battle.Options, legal: list[Any], rng: Rng
 ) -> pair_battle.PairBattleState:
-    seat = view.seat
     seen = [*(view.hands[seat] or ()), *(c for cards in view.laid for c in cards)]
     pool = _unseen(STANDARD_DECK, seen)
     sizes = [n for s, n in enumerate(view.hand_sizes) if s != seat]
@@ -203,7 +200,7 @@ def _pair_battle(
     return pair_battle.PairBattleState(
         options,
         rng,
-        hands=_hands(view, others),  # the re-deal sorts the others' hands
+        hands=_hands(view, seat, others),  # the re-deal sorts the others' hands
         reserves=reserves,
         out_of_play=out_of_play,
         laid=[list(cards) for cards in view.laid],
@@ -219,7 +216,7 @@ def _pair_battle(
     )
 
 
-GAMES: dict[str, Callable[[Any, Any, list[Any], Rng], GameState[Any, Any]]] = {
+GAMES: dict[str, Callable[[Any, int, Any, list[Any], Rng], GameState[Any, Any]]] = {
     "chinese_ten": _chinese_ten,
     "platinum_fish": _platinum_fish,
     "spoil_five": _spoil_five,
