@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from croupier.clients.bots import boss, strategy
-from croupier.clients.bots.boss import LEVELS, decide
+from croupier.clients.bots.boss import LEVELS, decide, improvement
 from croupier.clients.bots.worlds import searchable, world
 from croupier.clients.inprocess import play
 from croupier.engine.core import GameSpec
@@ -143,3 +143,10 @@ def test_a_budget_factor_that_is_not_one_is_refused_in_a_line(monkeypatch: pytes
 def test_each_level_passes_check_bot(level: str, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("CROUPIER_BOSS_BUDGET", "0.05")  # the protocol is checked, not the strength
     passes_check_bot([sys.executable, "-m", "croupier.clients.cli", "bot", "--strategy", level])
+
+
+def test_the_search_overrules_the_heuristic_only_where_the_worlds_agree() -> None:
+    heuristic, steady, lucky = [1.0, 2.0, 3.0, 4.0], [2.0, 3.0, 4.0, 5.0], [12.0, -6.0, 3.0, 4.0]
+    assert improvement([heuristic, lucky], default=0) == 0, "a lead in one world only is noise"
+    assert improvement([heuristic, lucky, steady], default=0) == 2, "a lead in every world is not"
+    assert improvement([lucky, heuristic], default=1) == 1
