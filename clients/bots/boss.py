@@ -137,6 +137,11 @@ def _deal(state: Any) -> int:
     return getattr(state, "deal", 0)
 
 
+PLACE_WEIGHT = 100.0
+"""A place won over another seat, in points of the margin: more than any margin of one game (Pair
+Battle ranks its finishers first whatever their points)."""
+
+
 def value(game: str, state: Any, seat: int) -> float:
     """What the position is worth to ``seat``: its lead over the others' mean on the game's count
     (a deal's points, chips with the pool shared, matches laid, points), and in games of one
@@ -156,8 +161,8 @@ def value(game: str, state: Any, seat: int) -> float:
     others = [s for i, s in enumerate(scores) if i != seat]
     margin = float(scores[seat] - sum(others) / len(others))
     if game in ("platinum_fish", "pair_battle") and state.is_over():
-        places: tuple[int, ...] = state.outcome().places
-        return 10.0 * sum((places[seat] < p) - (places[seat] > p) for p in places) + margin
+        places: tuple[int, ...] = state.outcome().places  # what the match is scored by: first
+        return PLACE_WEIGHT * sum((places[seat] < p) - (places[seat] > p) for p in places) + margin
     return margin
 
 
