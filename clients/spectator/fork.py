@@ -185,7 +185,7 @@ async def _seat_person(target: str, token: str, data: Path, say: Callable[[str],
     from croupier.clients.web.app import start_web
     from croupier.clients.web.seat import HumanSeat
 
-    seat = HumanSeat(target)
+    seat = HumanSeat(target, hints=True)  # a fork is never rated
     viewer = await start_web(target, "127.0.0.1:0", data, seat=seat)
     try:
         seat.take([token], matches=1)

@@ -87,7 +87,7 @@ async def fork(request: web.Request, hub: Hub) -> web.StreamResponse:
     tokens = list(answer.seat_tokens)
     shown: dict[str, Any] = {"match_id": forked, "forked_from": answer.match.forked_from}
     if you is not None:  # the person's seat is this viewer's; only the asking page gets its link
-        seat = seats.seat = HumanSeat(hub.server, "you", _credentials(hub))
+        seat = seats.seat = HumanSeat(hub.server, "you", _credentials(hub), hints=True)
         seat.take([tokens.pop(you)], matches=1)
         shown["seat"] = f"/seat/{seat.new_link()}"
     task = asyncio.ensure_future(_play(hub, bots, tokens))

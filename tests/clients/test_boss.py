@@ -15,6 +15,7 @@ from croupier.clients.bots import boss, strategy
 from croupier.clients.bots.boss import LEVELS, decide, improvement
 from croupier.clients.bots.worlds import searchable, world
 from croupier.clients.inprocess import play
+from croupier.clients.web.seat import HumanSeat, Refused
 from croupier.engine.core import GameSpec
 from croupier.engine.games import GAMES
 from croupier.engine.rng import Rng
@@ -150,3 +151,20 @@ def test_the_search_overrules_the_heuristic_only_where_the_worlds_agree() -> Non
     assert improvement([heuristic, lucky], default=0) == 0, "a lead in one world only is noise"
     assert improvement([heuristic, lucky, steady], default=0) == 2, "a lead in every world is not"
     assert improvement([lucky, heuristic], default=1) == 1
+
+
+async def test_a_hint_at_a_forks_seat_is_boss_1s_choice_and_no_seat_that_counts_gives_one() -> None:
+    spec = GAMES["spoil_five"]
+    options = spec.options({"players": 3})
+    state, seat, legal = next(
+        (s, seat, legal) for s, seat, legal in moments(spec, options, 1) if len(legal) > 1
+    )
+    view = state.view(seat)
+    fork = HumanSeat("127.0.0.1:1", hints=True)
+    fork._match = {"game": "spoil_five", "options": options, "decision": (7, view, legal)}
+    index = decide("spoil_five", view, legal, options, LEVELS["boss-1"])
+    assert await fork.hint() == {"decision_id": 7, "index": index, "text": str(legal[index])}
+    rated = HumanSeat("127.0.0.1:1")
+    rated._match = fork._match
+    with pytest.raises(Refused, match="no hints here: a hint is for a fork, never rated"):
+        await rated.hint()
