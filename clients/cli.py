@@ -18,7 +18,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "serve": ("croupier.server.cli", "run a referee: bots, spectators and admins connect to it over gRPC"),
     "bot": (
         "croupier.clients.bots.cli",
-        "play on a referee: a bundled bot (random, heuristic) or your own Bot class",
+        "play on a referee: a bundled bot (random, heuristic, boss-1, boss-2) or your own Bot class",
     ),
     "check-bot": (
         "croupier.clients.checkbot.cli",

@@ -20,18 +20,32 @@ T = TypeVar("T")
 
 
 class Rng:
-    """A small wrapper over ``random.Random`` with the draws games need."""
+    """A small wrapper over ``random.Random`` with the draws games need.
 
-    __slots__ = ("_random",)
+    A copy shares its original's generator until either draws (copy on write): copying a
+    generator's state costs more than copying a whole game state without it, and a search copies
+    states by the thousand, most of which never draw again before they are dropped.
+    """
+
+    __slots__ = ("_random", "_shared")
 
     def __init__(self, seed: int) -> None:
         self._random = random.Random(seed)
+        self._shared = False
+
+    def _own(self) -> random.Random:
+        """The generator to draw from: a copy of its own first, if it was shared."""
+        if self._shared:
+            generator = random.Random.__new__(random.Random)
+            generator.setstate(self._random.getstate())
+            self._random, self._shared = generator, False
+        return self._random
 
     def shuffle(self, items: MutableSequence[T]) -> None:
         if _FAST and isinstance(items, list):
-            draws.shuffle(self._random.getrandbits, items)
+            draws.shuffle(self._own().getrandbits, items)
         else:
-            self._random.shuffle(items)
+            self._own().shuffle(items)
 
     def shuffled(self, items: Sequence[T]) -> list[T]:
         out = list(items)
@@ -41,22 +55,22 @@ class Rng:
     def die(self, sides: int = 6) -> int:
         """One roll of a fair die: 1..sides."""
         if _FAST and sides > 0:
-            return 1 + draws.below(self._random.getrandbits, sides)
-        return self._random.randint(1, sides)
+            return 1 + draws.below(self._own().getrandbits, sides)
+        return self._own().randint(1, sides)
 
     def randint(self, low: int, high: int) -> int:
         """An integer in [low, high], both ends included."""
-        return self._random.randint(low, high)
+        return self._own().randint(low, high)
 
     def choice(self, items: Sequence[T]) -> T:
-        return self._random.choice(items)
+        return self._own().choice(items)
 
     def random(self) -> float:
-        return self._random.random()
+        return self._own().random()
 
     def fork(self) -> Rng:
         """An independent generator seeded from this one (sub-streams stay reproducible)."""
-        return Rng(self._random.getrandbits(64))
+        return Rng(self._own().getrandbits(64))
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Rng) and self._random.getstate() == other._random.getstate()
@@ -65,8 +79,9 @@ class Rng:
         return hash(self._random.getstate())
 
     def __deepcopy__(self, memo: dict[int, object]) -> Rng:
-        twin = Rng(0)
-        twin._random.setstate(self._random.getstate())
+        twin = Rng.__new__(Rng)
+        twin._random, twin._shared = self._random, True
+        self._shared = True  # whichever of the two draws first takes a copy of its own
         return twin
 
 

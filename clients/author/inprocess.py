@@ -340,7 +340,7 @@ class SetJob:
     matches: tuple[tuple[int, int, tuple[str, ...]], ...]
     """Per rotation: its record id, seed and the bot in each seat."""
     specs: dict[str, str]
-    """Each bot's strategy (``bots.strategy``): random, heuristic, module:Class or FILE.py."""
+    """Each bot's strategy (``bots.strategy``): random, heuristic, boss-1, boss-2, module:Class or FILE.py."""
 
 
 _FACTORIES: dict[str, BotFactory] = {}

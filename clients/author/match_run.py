@@ -5,7 +5,7 @@
 Plays GAME on a referee embedded in this process (or the running one --server
 names), one seat per --bot, with duplicate deals: each of the --games deals is
 played once in every rotation, so every bot holds every hand. A SPEC is a
-bundled strategy (random, heuristic), ``registered:NAME`` for a bot registered
+bundled strategy (random, heuristic, boss-1, boss-2), ``registered:NAME`` for a bot registered
 on the --server referee (``croupier register NAME``) that connects by itself
 with its own token, or a shell command that starts a bot; the command is run
 with ``--server HOST:PORT`` appended, and with $CROUPIER_SERVER and its token in
@@ -54,7 +54,7 @@ if TYPE_CHECKING:
     from croupier.clients.tournament.config import TournamentConfig
     from croupier.clients.tournament.launch import BotProcess
 
-BUNDLED = ("random", "heuristic")
+BUNDLED = ("random", "heuristic", "boss-1", "boss-2")
 HUMAN = "you"
 """The name of the person's seat (--human)."""
 REGISTERED = "registered:"
@@ -82,7 +82,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="append",
         required=True,
         metavar="SPEC",
-        help="a seat's bot: random, heuristic, registered:NAME (a bot registered on the --server referee, "
+        help="a seat's bot: random, heuristic, boss-1, boss-2, registered:NAME (a bot registered on the "
+        "--server referee, "
         "connected with its own token), or a shell command that starts one (repeat: one per seat). A "
         "command's bot is named after its program (python mybot.py: mybot; croupier bot --strategy X: X; "
         "./run or bots/alice/main.py: the program's folder)",

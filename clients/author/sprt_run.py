@@ -11,7 +11,7 @@ each set's score (sets.py) as fishtest reads game pairs (results/sprt.py, docs/t
 The deals are a tournament's: secret (from the OS, or from --seed), published when the test is
 over for ``croupier verify``, every result in the results database. Interrupted (Ctrl-C once:
 the sets in progress finish; twice: at once), the same command goes on where it stopped.
---in-process plays Python SDK bots (random, heuristic, FILE.py, module:Class) inside worker
+--in-process plays Python SDK bots (random, heuristic, boss-1, boss-2, FILE.py, module:Class) inside worker
 processes, one per core, without a referee or gRPC: the same views, much faster.
 
 Exit codes: 0 H1 accepted, 3 H0 accepted, 4 inconclusive, 130 interrupted (run it again to go
@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from croupier.clients.author.match_run import (
+    BUNDLED,
     _for_the_command_line,
     _option,
     bot_command,
@@ -60,7 +61,7 @@ SETS_AT_ONCE = 2
 the other is still being played."""
 LIVE_SECONDS = 2.0
 """How often the live line is printed when it cannot be redrawn in place."""
-SDK_SPEC = re.compile(r"(random|heuristic|[\w.]+:\w+|[^\s:]+\.py(:\w+)?)")
+SDK_SPEC = re.compile(r"(random|heuristic|boss-[12]|[\w.]+:\w+|[^\s:]+\.py(:\w+)?)")
 """A bot given as a strategy of the Python SDK (``croupier bot --strategy``), not as a command."""
 PYTHON_FILE = re.compile(r"(?:\S*/)?python3?(?:\.\d+)? +([^\s:]+\.py)")
 """``python FILE.py``: a command that runs an SDK bot's file, playable in-process as FILE.py."""
@@ -100,7 +101,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument(
         "--in-process",
         action="store_true",
-        help="play Python SDK bots (random, heuristic, FILE.py, module:Class) in worker processes, one "
+        help="play Python SDK bots (random, heuristic, boss-1, boss-2, FILE.py, module:Class) in worker "
+        "processes, one "
         "per core, without a referee: the same views, many times faster",
     )
 
@@ -254,7 +256,7 @@ def _settings(
 def _command(spec: str, capacity: int) -> list[str]:
     """How the embedded referee's runner starts a SPEC's bot: a bundled one or an SDK strategy by
     ``croupier bot``, anything else as the shell command it is."""
-    if SDK_SPEC.fullmatch(spec) and spec not in ("random", "heuristic"):
+    if SDK_SPEC.fullmatch(spec) and spec not in BUNDLED:
         launch = [sys.executable, "-m", "croupier.clients.cli", "bot", "--strategy", spec]
         return [*launch, "--max-matches", str(capacity)]
     return bot_command(spec, capacity)
@@ -272,7 +274,7 @@ def _strategies(names: Sequence[str], specs: Sequence[str]) -> dict[str, str]:
         if not SDK_SPEC.fullmatch(chosen):
             raise ValueError(
                 f"{spec!r} is a command, not a Python SDK bot: "
-                "give FILE.py, package.module:Class, random or heuristic"
+                "give FILE.py, package.module:Class, random, heuristic, boss-1 or boss-2"
             )
         try:
             strategy(chosen)

@@ -1,4 +1,5 @@
-"""The bundled bots: ``random`` for every game, and ``heuristic``, one module of pure functions per game.
+"""The bundled bots: ``random`` for every game, ``heuristic``, one module of pure functions per game,
+and the bosses ``boss-1`` and ``boss-2``, a search over those heuristics (``boss.py``).
 
 Each game module exposes ``choose(view, legal, options) -> int`` (an index into
 ``legal``), testable without a server; ``HeuristicBot`` plays them through the SDK.
@@ -20,6 +21,7 @@ from typing import Any
 from croupier.clients.sdk import Bot, BotFactory, Match
 
 __all__ = [
+    "BUNDLED",
     "HEURISTICS",
     "STRATEGIES",
     "HeuristicBot",
@@ -27,8 +29,25 @@ __all__ = [
     "strategy",
 ]
 
+BUNDLED = ("random", "heuristic", "boss-1", "boss-2")
+"""The bundled strategies by name: ``croupier bot --strategy``, ``croupier match --bot`` and the rest."""
+
 HEURISTICS = ("chinese_ten", "pair_battle", "platinum_fish", "spoil_five")
 """Games with a heuristic module here (every registered game)."""
+
+
+BOSS_BUDGET = "CROUPIER_BOSS_BUDGET"
+"""A factor on the bosses' playouts (``0.05``: a twentieth), for checks that need them quick, not strong."""
+
+
+def _budget_factor(text: str) -> float:
+    try:
+        factor = float(text)
+    except ValueError:
+        factor = 0.0
+    if not 0 < factor <= 100:
+        raise ValueError(f"{BOSS_BUDGET} is a factor on the bosses' playouts, 0 to 100, not {text!r}")
+    return factor
 
 
 class RandomBot(Bot):
@@ -68,12 +87,22 @@ def strategy(name: str, seed: int | None = None) -> BotFactory:
         return lambda match: RandomBot(match, random.Random(f"{seed}/{match.id}/{match.seat}"))
     if name == "heuristic":
         return HeuristicBot
+    if name in ("boss-1", "boss-2"):
+        from croupier.clients.bots.boss import LEVELS, Boss1, Boss2  # the search's imports only when asked
+
+        boss = Boss1 if name == "boss-1" else Boss2
+        factor = os.environ.get(BOSS_BUDGET)
+        if seed is None and not factor:
+            return boss
+        level = LEVELS[name].scaled(_budget_factor(factor)) if factor else None
+        return lambda match: boss(match, seed or 0, level)
     module_name, colon, attribute = name.partition(":")
     if module_name.endswith(".py"):
         return _from_file(Path(module_name), attribute)
     if not colon:
         raise ValueError(
-            f"unknown strategy {name!r}: use random, heuristic, package.module:BotClass or FILE.py"
+            f"unknown strategy {name!r}: use random, heuristic, boss-1, boss-2, "
+            "package.module:BotClass or FILE.py"
         )
     if os.getcwd() not in sys.path:
         sys.path.insert(0, os.getcwd())  # a bot module beside you, as `python -m` would find it
@@ -112,4 +141,9 @@ def _from_file(path: Path, attribute: str) -> BotFactory:
     return found[0]
 
 
-STRATEGIES = {"random": "a random legal action", "heuristic": "the game's heuristic (clients/bots/<game>.py)"}
+STRATEGIES = {
+    "random": "a random legal action",
+    "heuristic": "the game's heuristic (clients/bots/<game>.py)",
+    "boss-1": "a search over the heuristic's playouts from the seat's view, at most 100 ms a decision",
+    "boss-2": "the same search, ten times the playouts: at most 1 s a decision",
+}

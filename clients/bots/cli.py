@@ -25,7 +25,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--strategy",
         default="heuristic",
-        help="random, heuristic (the game's own, clients/bots/), package.module:BotClass "
+        help="random, heuristic (the game's own, clients/bots/), boss-1, boss-2 (a search over it), "
+        "package.module:BotClass "
         "for a Bot subclass of yours, or FILE.py (FILE.py:BotClass) for the one a file defines "
         "(default: %(default)s)",
     )

@@ -26,7 +26,7 @@ from rich.console import Console
 from croupier.clients.web.seat import BANK_MS, DECISION_MS
 from croupier.v1 import match_pb2, spectator_pb2, spectator_pb2_grpc
 
-BUNDLED = ("random", "heuristic")
+BUNDLED = ("random", "heuristic", "boss-1", "boss-2")
 """Strategies played in this process (any other SPEC is a shell command, but ``HUMAN``)."""
 HUMAN = "human"
 """The SPEC of the person's seat, played in the browser (``--human``: the first seat)."""
@@ -51,7 +51,10 @@ async def fork(args: argparse.Namespace, console: Console, journal: Path | None)
     source = journal.stem if journal is not None else args.sources[0]
     specs: list[str] = ([HUMAN] if args.human else []) + (args.bot or [])
     if not specs:
-        say("croupier replay: --fork takes one --bot per seat: random, heuristic, human or a command")
+        say(
+            "croupier replay: --fork takes one --bot per seat: random, heuristic, boss-1, boss-2, human "
+            "or a command"
+        )
         return 2
     if specs.count(HUMAN) > 1:
         say("croupier replay: one person plays a fork: --human (or --bot human) once")
@@ -182,7 +185,7 @@ async def _seat_person(target: str, token: str, data: Path, say: Callable[[str],
     from croupier.clients.web.app import start_web
     from croupier.clients.web.seat import HumanSeat
 
-    seat = HumanSeat(target)
+    seat = HumanSeat(target, hints=True)  # a fork is never rated
     viewer = await start_web(target, "127.0.0.1:0", data, seat=seat)
     try:
         seat.take([token], matches=1)

@@ -28,7 +28,7 @@ HEADER = "X-Croupier-Fork"
 """The header a fork request must carry (any value): only our page's script sends it."""
 PLAYING = 4
 """Forks this viewer's bots play at once (the referee bounds everyone's forks too)."""
-STRATEGIES = ("heuristic", "random")
+STRATEGIES = ("heuristic", "random", "boss-1", "boss-2")
 STATUSES = {
     grpc.StatusCode.NOT_FOUND: 404,
     grpc.StatusCode.INVALID_ARGUMENT: 400,
@@ -54,7 +54,11 @@ async def fork(request: web.Request, hub: Hub) -> web.StreamResponse:
             raise ValueError(you)
     except (ValueError, KeyError, TypeError):
         return web.json_response(
-            {"error": 'send {"step": N, "bots": "heuristic" or "random", "you": SEAT or null}'}, status=400
+            {
+                "error": 'send {"step": N, "bots": "heuristic", "random", "boss-1" or "boss-2", '
+                '"you": SEAT or null}'
+            },
+            status=400,
         )
     if bots not in STRATEGIES:
         return web.json_response({"error": f"bots are one of {', '.join(STRATEGIES)}"}, status=400)
@@ -86,7 +90,7 @@ async def fork(request: web.Request, hub: Hub) -> web.StreamResponse:
     shown: dict[str, Any] = {"match_id": forked, "forked_from": answer.match.forked_from}
     credentials = _credentials(hub) if target == hub.server else None
     if you is not None:  # the person's seat is this viewer's; only the asking page gets its link
-        seat = seats.seat = HumanSeat(target, "you", credentials)
+        seat = seats.seat = HumanSeat(target, "you", credentials, hints=True)
         seat.take([tokens.pop(you)], matches=1)
         shown["seat"] = f"/seat/{seat.new_link()}"
     task = asyncio.ensure_future(_play(target, credentials, bots, tokens))

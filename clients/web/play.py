@@ -81,6 +81,19 @@ async def move(request: web.Request) -> web.StreamResponse:
     return web.json_response({"sent": True}, status=202)
 
 
+async def hint(request: web.Request) -> web.StreamResponse:
+    """POST /api/seat/hint: what boss-1 would play now (a fork's seat only: clients/web/seat.py)."""
+    seat = _held(request)
+    if HEADER not in request.headers:
+        return web.json_response(
+            {"error": f"a hint is asked by the seat page (the {HEADER} header)"}, status=403
+        )
+    try:
+        return web.json_response(await seat.hint())
+    except Refused as exc:
+        return web.json_response({"error": str(exc)}, status=400)
+
+
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 
@@ -107,3 +120,4 @@ def add_routes(app: web.Application, seat: HumanSeat | None, page: Handler, even
     app.router.add_get("/play", page)
     app.router.add_get("/api/seat/live", live)
     app.router.add_post("/api/seat/move", move)
+    app.router.add_post("/api/seat/hint", hint)

@@ -62,16 +62,23 @@ class HumanSeat:
     """The seat's stream, what the page is shown, and who holds the seat."""
 
     def __init__(
-        self, server: str, name: str = "you", credentials: grpc.ChannelCredentials | None = None
+        self,
+        server: str,
+        name: str = "you",
+        credentials: grpc.ChannelCredentials | None = None,
+        *,
+        hints: bool = False,
     ) -> None:
         self.server = server
         self.name = name
         self.credentials = credentials
+        self.hints = hints
+        """Whether the person may ask what boss-1 would play: only where nothing is rated (a fork)."""
         self._link: bytes | None = None
         """The digest of the one-time key of the seat's link; None once it was used."""
         self._session: bytes | None = None
         """The digest of the cookie's secret of the browser that holds the seat."""
-        self.state: dict[str, Any] = {"note": "waiting for a match to start", "you": name}
+        self.state: dict[str, Any] = {"note": "waiting for a match to start", "you": name, "hints": hints}
         self.version = 0
         self.changed = asyncio.Condition()
         self.finished = 0
@@ -188,6 +195,7 @@ class HumanSeat:
                 self._match = match = {
                     "id": started.match_id,
                     "codec": convert.codec(started.game),
+                    "game": started.game,
                     "started": time.monotonic(),
                     "log": [],
                     "seq": 0,
@@ -200,6 +208,7 @@ class HumanSeat:
                 "status": "running",
                 "clocks": {"decision_ms": started.clocks.decision_ms, "bank_ms": started.clocks.bank_ms},
             }
+            match["options"] = match["codec"].options_from_proto(started.options)
             await self._show(header=header, seat=started.seat, asked=None, refused=None, note="")
         elif match is None or kind is None or getattr(message, kind).match_id != match["id"]:
             return  # nothing of a match this seat plays now
@@ -213,6 +222,8 @@ class HumanSeat:
                 "deadline_ms": decision.deadline_ms,
                 "bank_ms": decision.time_bank_ms,
             }
+            view = codec.view_from_proto(decision.view)
+            match["decision"] = (decision.decision_id, view, legal)  # what a hint searches
             await self._show(scene=self._scene(decision.view, decision.events), asked=asked)
         elif kind == "view_update":
             update = message.view_update
@@ -281,6 +292,22 @@ class HumanSeat:
             return self.version, dumps(self.state)
 
     # --- what the person does ------------------------------------------------------------------
+
+    async def hint(self) -> dict[str, Any]:
+        """What boss-1 would play at the decision waiting now, searched from the seat's view alone
+        (on a thread: the page's feed goes on meanwhile). Only where ``hints`` allows it."""
+        if not self.hints:
+            raise Refused("no hints here: a hint is for a fork, never rated, not for a match that counts")
+        match = self._match
+        if match is None or "decision" not in match:
+            raise Refused("no decision of yours is waiting")
+        from croupier.clients.bots.boss import LEVELS, decide  # the search's imports only when asked
+
+        decision_id, view, legal = match["decision"]
+        index = await asyncio.to_thread(
+            decide, match["game"], view, legal, match["options"], LEVELS["boss-1"]
+        )
+        return {"decision_id": decision_id, "index": index, "text": str(legal[index])}
 
     def move(self, asked: Any) -> None:
         """Send the page's choice: ``{"decision_id": N, "index": I}`` for a listed action, or

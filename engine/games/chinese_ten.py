@@ -386,6 +386,20 @@ class ChineseTenState(StateBase):
     opening: tuple[Event, ...] = ()
     """The first deal's events, made by ``new_game``."""
 
+    def __deepcopy__(self, memo: dict[int, object]) -> ChineseTenState:
+        """Copy the containers only: cards, results and events are immutable values, and a
+        generic deepcopy rebuilt every card (a boss copies a state for every action it weighs)."""
+        twin = copy.copy(self)
+        twin.rng = copy.deepcopy(self.rng, memo)
+        twin.hands = [hand[:] for hand in self.hands]
+        twin.table = self.table[:]
+        twin.stock = self.stock[:]
+        twin.piles = [pile[:] for pile in self.piles]
+        twin.points = self.points[:]
+        twin.totals = self.totals[:]
+        twin.deal_results = self.deal_results[:]
+        return twin
+
     @property
     def players(self) -> int:
         return self.options.players

@@ -392,6 +392,22 @@ class PairBattleState(StateBase):
     opening: tuple[Event, ...] = ()
     """Nothing: the countdown's calls are events of time (``advance``)."""
 
+    def __deepcopy__(self, memo: dict[int, object]) -> PairBattleState:
+        """Copy the containers only: cards and actions are immutable values, and a generic
+        deepcopy rebuilt every card (a boss copies a state for every action it weighs)."""
+        twin = copy.copy(self)
+        twin.rng = copy.deepcopy(self.rng, memo)
+        twin.hands = [hand[:] for hand in self.hands]
+        twin.reserves = [reserve[:] for reserve in self.reserves]
+        twin.out_of_play = self.out_of_play[:]
+        twin.laid = [cards[:] for cards in self.laid]
+        twin.table_counts = self.table_counts[:]
+        twin.scores = self.scores[:]
+        twin.penalties = self.penalties[:]
+        twin.finishers = self.finishers[:]
+        twin.submissions = self.submissions[:]
+        return twin
+
     @property
     def players(self) -> int:
         return self.options.players

@@ -8,7 +8,8 @@
   let shown = null; // {header, step, count} of the replay's step on screen
 
   function control() {
-    const bots = el("select", "fork-bots", el("option", "", "heuristic"), el("option", "", "random"));
+    const bots = el("select", "fork-bots", el("option", "", "heuristic"), el("option", "", "random"),
+        el("option", "", "boss-1"), el("option", "", "boss-2"));
     bots.setAttribute("aria-label", "bots that play on");
     const you = el("select", "fork-you", el("option", "", "no one"));
     you.options[0].value = "";

@@ -60,6 +60,23 @@
     }
   }
 
+  // What boss-1 would play here (a fork's seat only): shown beside the actions, never played for you.
+  let hinted = null; // {decision_id, text}
+  async function askHint() {
+    const asked = state.asked;
+    if (!asked) return;
+    hinted = { decision_id: asked.decision_id, text: "thinking…" };
+    render();
+    try {
+      const response = await fetch("/api/seat/hint", { method: "POST", headers: { "X-Croupier-Seat": "1" } });
+      const answer = await response.json().catch(() => ({}));
+      hinted = { decision_id: asked.decision_id, text: response.ok ? `boss-1 would play ${answer.text}` : answer.error || `error ${response.status}` };
+    } catch (error) {
+      hinted = { decision_id: asked.decision_id, text: error.message };
+    }
+    render();
+  }
+
   // A listed action: by its index in a turn-based game; in Pair Battle by its text, judged when
   // it reaches the referee (the view may have moved on: the race is the referee's).
   function choose(index) {
@@ -135,6 +152,12 @@
         parts.push(el("p", "hint", "keys: a rank (2-9, t for 10, j, q, k, a) lays its largest set; or pick cards and press Enter; Esc drops the pick"));
         parts.push(lay);
       } else parts.push(el("p", "hint", "keys: the one beside each action; or click a card of your hand"));
+      if (state.hints) {
+        const ask = el("button", "ask-hint", "what would boss-1 play?");
+        ask.addEventListener("click", askHint);
+        parts.push(ask);
+        if (hinted && hinted.decision_id === asked.decision_id) parts.push(el("p", "hint", hinted.text));
+      }
     }
     parts.push(resultsPanel());
     if (over) parts.push(el("p", "over", "The run is over (its viewer has stopped): these results are final. To play again, run the same croupier match command."));

@@ -1,0 +1,170 @@
+"""The bosses (clients/bots/boss.py): worlds built from a view alone agree with it, decisions read
+nothing but the view (a re-deal of what the seat cannot see changes none of them, where a search
+over the referee's own state would), every level plays every variant, and the bundled bot passes
+``croupier check-bot``."""
+
+from __future__ import annotations
+
+import random
+import sys
+from typing import Any
+
+import pytest
+
+from croupier.clients.author.inprocess import play
+from croupier.clients.bots import boss, strategy
+from croupier.clients.bots.boss import LEVELS, decide, improvement
+from croupier.clients.bots.worlds import searchable, world
+from croupier.clients.web.seat import HumanSeat, Refused
+from croupier.engine.core import GameSpec
+from croupier.engine.games import GAMES
+from croupier.engine.rng import Rng
+from tests.clients.foreign import passes_check_bot
+from tests.engine.conformance import Playout
+
+CASES = [
+    pytest.param(spec, options, id=f"{name}-{i}")
+    for name, spec in GAMES.items()
+    for i, options in enumerate(spec.test_variants)
+]
+QUICK = LEVELS["boss-1"].scaled(0.1)
+"""A budget small enough to search every decision of a test's playouts."""
+
+
+def moments(spec: GameSpec[Any], options: Any, seed: int, every: int = 1) -> Any:
+    """(state, seat, legal) at every ``every``-th decision of a random playout."""
+    playout = Playout(spec, options, seed)
+    chooser = random.Random(seed)
+    step = 0
+    while not playout.state.is_over():
+        for seat in sorted(playout.state.to_act()):
+            legal = playout.state.legal_actions(seat)
+            if step % every == 0:
+                yield playout.state, seat, legal
+            step += 1
+        if playout.step(chooser) is None:
+            return
+
+
+@pytest.mark.parametrize(("spec", "options"), CASES)
+def test_a_world_built_from_a_view_shows_that_view_and_deals_the_rest(
+    spec: GameSpec[Any], options: Any
+) -> None:
+    rng, differed = Rng(7), 0
+    for seed in range(2):
+        for state, seat, legal in moments(spec, options, seed):
+            view = state.view(seat)
+            drawn = world(spec.name, view, options, legal, rng)
+            assert drawn.view(seat) == view, f"{spec.name} seat {seat}: the world shows another view"
+            assert drawn.legal_actions(seat) == legal, f"{spec.name} seat {seat}: other legal actions"
+            assert drawn.public_view() == state.public_view(), f"{spec.name}: the world's public view differs"
+            differed += drawn.full_view() != state.full_view()
+    assert differed, "no world ever differed from the real deal: the worlds would prove nothing"
+
+
+def decisions(spec: GameSpec[Any], options: Any, seed: int) -> list[tuple[Any, int, list[Any]]]:
+    """Searched decisions (more than one legal action) of a random playout, a few per match."""
+    return [
+        (state.copy(), seat, legal)
+        for state, seat, legal in moments(spec, options, seed, every=3)
+        if len(legal) > 1 and searchable(spec.name, state.view(seat))
+    ][:6]
+
+
+def redealt_decisions_differ(spec: GameSpec[Any], options: Any) -> int:
+    """How many decisions changed when the seat's unseen cards were re-dealt (must be none)."""
+    changed = 0
+    for seed in range(2):
+        for state, seat, legal in decisions(spec, options, seed):
+            twin = state.resample_hidden(seat, Rng(seed + 100))
+            mine = decide(spec.name, state.view(seat), legal, options, QUICK, seed=3)
+            theirs = decide(spec.name, twin.view(seat), twin.legal_actions(seat), options, QUICK, seed=3)
+            changed += mine != theirs
+    return changed
+
+
+@pytest.mark.parametrize(("spec", "options"), CASES)
+def test_redealing_what_the_seat_cannot_see_changes_no_decision(spec: GameSpec[Any], options: Any) -> None:
+    assert redealt_decisions_differ(spec, options) == 0
+
+
+def test_a_search_over_the_referees_state_fails_that_test(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The same check catches a boss that peeks: worlds copied from the state itself, not the view."""
+    spec = GAMES["chinese_ten"]
+    options = spec.options({"players": 2})
+    real: dict[str, Any] = {}
+
+    def peeking(game: str, view: Any, options: Any, legal: list[Any], rng: Rng) -> Any:
+        return real["state"].copy()
+
+    monkeypatch.setattr(boss, "world", peeking)
+    changed = 0
+    for seed in range(2):
+        for state, seat, legal in decisions(spec, options, seed):
+            twin = state.resample_hidden(seat, Rng(seed + 100))
+            real["state"] = state
+            mine = decide(spec.name, state.view(seat), legal, options, QUICK, 3)
+            real["state"] = twin
+            theirs = decide(spec.name, twin.view(seat), twin.legal_actions(seat), options, QUICK, 3)
+            changed += mine != theirs
+    assert changed > 0, "a boss that reads the dealt cards decided alike: the check proves nothing"
+
+
+def test_the_same_view_and_seed_give_the_same_choice_and_another_seed_may_not() -> None:
+    spec = GAMES["spoil_five"]
+    options = spec.options({"players": 3})
+    found = decisions(spec, options, 0)
+    assert found
+    for state, seat, legal in found:
+        view = state.view(seat)
+        assert decide(spec.name, view, legal, options, QUICK, 1) == decide(
+            spec.name, view, legal, options, QUICK, 1
+        )
+
+
+@pytest.mark.parametrize("level", list(LEVELS))
+@pytest.mark.parametrize(("spec", "options"), CASES)
+def test_every_level_plays_every_variant_in_process(
+    level: str, spec: GameSpec[Any], options: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("CROUPIER_BOSS_BUDGET", "0.02")
+    heuristic = strategy("heuristic")
+    factories = [strategy(level), *[heuristic] * (options.players - 1)]
+    played = play(spec, options, seed=5, factories=factories)
+    assert not played.forfeited[0] and played.refusals[0] == 0 and played.timeouts[0] == 0, played
+
+
+def test_a_budget_factor_that_is_not_one_is_refused_in_a_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CROUPIER_BOSS_BUDGET", "lots")
+    with pytest.raises(ValueError, match="CROUPIER_BOSS_BUDGET is a factor on the bosses' playouts"):
+        strategy("boss-1")
+
+
+@pytest.mark.parametrize("level", list(LEVELS))
+def test_each_level_passes_check_bot(level: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CROUPIER_BOSS_BUDGET", "0.05")  # the protocol is checked, not the strength
+    passes_check_bot([sys.executable, "-m", "croupier.clients.cli", "bot", "--strategy", level])
+
+
+def test_the_search_overrules_the_heuristic_only_where_the_worlds_agree() -> None:
+    heuristic, steady, lucky = [1.0, 2.0, 3.0, 4.0], [2.0, 3.0, 4.0, 5.0], [12.0, -6.0, 3.0, 4.0]
+    assert improvement([heuristic, lucky], default=0) == 0, "a lead in one world only is noise"
+    assert improvement([heuristic, lucky, steady], default=0) == 2, "a lead in every world is not"
+    assert improvement([lucky, heuristic], default=1) == 1
+
+
+async def test_a_hint_at_a_forks_seat_is_boss_1s_choice_and_no_seat_that_counts_gives_one() -> None:
+    spec = GAMES["spoil_five"]
+    options = spec.options({"players": 3})
+    state, seat, legal = next(
+        (s, seat, legal) for s, seat, legal in moments(spec, options, 1) if len(legal) > 1
+    )
+    view = state.view(seat)
+    fork = HumanSeat("127.0.0.1:1", hints=True)
+    fork._match = {"game": "spoil_five", "options": options, "decision": (7, view, legal)}
+    index = decide("spoil_five", view, legal, options, LEVELS["boss-1"])
+    assert await fork.hint() == {"decision_id": 7, "index": index, "text": str(legal[index])}
+    rated = HumanSeat("127.0.0.1:1")
+    rated._match = fork._match
+    with pytest.raises(Refused, match="no hints here: a hint is for a fork, never rated"):
+        await rated.hint()
