@@ -1,4 +1,5 @@
-"""Command bots run isolated: a hostile bot reads none of the referee's or the runner's secrets.
+"""Command bots run isolated: a hostile bot reads none of the referee's or the runner's secrets,
+and gets out of its jail by none of the ways out of issue #41.
 
 The hostile bot (hostile_bot.py) plays in a tournament on a referee with a Unix socket and tries
 every attack it knows; isolated, each fails, and with ``isolation = "off"`` each succeeds (which
@@ -8,6 +9,7 @@ shows the attacks work, so the test can fail). Isolation needs root: this machin
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import secrets
@@ -22,7 +24,7 @@ import pytest
 from croupier.clients.tournament import isolation
 from croupier.clients.tournament.bots import BotProcess
 from croupier.server.app import Croupier, create_server
-from tests.tournament.hostile_bot import ATTACKS
+from tests.tournament.hostile_bot import ATTACKS, ESCAPES
 
 FILE = """
 name = "hostile"
@@ -64,19 +66,64 @@ async def referee(tmp_path: Path) -> AsyncIterator[Croupier]:
     await croupier.stop(grace=None)
 
 
-async def attacks(tmp_path: Path, referee: Croupier, mode: str) -> dict[str, dict[str, str | None]]:
-    """Play the tournament with ``isolation = mode``; what each of the hostile bot's attacks got."""
+LEFT_IN = ("/var/tmp", "/run/lock")
+"""Where the bot leaves a file beside the runner's marker."""
+RUNNER_ONLY = "CROUPIER_TEST_RUNNER_ONLY"
+"""A variable of the runner's environment that no bot is given."""
+
+
+async def hello(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    writer.write(b"hello from the machine")
+    await writer.drain()
+    writer.close()
+
+
+@contextlib.asynccontextmanager
+async def local_services() -> AsyncIterator[dict[str, object]]:
+    """What the hostile bot tries to reach: another TCP service on loopback, an abstract Unix
+    socket, a marker file in each folder of LEFT_IN (the bot's files beside it removed after)."""
+    marker = f"croupier-marker-{secrets.token_hex(8)}"
+    service = await asyncio.start_server(hello, "127.0.0.1", 0)
+    abstract = await asyncio.start_unix_server(hello, "\0" + marker)
+    for folder in LEFT_IN:
+        Path(folder).mkdir(parents=True, exist_ok=True)
+        Path(folder, marker).write_text("the runner's")
+    try:
+        yield {"service": service.sockets[0].getsockname()[1], "abstract": marker, "marker": marker}
+    finally:
+        service.close()
+        abstract.close()
+        for folder in LEFT_IN:
+            Path(folder, marker).unlink(missing_ok=True)
+            Path(folder, marker + ".bot").unlink(missing_ok=True)
+
+
+def left_behind(marker: str) -> list[str]:
+    """The hostile bot's files that outlived it on the machine."""
+    return [folder for folder in LEFT_IN if Path(folder, marker + ".bot").exists()]
+
+
+async def attacks(
+    tmp_path: Path, referee: Croupier, mode: str, left: list[str] | None = None
+) -> dict[str, dict[str, str | None]]:
+    """Play the tournament with ``isolation = mode``; what each of the hostile bot's attacks got
+    (and in ``left`` the folders where its files outlived it)."""
     (tmp_path / "t.toml").write_text(FILE.format(isolation=mode))
-    runner = await asyncio.create_subprocess_exec(
-        *(sys.executable, "-m", "croupier.clients.cli", "tournament", "t.toml", "--plain", "--samples", "20"),
-        *("--server", f"127.0.0.1:{referee.port}", "--data", "data"),
-        cwd=tmp_path,
-        env={**os.environ, "CROUPIER_ADMIN_TOKEN": referee.admin_token},
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.STDOUT,
-    )
-    (tmp_path / "pids.json").write_text(json.dumps({"runner": runner.pid, "referee": os.getpid()}) + "\n")
-    out, _ = await asyncio.wait_for(runner.communicate(), 300)
+    async with local_services() as services:
+        runner = await asyncio.create_subprocess_exec(
+            *(sys.executable, "-m", "croupier.clients.cli", "tournament", "t.toml", "--plain"),
+            *("--samples", "20", "--server", f"127.0.0.1:{referee.port}", "--data", "data"),
+            *("--unix-socket", "sock/referee.sock"),
+            cwd=tmp_path,
+            env={**os.environ, "CROUPIER_ADMIN_TOKEN": referee.admin_token, RUNNER_ONLY: "the runner's"},
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.STDOUT,
+        )
+        known = {"runner": runner.pid, "referee": os.getpid(), "port": referee.port, "variable": RUNNER_ONLY}
+        (tmp_path / "pids.json").write_text(json.dumps({**known, **services}) + "\n")
+        out, _ = await asyncio.wait_for(runner.communicate(), 300)
+        if left is not None:
+            left.extend(left_behind(str(services["marker"])))
     assert runner.returncode == 0, out.decode()
     log = next((tmp_path / "data" / "logs").glob("hostile-*/hostile.log")).read_text()
     lines = [
@@ -89,20 +136,27 @@ async def attacks(tmp_path: Path, referee: Croupier, mode: str) -> dict[str, dic
 async def test_an_isolated_bot_reads_no_secret_and_makes_no_admin_call(
     tmp_path: Path, referee: Croupier
 ) -> None:
-    tried = await attacks(tmp_path, referee, "required")
-    assert sorted(tried) == sorted(ATTACKS)
+    left: list[str] = []
+    tried = await attacks(tmp_path, referee, "required", left)
+    assert sorted(tried) == sorted(ATTACKS + ESCAPES)
     got = {name: line["got"] for name, line in tried.items() if line["got"] is not None}
     assert got == {}, got
+    assert left == []
     # the admin call reached the referee and was refused: no admin token in reach, only its own
     assert "PERMISSION_DENIED" in str(tried["admin call on the Unix socket"]["error"])
+    # each limit was met, not missed: the children and the memory stopped at the share's size
+    assert "Resource temporarily unavailable" in str(tried["400 children"]["error"])
+    assert "Network is unreachable" in str(tried["TCP to another local service"]["error"])
 
 
 async def test_with_isolation_off_every_attack_but_the_command_line_succeeds(
     tmp_path: Path, referee: Croupier
 ) -> None:
-    tried = await attacks(tmp_path, referee, "off")
+    left: list[str] = []
+    tried = await attacks(tmp_path, referee, "off", left)
     failed = {name: line["error"] for name, line in tried.items() if line["got"] is None}
     assert failed.keys() == {ARGV_ATTACK}, failed
+    assert left == list(LEFT_IN)
     assert referee.admin_token in str(tried["admin-token"]["got"])
     assert "hostile" in str(tried["admin call on the Unix socket"]["got"])  # it listed the bots
 
