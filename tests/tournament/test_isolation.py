@@ -24,7 +24,7 @@ import pytest
 from croupier.clients.tournament import isolation
 from croupier.clients.tournament.bots import BotProcess
 from croupier.server.app import Croupier, create_server
-from tests.tournament.hostile_bot import ATTACKS, ESCAPES
+from tests.tournament.hostile_bot import ATTACKS, ESCAPES, TWIN_CHANNELS
 
 FILE = """
 name = "hostile"
@@ -104,11 +104,11 @@ def left_behind(marker: str) -> list[str]:
 
 
 async def attacks(
-    tmp_path: Path, referee: Croupier, mode: str, left: list[str] | None = None
+    tmp_path: Path, referee: Croupier, mode: str, left: list[str] | None = None, file: str = FILE
 ) -> dict[str, dict[str, str | None]]:
     """Play the tournament with ``isolation = mode``; what each of the hostile bot's attacks got
     (and in ``left`` the folders where its files outlived it)."""
-    (tmp_path / "t.toml").write_text(FILE.format(isolation=mode))
+    (tmp_path / "t.toml").write_text(file.format(isolation=mode))
     async with local_services() as services:
         runner = await asyncio.create_subprocess_exec(
             *(sys.executable, "-m", "croupier.clients.cli", "tournament", "t.toml", "--plain"),
@@ -120,16 +120,19 @@ async def attacks(
             stderr=asyncio.subprocess.STDOUT,
         )
         known = {"runner": runner.pid, "referee": os.getpid(), "port": referee.port, "variable": RUNNER_ONLY}
+        known["twins"] = file == TWINS
         (tmp_path / "pids.json").write_text(json.dumps({**known, **services}) + "\n")
         out, _ = await asyncio.wait_for(runner.communicate(), 300)
         if left is not None:
             left.extend(left_behind(str(services["marker"])))
     assert runner.returncode == 0, out.decode()
-    log = next((tmp_path / "data" / "logs").glob("hostile-*/hostile.log")).read_text()
-    lines = [
-        json.loads(line.removeprefix("ATTACK ")) for line in log.splitlines() if line.startswith("ATTACK ")
-    ]
-    return {line["attack"]: line for line in lines}
+    tried = {}
+    for log in sorted((tmp_path / "data" / "logs").glob("hostile-*/hostile*.log")):
+        for line in log.read_text().splitlines():
+            if line.startswith("ATTACK "):
+                attack = json.loads(line.removeprefix("ATTACK "))
+                tried[f"{log.stem}: {attack['attack']}" if "#" in log.stem else attack["attack"]] = attack
+    return tried
 
 
 @root_only
@@ -256,3 +259,29 @@ async def test_a_jailed_bot_that_ignores_sigterm_dies_with_its_watchdog_when_tha
         await asyncio.sleep(0.05)
     assert not running(marker)
     await bot.stop()
+
+
+TWINS = FILE.replace('isolation = "{isolation}"', 'isolation = "{isolation}"\nprocesses = "per_rotation"')
+"""Two instances of the hostile bot (two rotations of a two-seat set), each its own process."""
+
+
+def twin_channels(tried: dict[str, dict[str, str | None]]) -> dict[str, str | None]:
+    """What each instance got through each channel to its twin, by "INSTANCE: CHANNEL"."""
+    return {name: line["got"] for name, line in tried.items() if name.partition(": ")[2] in TWIN_CHANNELS}
+
+
+@root_only
+async def test_two_jailed_instances_of_one_bot_find_no_way_to_each_other(
+    tmp_path: Path, referee: Croupier
+) -> None:
+    channels = twin_channels(await attacks(tmp_path, referee, "required", file=TWINS))
+    assert len(channels) == 2 * len(TWIN_CHANNELS)  # both instances tried every channel
+    assert {name: got for name, got in channels.items() if got is not None} == {}
+
+
+async def test_two_instances_of_one_bot_talk_with_isolation_off(tmp_path: Path, referee: Croupier) -> None:
+    """The channels work: without the jail, every one but watching the twin's sealed match."""
+    channels = twin_channels(await attacks(tmp_path, referee, "off", file=TWINS))
+    assert len(channels) == 2 * len(TWIN_CHANNELS)
+    through = {name.partition(": ")[2] for name, got in channels.items() if got is not None}
+    assert through == set(TWIN_CHANNELS) - {"its twin's live match watched"}, channels
