@@ -230,11 +230,11 @@ def kept_environment(environ: dict[str, str]) -> dict[str, str]:
     return {**env, "HOME": "/tmp"}
 
 
-def _in_the_bot(share: limits.Limits, core: int | None, seccomp: syscalls.Filter) -> None:
-    """In the bot's process, as its own user, before its command starts: its rlimits (``core``
-    None: its cgroup limits it), no privilege gain (no setuid program gives it more), the filter."""
-    if core is not None:
-        limits.apply_rlimits(share, core)
+def _in_the_bot(share: limits.Limits, core: int, rlimits: bool, seccomp: syscalls.Filter) -> None:
+    """In the bot's process, as its own user, before its command starts: its cores and priority,
+    its rlimits (where no cgroup limits it), no privilege gain (no setuid program gives it
+    more), the filter."""
+    limits.apply(share, core, rlimits)
     _checked(_libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "prctl")
     seccomp.load()
 
@@ -258,7 +258,6 @@ def _init(args: argparse.Namespace, hide: Sequence[str], workdir: str, group: st
     except OSError as exc:
         print(f"cannot isolate the bot: {exc}", file=sys.stderr, flush=True)
         return CANNOT
-    core = None if group is not None else args.uid  # spread over the cores: uids are consecutive
     try:
         bot = subprocess.Popen(
             args.command,
@@ -266,7 +265,8 @@ def _init(args: argparse.Namespace, hide: Sequence[str], workdir: str, group: st
             user=args.uid,
             group=args.uid,
             extra_groups=[],
-            preexec_fn=lambda: _in_the_bot(share, core, seccomp),
+            # uids are consecutive: bots spread over the cores
+            preexec_fn=lambda: _in_the_bot(share, args.uid, group is None, seccomp),
         )
     except (OSError, subprocess.SubprocessError) as exc:
         print(f"cannot start {args.command[0]!r}: {exc}", file=sys.stderr, flush=True)

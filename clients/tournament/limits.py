@@ -8,8 +8,11 @@ Two ways, the first the runner can have:
 - rlimits, where no cgroup v2 with those controllers can be made (a cgroup v1 or hybrid host, a
   container without its cgroup delegated): ``RLIMIT_NPROC`` counts every process and thread of
   the bot's own user id, ``RLIMIT_DATA`` bounds each process's memory (a bot in several processes
-  may take more in all), and CPU is the first ``ceil(cpus)`` cores at the lowest priority (nice
-  19; the seccomp filter keeps it from moving: syscalls.py), so it takes no time a referee wants.
+  may take more in all).
+
+Either way its CPU is ``ceil(cpus)`` cores of its own (the seccomp filter keeps it from moving:
+syscalls.py) at the lowest priority (nice 19), so it takes no time a referee wants; cpu.max
+bounds it to ``cpus`` within them.
 
 Only the standard library is imported: the jail runs this.
 """
@@ -79,7 +82,7 @@ def describe(limits: Limits, parent: Path | None, why_not: str) -> str:
     cores = math.ceil(limits.cpus)
     return (
         f"bots' limits: {limits.pids} processes, {limits.memory >> 20} MiB per process, "
-        f"{cores} core{'s' * (cores > 1)} at nice {NICEST} each, by rlimits ({why_not})"
+        f"{cores} core{'s' * (cores > 1)} at nice {NICEST} each, by rlimits (no cgroup: {why_not})"
     )
 
 
@@ -97,15 +100,14 @@ def join_cgroup(parent: Path, name: str, limits: Limits) -> Path:
     return group
 
 
-def apply_rlimits(limits: Limits, first_core: int) -> None:
-    """In the bot's process, as its own user, before its command starts: hard limits it cannot
-    raise, ``ceil(cpus)`` cores from ``first_core`` on, the lowest priority."""
-    for which, value in (
-        (resource.RLIMIT_NPROC, limits.pids),
-        (resource.RLIMIT_DATA, limits.memory),
-        (resource.RLIMIT_NICE, 0),  # no way back up from nice 19
-        (resource.RLIMIT_CORE, 0),
-    ):
+def apply(limits: Limits, first_core: int, rlimits: bool) -> None:
+    """In the bot's process, as its own user, before its command starts: ``ceil(cpus)`` cores
+    from ``first_core`` on at the lowest priority, and with ``rlimits`` (no cgroup) its processes
+    and memory as hard limits it cannot raise."""
+    kept = [(resource.RLIMIT_NICE, 0), (resource.RLIMIT_CORE, 0)]  # no way back up from nice 19
+    if rlimits:
+        kept += [(resource.RLIMIT_NPROC, limits.pids), (resource.RLIMIT_DATA, limits.memory)]
+    for which, value in kept:
         resource.setrlimit(which, (value, value))
     cores = sorted(os.sched_getaffinity(0))
     count = min(len(cores), math.ceil(limits.cpus))
