@@ -17,6 +17,7 @@ from typing import Any, TypeVar
 import grpc
 
 from croupier.clients.tap import Stream, Tap
+from croupier.clients.tournament.isolation import Jail
 from croupier.v1 import admin_pb2, bots_pb2, match_pb2
 
 T = TypeVar("T")
@@ -48,8 +49,12 @@ class Failed(Exception):
 class Trial:
     """One check: a newly registered bot, its process, the opponents and the matches."""
 
-    def __init__(self, name: str, command: Sequence[str], tap: Tap, referee: str, admin: Any) -> None:
+    def __init__(
+        self, name: str, command: Sequence[str], tap: Tap, referee: str, admin: Any, jail: Jail | None = None
+    ) -> None:
         self.name, self.command, self.tap, self.referee, self.admin = name, command, tap, referee, admin
+        self.jail = jail
+        """The bot's jail, as a match's (None: it runs as the checker's user)."""
         self.bot_id = ""
         self.process: asyncio.subprocess.Process | None = None
         self.output: deque[str] = deque(maxlen=200)
@@ -69,14 +74,16 @@ class Trial:
     async def start(self, tap_port: int) -> None:
         registered = await self.admin.RegisterBot(admin_pb2.RegisterBotRequest(name=f"checked-{self.name}"))
         self.bot_id = registered.bot_id
+        server = self.jail.server if self.jail is not None else None
         env = {
             **os.environ,
-            "CROUPIER_SERVER": f"127.0.0.1:{tap_port}",
+            "CROUPIER_SERVER": server or f"127.0.0.1:{tap_port}",
             "CROUPIER_TOKEN": registered.token,
             "CROUPIER_BOT_NAME": "check-bot",
         }
+        command = self.jail.wrap(list(self.command)) if self.jail is not None else self.command
         self.process = await asyncio.create_subprocess_exec(
-            *self.command, env=env, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
+            *command, env=env, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.STDOUT, start_new_session=True,
         )  # fmt: skip
         self.tasks.append(asyncio.create_task(self._collect_output()))

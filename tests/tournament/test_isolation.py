@@ -285,3 +285,31 @@ async def test_two_instances_of_one_bot_talk_with_isolation_off(tmp_path: Path, 
     assert len(channels) == 2 * len(TWIN_CHANNELS)
     through = {name.partition(": ")[2] for name, got in channels.items() if got is not None}
     assert through == set(TWIN_CHANNELS) - {"its twin's live match watched"}, channels
+
+
+WRITES_ITS_FOLDER = "import pathlib, runpy, sys; pathlib.Path('state.txt').write_text('x'); " + (
+    "sys.argv = ['croupier', 'bot', '--strategy', 'random']; runpy.run_module('croupier.clients.cli', run_name='__main__')"
+)
+"""A bot that keeps its state in its working directory: nothing a jailed bot may do."""
+
+
+@root_only
+async def test_check_bot_jails_the_bot_as_a_match_does(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A bot that passes check-bot runs in a match: check-bot runs it in the same jail (here a bot
+    that cannot run in one fails it, and passes with isolation off)."""
+    from croupier.clients.check_bot import check
+
+    tmp_path.chmod(0o755)
+    monkeypatch.chdir(tmp_path)
+    plain = await check(
+        [sys.executable, "-m", "croupier.clients.cli", "bot"], ["hello"], 120, isolation="required"
+    )
+    assert [verdict.passed for verdict in plain] == [True]
+    assert "bots' limits: 128 processes" in capsys.readouterr().out  # it said how it jails
+    writer = [sys.executable, "-c", WRITES_ITS_FOLDER]
+    jailed = await check(writer, ["hello"], 60, isolation="required")
+    assert [verdict.passed for verdict in jailed] == [False]
+    assert "Read-only file system" in jailed[0].detail
+    assert [verdict.passed for verdict in await check(writer, ["hello"], 120, isolation="off")] == [True]
