@@ -16,6 +16,7 @@ import secrets
 import shutil
 import signal
 import sys
+import tempfile
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -287,8 +288,10 @@ async def test_two_instances_of_one_bot_talk_with_isolation_off(tmp_path: Path, 
     assert through == set(TWIN_CHANNELS) - {"its twin's live match watched"}, channels
 
 
-WRITES_ITS_FOLDER = "import pathlib, runpy, sys; pathlib.Path('state.txt').write_text('x'); " + (
-    "sys.argv = ['croupier', 'bot', '--strategy', 'random']; runpy.run_module('croupier.clients.cli', run_name='__main__')"
+WRITES_ITS_FOLDER = (
+    "import pathlib, runpy, sys; pathlib.Path('state.txt').write_text('x'); "
+    "sys.argv = ['croupier', 'bot', '--strategy', 'random']; "
+    "runpy.run_module('croupier.clients.cli', run_name='__main__')"
 )
 """A bot that keeps its state in its working directory: nothing a jailed bot may do."""
 
@@ -313,3 +316,28 @@ async def test_check_bot_jails_the_bot_as_a_match_does(
     assert [verdict.passed for verdict in jailed] == [False]
     assert "Read-only file system" in jailed[0].detail
     assert [verdict.passed for verdict in await check(writer, ["hello"], 120, isolation="off")] == [True]
+
+
+@root_only
+def test_a_bot_kept_in_a_folder_the_jail_covers_is_carried_into_it_read_only(tmp_path: Path) -> None:
+    """A bot under /tmp, outside the working directory (which the jail's own /tmp covers): its
+    folder is shown in the jail as it is, its files beside it too, and none can be written."""
+    import subprocess
+
+    folder = Path(tempfile.mkdtemp(prefix="croupier-bot-"))  # /tmp, not tmp_path's folder
+    try:
+        folder.chmod(0o755)
+        (folder / "book.txt").write_text("an opening book")
+        script = "import pathlib, sys; here = pathlib.Path(sys.argv[0]).parent; "
+        script += "print((here / 'book.txt').read_text()); (here / 'book.txt').write_text('mine')"
+        (folder / "bot.py").write_text(script)
+        work = tmp_path / "work"
+        work.mkdir(mode=0o755)
+        tmp_path.chmod(0o755)
+        argv = isolation.Jail([]).wrap([sys.executable, str(folder / "bot.py")])
+        done = subprocess.run(argv, cwd=work, capture_output=True, text=True, timeout=120, check=False)
+        assert done.stdout == "an opening book\n", done.stderr
+        assert "Read-only file system" in done.stderr
+        assert (folder / "book.txt").read_text() == "an opening book"
+    finally:
+        shutil.rmtree(folder)
