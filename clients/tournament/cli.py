@@ -182,7 +182,7 @@ async def play(
     --watch``'s spectator); ``make_runner`` makes a runner (``--sprt``'s grows its schedule as it
     plays); ``commit``: commit to the schedule first (not for ``croupier match``: a public --seed)."""
     from croupier.clients.tournament.display import make_display
-    from croupier.clients.tournament.isolation import IsolationError
+    from croupier.clients.tournament.isolation import IsolationError, require
     from croupier.clients.tournament.referee import RefereeError, Replicas, TargetError
     from croupier.clients.tournament.runner import Runner, ScheduleError
 
@@ -203,6 +203,11 @@ async def play(
             "keep it to check the whole run after it: croupier verify ARCHIVE --commitment HASH"
         )
     logs = args.data / "logs" / f"{tournament.name}-{tournament.run}"
+    try:  # before the referee starts: nothing to stop
+        if _jailed(config):
+            require(config.isolation, _isolation_setting(config))
+    except IsolationError as exc:
+        return fail(str(exc), 2)
     launched: list[BotProcess] = []
     complete = False
     started = False
@@ -266,6 +271,11 @@ async def play(
     return 0
 
 
+def _isolation_setting(config: TournamentConfig) -> str:
+    """Where "required" was said, for the one line that says it cannot be had."""
+    return f'{config.source}: isolation = "required"' if config.source else "--isolation required"
+
+
 def _jailed(config: TournamentConfig) -> list[BotConfig]:
     """The bots the runner launches on this machine, not in a container: a jail's."""
     return [bot for bot in config.bots if bot.command is not None and bot.image is None]
@@ -282,7 +292,7 @@ async def _jail(
     jailed = _jailed(config)
     if not jailed:
         return None  # nothing of ours runs a bot's own code on this machine
-    setting = f'{config.source}: isolation = "required"' if config.source else "--isolation required"
+    setting = _isolation_setting(config)
     hide = [args.data]
     if not store.path.absolute().is_relative_to(args.data.absolute()):  # --db elsewhere: its files
         hide += [store.path.with_name(store.path.name + end) for end in ("", "-wal", "-shm", ".lock")]

@@ -118,6 +118,17 @@ class Jail:
         return said[-1] if said else f"the probe bot exited with code {done.returncode}"
 
 
+def not_root() -> bool:
+    return sys.platform != "linux" or os.geteuid() != 0
+
+
+def require(mode: str, setting: str) -> None:
+    """Before anything starts: the IsolationError of a "required" mode the runner cannot have for
+    want of root (what else it needs is tried once the referee is up: ``choose``)."""
+    if mode == "required" and not_root():
+        raise IsolationError(f"{setting}, but bots cannot be isolated here: the runner is not root")
+
+
 def choose(
     mode: str,
     hide: Iterable[Path],
@@ -132,7 +143,7 @@ def choose(
     if mode == "off":
         return None, None
     why: str | None
-    if sys.platform != "linux" or os.geteuid() != 0:
+    if not_root():
         why = "the runner is not root"
         jail = None
     else:

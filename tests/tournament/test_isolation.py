@@ -22,9 +22,10 @@ from pathlib import Path
 
 import pytest
 
-from croupier.clients.tournament import isolation
+from croupier.clients.tournament import isolation, syscalls
 from croupier.clients.tournament.bots import BotProcess
 from croupier.server.app import Croupier, create_server
+from tests.toolchains import missing
 from tests.tournament.hostile_bot import ATTACKS, ESCAPES, TWIN_CHANNELS
 
 FILE = """
@@ -51,6 +52,16 @@ ARGV_ATTACK = "a token on a command line"
 """Fails either way: no bot's token is ever on a command line (ps shows every one)."""
 
 root_only = pytest.mark.skipif(os.geteuid() != 0, reason="isolating bots needs root (CI runs as root)")
+
+
+@pytest.fixture(autouse=True)
+def libseccomp() -> None:
+    """The jail's seccomp filter needs Debian's libseccomp2 (.ci/toolchains installs it)."""
+    if os.geteuid() == 0:
+        try:
+            syscalls.Filter()
+        except OSError as exc:
+            missing(f"{exc}: the jail's seccomp filter cannot be built")
 
 
 @pytest.fixture
