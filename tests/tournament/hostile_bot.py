@@ -163,9 +163,15 @@ def left_file(folder: str, marker: str) -> str:
     return f"{folder}/{marker}.bot beside the runner's marker"
 
 
-def writable_folders() -> str:
-    """A folder of the machine's it can write to, outside the ones a jail makes its own."""
+def writable_folders(shared: str) -> str:
+    """A folder of the machine's it can write to, outside the ones a jail makes its own: the
+    world-writable ``shared`` the runner made, or any it finds."""
     found = []
+    try:
+        Path(shared, "left-by-the-hostile-bot").write_text("x")
+        found.append(shared)
+    except OSError:
+        pass
     for top in (
         "/",
         "/var",
@@ -302,7 +308,7 @@ def attacks() -> dict[str, Callable[[], str]]:
         "an abstract Unix socket": lambda: abstract(known["abstract"]),
         "a file left in /var/tmp": lambda: left_file("/var/tmp", known["marker"]),
         "a file left in /run/lock": lambda: left_file("/run/lock", known["marker"]),
-        "a world-writable folder of the machine's": writable_folders,
+        "a world-writable folder of the machine's": lambda: writable_folders(known["shared"]),
         "uid 0 in a user namespace": user_namespace_root,
         "no seccomp filter": seccomp,
         "400 children": children,

@@ -93,16 +93,26 @@ async def hello(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> N
 @contextlib.asynccontextmanager
 async def local_services() -> AsyncIterator[dict[str, object]]:
     """What the hostile bot tries to reach: another TCP service on loopback, an abstract Unix
-    socket, a marker file in each folder of LEFT_IN (the bot's files beside it removed after)."""
+    socket, a marker file in each folder of LEFT_IN (the bot's files beside it removed after), a
+    world-writable folder of the machine's."""
     marker = f"croupier-marker-{secrets.token_hex(8)}"
     service = await asyncio.start_server(hello, "127.0.0.1", 0)
     abstract = await asyncio.start_unix_server(hello, "\0" + marker)
     for folder in LEFT_IN:
         Path(folder).mkdir(parents=True, exist_ok=True)
         Path(folder, marker).write_text("the runner's")
+    shared = Path("/var/cache", marker)  # a world-writable folder, as a machine may have
+    shared.mkdir()
+    shared.chmod(0o1777)
     try:
-        yield {"service": service.sockets[0].getsockname()[1], "abstract": marker, "marker": marker}
+        yield {
+            "service": service.sockets[0].getsockname()[1],
+            "abstract": marker,
+            "marker": marker,
+            "shared": str(shared),
+        }
     finally:
+        shutil.rmtree(shared)
         service.close()
         abstract.close()
         for folder in LEFT_IN:
