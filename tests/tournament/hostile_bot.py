@@ -386,6 +386,7 @@ def twin_match(mine: str) -> str:
     server = os.environ["CROUPIER_SERVER"]
     with grpc.insecure_channel(server) as channel:
         stub = spectator_pb2_grpc.SpectatorServiceStub(channel)
+        seen: dict[str, list[str]] = {}
         deadline = time.monotonic() + WINDOW
         while time.monotonic() < deadline:
             listed = stub.ListMatches(
@@ -393,12 +394,13 @@ def twin_match(mine: str) -> str:
             )
             for match in listed.matches:
                 names = [player.name for player in match.players]
-                if match.match_id != mine and any(name.startswith("hostile#") for name in names):
+                seen[match.match_id] = names
+                if match.match_id != mine and "hostile" in names:  # the instances share the name
                     request = spectator_pb2.WatchMatchRequest(match_id=match.match_id, from_start=True)
                     frame = next(iter(stub.WatchMatch(request, timeout=10)))
                     return f"match {match.match_id} of {names}: {str(frame)[:100]}"
             time.sleep(0.5)
-    raise LookupError("no live match of its twin's listed")
+    raise LookupError(f"no live match of its twin's among those listed: {seen} (its own: {mine})")
 
 
 def twin_channels(me: str, name: str, mine: str) -> dict[str, Callable[[], str]]:

@@ -153,7 +153,9 @@ async def attacks(
         for line in log.read_text().splitlines():
             if line.startswith("ATTACK "):
                 attack = json.loads(line.removeprefix("ATTACK "))
-                tried[f"{log.stem}: {attack['attack']}" if "#" in log.stem else attack["attack"]] = attack
+                name = f"{log.stem}: {attack['attack']}" if "#" in log.stem else attack["attack"]
+                if name not in tried or attack["got"] is not None:  # a restarted bot tries again:
+                    tried[name] = attack  # what got through, by any of its processes
     return tried
 
 
