@@ -37,6 +37,7 @@ import grpc
 from croupier.clients.checkbot.checks import CHECKS
 from croupier.clients.checkbot.tap import Tamper, Tap
 from croupier.clients.checkbot.trial import Failed, Trial
+from croupier.clients.isolation.policy import MODES, IsolationError
 from croupier.v1 import admin_pb2_grpc
 
 
@@ -48,10 +49,16 @@ class Verdict:
 
 
 async def check(
-    command: Sequence[str], names: Sequence[str], seconds: float, protocol_1: bool = False
+    command: Sequence[str],
+    names: Sequence[str],
+    seconds: float,
+    protocol_1: bool = False,
+    isolation: str = "off",
 ) -> list[Verdict]:
     """Run the checks ``names`` on the bot ``command``, each with a fresh process, on the stream options
-    it asks for (``protocol_1``: none); their verdicts."""
+    it asks for (``protocol_1``: none), jailed as ``croupier match`` jails it (``isolation``,
+    isolation.MODES); their verdicts. An IsolationError when "required" cannot be had."""
+    from croupier.clients.isolation.policy import choose
     from croupier.server import logs
     from croupier.server.app import create_server
 
@@ -59,17 +66,25 @@ async def check(
     logging.getLogger("croupier.bot").setLevel(logging.CRITICAL)  # and so do the opponents
     admin_token = "admin_" + secrets.token_urlsafe(24)  # the referee is on loopback, but not alone there
     verdicts = []
-    with tempfile.TemporaryDirectory(prefix="croupier-check-") as data:
+    with (
+        tempfile.TemporaryDirectory(prefix="croupier-check-") as data,
+        tempfile.TemporaryDirectory(prefix="croupier-check-sock-") as sockets,
+    ):
+        Path(sockets).chmod(0o755)  # a jailed bot's user is not ours
+        socket = Path(sockets) / "tap.sock"
         referee = await create_server("127.0.0.1:0", Path(data), admin_token=admin_token)
         address = f"127.0.0.1:{referee.port}"
         tap = Tap(address, protocol_1)
-        tap_port = await tap.start()
+        tap_port = await tap.start(socket)
+        jail, line = await asyncio.to_thread(choose, isolation, [Path(data)], "--isolation required", socket)
+        if line is not None:
+            print(line, flush=True)
         channel = grpc.aio.insecure_channel(address)
         admin = _Admin(admin_pb2_grpc.AdminServiceStub(channel), [("croupier-token", admin_token)])
         try:
             for name in names:
                 tap.tamper = Tamper()
-                trial = Trial(name, command, tap, address, admin)
+                trial = Trial(name, command, tap, address, admin, jail)
                 try:
                     await trial.start(tap_port)
                     detail = await asyncio.wait_for(CHECKS[name][1](trial), seconds)
@@ -145,6 +160,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--timeout", type=float, default=120.0, help="seconds a check may take (default: %(default)s)"
     )
+    parser.add_argument(
+        "--isolation",
+        choices=MODES,
+        default="auto",
+        help="auto: as root, run the bot in the jail croupier match runs it in (its own user, no "
+        "network but the referee's socket, its limits), else say so; required: refuse to check where "
+        "it cannot; off: run it as you (default: %(default)s)",
+    )
     parser.add_argument("bot", nargs=argparse.REMAINDER, help="-- and the command that runs the bot")
 
 
@@ -165,7 +188,12 @@ def run(args: argparse.Namespace) -> int:
     print(f"checking {' '.join(command)} on {on}")
     print(f"{'check':<{WIDTH}}  result  what went on")
     try:
-        verdicts = asyncio.run(_stopped_by_signals(check(command, names, args.timeout, args.protocol_1)))
+        verdicts = asyncio.run(
+            _stopped_by_signals(check(command, names, args.timeout, args.protocol_1, args.isolation))
+        )
+    except IsolationError as exc:
+        print(f"croupier check-bot: {exc}", file=sys.stderr)
+        return 2
     except (KeyboardInterrupt, asyncio.CancelledError):
         print("croupier check-bot: interrupted (the bot was stopped)", file=sys.stderr)
         return 130

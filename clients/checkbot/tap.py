@@ -18,6 +18,7 @@ import contextlib
 import time
 from collections.abc import AsyncIterator, Iterable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import grpc
@@ -112,8 +113,8 @@ class Tap:
         self._server: grpc.aio.Server | None = None
         self._channel: grpc.aio.Channel | None = None
 
-    async def start(self) -> int:
-        """Listen on a free loopback port; the port."""
+    async def start(self, socket: Path | None = None) -> int:
+        """Listen on a free loopback port, and on ``socket`` (a jailed bot's way in); the port."""
         self._channel = grpc.aio.insecure_channel(self.referee)
         self._server = grpc.aio.server(options=[("grpc.so_reuseport", 0)])
         handler = grpc.stream_stream_rpc_method_handler(self._play)  # bytes in, bytes out
@@ -121,7 +122,11 @@ class Tap:
             (grpc.method_handlers_generic_handler("croupier.v1.BotService", {"Play": handler}),)
         )
         port = self._server.add_insecure_port("127.0.0.1:0")
+        if socket is not None:
+            self._server.add_insecure_port(f"unix:{socket}")
         await self._server.start()
+        if socket is not None:
+            socket.chmod(0o666)  # connecting takes write permission; the bot is another user
         return port
 
     async def stop(self) -> None:

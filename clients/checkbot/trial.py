@@ -18,6 +18,7 @@ from typing import Any, TypeVar
 import grpc
 
 from croupier.clients.checkbot.tap import Stream, Tap
+from croupier.clients.isolation.policy import Jail
 from croupier.clients.tournament.launch import bot_environment
 from croupier.v1 import admin_pb2, bots_pb2, match_pb2
 
@@ -53,8 +54,12 @@ class Failed(Exception):
 class Trial:
     """One check: a newly registered bot, its process, the opponents and the matches."""
 
-    def __init__(self, name: str, command: Sequence[str], tap: Tap, referee: str, admin: Any) -> None:
+    def __init__(
+        self, name: str, command: Sequence[str], tap: Tap, referee: str, admin: Any, jail: Jail | None = None
+    ) -> None:
         self.name, self.command, self.tap, self.referee, self.admin = name, command, tap, referee, admin
+        self.jail = jail
+        """The bot's jail, as a match's (None: it runs as the checker's user)."""
         self.bot_id = ""
         self.process: asyncio.subprocess.Process | None = None
         self.output: deque[str] = deque(maxlen=200)
@@ -75,10 +80,12 @@ class Trial:
         registered = await self.admin.RegisterBot(admin_pb2.RegisterBotRequest(name=f"checked-{self.name}"))
         self.bot_id = registered.bot_id
         # as `croupier match` runs a command: this Python's scripts first on PATH, so that the bot's
-        # `python` is the one with croupier installed
-        env = bot_environment("check-bot", f"127.0.0.1:{tap_port}", registered.token)
+        # `python` is the one with croupier installed; jailed, through the referee's Unix socket
+        server = self.jail.server if self.jail is not None else None
+        env = bot_environment("check-bot", server or f"127.0.0.1:{tap_port}", registered.token)
+        command = self.jail.wrap(list(self.command)) if self.jail is not None else self.command
         self.process = await asyncio.create_subprocess_exec(
-            *self.command, env=env, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
+            *command, env=env, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.STDOUT, start_new_session=True,
         )  # fmt: skip
         self.tasks.append(asyncio.create_task(self._collect_output()))

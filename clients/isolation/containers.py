@@ -74,13 +74,14 @@ at once, so a younger one may be a run starting)."""
 
 
 @contextlib.contextmanager
-def referee_socket(bots: Iterable[BotConfig]) -> Iterator[Path | None]:
-    """Where an embedded referee listens for the bots in containers, if there are any: a
-    folder of its own (the runner mounts all of it), short enough for a socket's path.
+def referee_socket(bots: Iterable[BotConfig], jailed: bool = False) -> Iterator[Path | None]:
+    """Where an embedded referee listens for the bots in containers or jails (``jailed``: there
+    are jailed bots), if there are any: a folder of its own (the runner mounts all of it), short
+    enough for a socket's path.
 
     The folder's lock file beside it (out of the bots' sight) is held while the run lasts; the
     lock dies with the process, however it ends, so the next run removes what a killed one left."""
-    if not any(bot.image for bot in bots):
+    if not jailed and not any(bot.image for bot in bots):
         yield None
         return
     sweep_socket_folders()

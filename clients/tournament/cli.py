@@ -39,7 +39,7 @@ if TYPE_CHECKING:
 
     from croupier.clients.isolation.policy import Jail
     from croupier.clients.results.store import Store, Tournament
-    from croupier.clients.tournament.config import TournamentConfig
+    from croupier.clients.tournament.config import BotConfig, TournamentConfig
     from croupier.clients.tournament.display import Display
     from croupier.clients.tournament.launch import BotProcess
     from croupier.clients.tournament.referee_client import BotStatus, Replicas
@@ -181,7 +181,7 @@ async def play(
     tables; the exit status. ``beside(address)`` runs beside the embedded referee (``croupier match
     --watch``'s spectator); ``make_runner`` makes a runner (``--sprt``'s grows its schedule as it
     plays); ``commit``: commit to the schedule first (not for ``croupier match``: a public --seed)."""
-    from croupier.clients.isolation.policy import IsolationError
+    from croupier.clients.isolation.policy import IsolationError, require
     from croupier.clients.tournament.display import make_display
     from croupier.clients.tournament.referee_client import RefereeError, Replicas, TargetError
     from croupier.clients.tournament.runner import Runner, ScheduleError
@@ -203,8 +203,9 @@ async def play(
             "keep it to check the whole run after it: croupier verify ARCHIVE --commitment HASH"
         )
     logs = args.data / "logs" / f"{tournament.name}-{tournament.run}"
-    try:
-        jail = await _jail(args, config, store, display)
+    try:  # before the referee starts: nothing to stop
+        if _jailed(config):
+            require(config.isolation, _isolation_setting(config))
     except IsolationError as exc:
         return fail(str(exc), 2)
     launched: list[BotProcess] = []
@@ -217,6 +218,7 @@ async def play(
             _referee(args, config) as (target, admin_token, socket),
             contextlib.AsyncExitStack() as alongside,
         ):
+            jail = await _jail(args, config, store, display, socket)
             if not args.server:
                 display.note(
                     f"referee on {target}; watch its matches: "
@@ -242,8 +244,10 @@ async def play(
             finally:
                 await asyncio.gather(*(bot.stop() for bot in launched))
                 await referees.close()
-                if socket is not None:  # what a killed container launcher left
+                if socket is not None and any(bot.image for bot in config.bots):  # a killed launcher's
                     await asyncio.to_thread(containers.reap, containers.label_of(logs))
+    except IsolationError as exc:
+        return fail(str(exc), 2)
     except TargetError as exc:
         return fail(f"--server: {exc}", 2)
     except (RefereeError, ScheduleError, BotsNotReady) as exc:
@@ -267,20 +271,33 @@ async def play(
     return 0
 
 
+def _isolation_setting(config: TournamentConfig) -> str:
+    """Where "required" was said, for the one line that says it cannot be had."""
+    return f'{config.source}: isolation = "required"' if config.source else "--isolation required"
+
+
+def _jailed(config: TournamentConfig) -> list[BotConfig]:
+    """The bots the runner launches on this machine, not in a container: a jail's."""
+    return [bot for bot in config.bots if bot.command is not None and bot.image is None]
+
+
 async def _jail(
-    args: argparse.Namespace, config: TournamentConfig, store: Store, display: Display
+    args: argparse.Namespace, config: TournamentConfig, store: Store, display: Display, socket: Path | None
 ) -> Jail | None:
     """The jail the command bots are launched in, if they can be and should be (the one line
-    about it said); the data directory and the database are what it hides."""
-    from croupier.clients.isolation.policy import choose
+    about it said); the data directory and the database are what it hides, the referee's Unix
+    ``socket`` the bots' way out."""
+    from croupier.clients.isolation.policy import choose, limits_of
 
-    if not any(bot.command is not None and bot.image is None for bot in config.bots):
+    jailed = _jailed(config)
+    if not jailed:
         return None  # nothing of ours runs a bot's own code on this machine
-    setting = f'{config.source}: isolation = "required"' if config.source else "--isolation required"
+    setting = _isolation_setting(config)
     hide = [args.data]
     if not store.path.absolute().is_relative_to(args.data.absolute()):  # --db elsewhere: its files
         hide += [store.path.with_name(store.path.name + end) for end in ("", "-wal", "-shm", ".lock")]
-    jail, line = await asyncio.to_thread(choose, config.isolation, hide, setting)
+    share = limits_of(jailed[0].sandbox)
+    jail, line = await asyncio.to_thread(choose, config.isolation, hide, setting, socket, share)
     if line is not None:
         display.note(line)
     return jail
@@ -311,7 +328,8 @@ async def _referee(
         return
     from croupier.clients.tournament.referee_client import embedded
 
-    with containers.referee_socket(config.bots) as socket:
+    jailed = config.isolation != "off" and bool(_jailed(config))
+    with containers.referee_socket(config.bots, jailed) as socket:
         # its own folder: a referee run by `croupier serve` on DATA never shares its journals
         async with embedded("127.0.0.1:0", args.data / "referee", args.data / "logs", socket) as croupier:
             yield f"127.0.0.1:{croupier.port}", croupier.admin_token, socket
@@ -337,6 +355,7 @@ async def _enter_bots(
     "per_rotation"`` one per rotation of its sets, each its own bot id, token and process:
     rotation r of every set is played by instance r. A human bot's token goes to ``seat``, the
     web viewer's, where the person plays it."""
+    from croupier.clients.isolation.policy import limits_of
     from croupier.clients.tournament.launch import Instance
     from croupier.clients.tournament.runner import Entrant
 
@@ -349,6 +368,8 @@ async def _enter_bots(
         raise BotsNotReady(f"bots in containers: {exc}") from None
     if removed:
         display.note(f"removed {removed} bot container(s) left by an earlier run of this tournament")
+    if jail is not None and len(replicas) > 1:
+        raise BotsNotReady("jailed bots reach one referee, through its Unix socket: play on one referee")
     ids: dict[str, str] = {}  # instance label -> bot id
     processes: dict[tuple[str, str], BotProcess] = {}
     for bot in config.bots:
@@ -374,6 +395,8 @@ async def _enter_bots(
                 continue
             for replica in replicas:
                 server = containers.bot_server(bot, replica, socket)
+                if jail is not None and jail.server is not None and bot.image is None:
+                    server = jail.server
                 try:
                     process = instance.process(
                         bot.command or (),
@@ -385,7 +408,7 @@ async def _enter_bots(
                         wrap=lambda argv, bot=bot: (  # type: ignore[misc]
                             containers.bot_command(bot, argv, socket, containers.label_of(logs))
                             if bot.image is not None or jail is None
-                            else jail.wrap(argv)
+                            else jail.wrap(argv, limits_of(bot.sandbox))
                         ),
                     )
                 except ValueError as exc:

@@ -393,9 +393,10 @@ def _bot(
     if image is not None and (not isinstance(image, str) or not image):
         table.problem("image", f'a Docker image such as "mybot:1" is required, not {image!r}')
     own_limits = table.table("sandbox")
-    limits = _sandbox(own_limits, default_sandbox) if image is not None else None
-    if image is None and own_limits.data:
-        table.problem("sandbox", "limits are for a bot given as an image")
+    # a container's limits, or a jailed command's (isolation.py)
+    limits = _sandbox(own_limits, default_sandbox) if image is not None or command else None
+    if limits is None and own_limits.data:
+        table.problem("sandbox", "limits are for a bot the runner launches (an image or a command)")
     kind = "registered = true" if registered else "human = true" if human else "external = true"
     if registered and table.get("external") is not None:
         table.problem("external", f"bot {name!r}: registered = true already says it connects by itself")

@@ -50,7 +50,17 @@ def test_limits_come_from_the_file_for_every_bot_and_per_bot() -> None:
     assert bots["default-limits"].sandbox == Sandbox(memory="1g", cpus=1.0, pids=64, tmp="64m")
     assert bots["own-limits"].command == ("bot", "--strategy", "random")
     assert bots["own-limits"].sandbox == Sandbox(memory="256m", cpus=0.5, pids=64, tmp="64m")
-    assert bots["plain"].image is None and bots["plain"].sandbox is None
+    # a command's limits are its jail's (isolation.py)
+    assert bots["plain"].image is None and bots["plain"].sandbox == Sandbox(memory="1g", pids=64)
+
+
+def test_a_jailed_commands_limits_are_its_sandbox_table() -> None:
+    from croupier.clients.isolation.policy import limits_of
+    from croupier.clients.isolation.quotas import Limits
+
+    plain = read(FILE.replace('command = "croupier bot"', 'command = "croupier bot"\nsandbox = { cpus = 2 }'))
+    assert limits_of(plain.bots[2].sandbox) == Limits(pids=64, memory=1 << 30, cpus=2.0)
+    assert limits_of(None) == Limits(pids=128, memory=512 << 20, cpus=1.0)  # the Docker sandbox's
 
 
 def test_without_a_sandbox_table_the_defaults_hold() -> None:
@@ -83,8 +93,8 @@ def test_without_a_sandbox_table_the_defaults_hold() -> None:
             "bots[0].image: bot 'default-limits': either an image (the runner runs it) or external = true",
         ),
         (
-            ('command = "croupier bot"', 'command = "croupier bot"\nsandbox = { pids = 64 }'),
-            "bots[2].sandbox: limits are for a bot given as an image",
+            ('command = "croupier bot"', "external = true\nsandbox = { pids = 64 }"),
+            "bots[2].sandbox: limits are for a bot the runner launches (an image or a command)",
         ),
     ],
 )
