@@ -65,7 +65,7 @@ class Jail:
         self.socket = socket
         first = FIRST_UID + secrets.randbelow(UID_BLOCKS) * UID_BLOCK
         self._uids = iter(range(first, first + UID_BLOCK))
-        self.cgroup, self.why_no_cgroup = limits.cgroup_v2()
+        self.cgroup, self.why_no_cgroup = quotas.cgroup_v2()
 
     @property
     def server(self) -> str | None:
@@ -74,7 +74,7 @@ class Jail:
 
     def describe(self, share: quotas.Limits) -> str:
         """What the run says about its bots' limits."""
-        return limits.describe(share, self.cgroup, self.why_no_cgroup)
+        return quotas.describe(share, self.cgroup, self.why_no_cgroup)
 
     def wrap(self, argv: list[str], share: quotas.Limits | None = None) -> list[str]:
         """``argv`` as the jail runs it, under the next user id of this run's block, with
