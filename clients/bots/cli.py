@@ -1,6 +1,7 @@
 """``croupier bot``: run a bundled bot (or your own Bot class) against a referee.
 
     croupier bot --server HOST:PORT --token TOKEN --strategy heuristic
+    croupier bot --server HOST:PORT --token TOKEN --openspiel ismcts
 
 Server, token and name default to $CROUPIER_SERVER, $CROUPIER_TOKEN and
 $CROUPIER_BOT_NAME, which the tournament runner sets for the bots it launches;
@@ -30,6 +31,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "for a Bot subclass of yours, or FILE.py (FILE.py:BotClass) for the one a file defines "
         "(default: %(default)s)",
     )
+    parser.add_argument(
+        "--openspiel",
+        choices=("ismcts", "mcts"),
+        help="play one of OpenSpiel's search algorithms instead (the openspiel extra; docs/training.md)",
+    )
     parser.add_argument("--seed", type=int, help="seed the random strategy (per match and seat)")
     parser.add_argument(
         "--pace-ms",
@@ -41,14 +47,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_connection_arguments(parser)
 
 
+OPENSPIEL = {"ismcts": "Ismcts", "mcts": "Mcts"}
+"""``--openspiel``'s algorithms, by their bot classes in clients/openspiel/bot.py."""
+
+
 def run(args: argparse.Namespace) -> int:
     from croupier.clients.bots import strategy
     from croupier.clients.sdk import run_client
 
+    if args.openspiel:  # by name: the bundled bots' room does not import the research bridge
+        args.strategy = f"croupier.clients.openspiel.bot:{OPENSPIEL[args.openspiel]}"
     try:
         factory = strategy(args.strategy, args.seed)
     except (ValueError, ImportError, AttributeError) as exc:
-        print(f"croupier bot: {exc}")
+        extra = " (--openspiel needs the openspiel extra: pip install 'croupier[openspiel]')"
+        print(f"croupier bot: {exc}{extra if args.openspiel and isinstance(exc, ImportError) else ''}")
         return 2
     if not 0 <= args.pace_ms <= 60_000:
         print("croupier bot: --pace-ms must be 0 to 60000")

@@ -119,7 +119,9 @@ class CroupierGame(pyspiel.Game):  # type: ignore[misc]
 class CroupierState(pyspiel.State):  # type: ignore[misc]
     """A match: the engine's state once dealt, and the chance picks of the step under way."""
 
-    def __init__(self, game: CroupierGame) -> None:
+    def __init__(self, game: CroupierGame, engine: GameState[Any, Any] | None = None) -> None:
+        """A new match, dealt by chance nodes; or, given an ``engine`` state, that state as it is
+        (a world a bot built from its view: clients/openspiel/bot.py)."""
         super().__init__(game)
         self._game_name = game.spec.name  # by name: a state pickles (OpenSpiel serialises it)
         self._options = game.options
@@ -131,7 +133,10 @@ class CroupierState(pyspiel.State):  # type: ignore[misc]
         """The outcomes of each chance pick the step still needs; empty at a player's turn."""
         self._recall = [""] * game.players
         """Per seat, a digest of its views at its earlier decisions (the information state's past)."""
-        self._run_step()
+        if engine is None:
+            self._run_step()
+        else:
+            self._engine = engine
 
     @property
     def _spec(self) -> GameSpec[Any]:
