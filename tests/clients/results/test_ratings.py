@@ -13,6 +13,8 @@ from rich.console import Console
 
 from croupier.clients.results.ratings import (
     DEFAULT_PRIOR,
+    REFIT_BOTS,
+    Bootstrap,
     Model,
     RatedSet,
     Resample,
@@ -349,3 +351,41 @@ def test_a_weak_newcomer_moves_established_bots_by_less_than_their_interval() ->
     for bot, rating in before.items():
         assert rating.low is not None and rating.high is not None
         assert abs(after[bot].elo - rating.elo) < (rating.high - rating.low) / 2
+
+
+def _pool(bots: int, sets: int, seed: int) -> list[RatedSet]:
+    """Three-seat sets of a pool whose strengths rise 60 Elo a bot, drawn from Plackett-Luce."""
+    rng = random.Random(seed)
+    names = [f"b{number:02d}" for number in range(bots)]
+    pool = []
+    for _ in range(sets):
+        group = tuple(sorted(rng.sample(names, 3)))
+        matches = []
+        for _ in range(6):
+            left, places = list(group), {}
+            while left:
+                weights = [10 ** (60 * names.index(bot) / 400) for bot in left]
+                places[left.pop(rng.choices(range(len(left)), weights)[0])] = len(places) + 1
+            matches.append(places)
+        pool.append(RatedSet("pool", group, tuple(matches)))
+    return pool
+
+
+def test_one_newton_step_a_sample_gives_the_refits_intervals_to_a_tenth_of_their_width() -> None:
+    sets = _pool(12, 60, 3)
+    refit = rate(sets, samples=300, method=Bootstrap.REFIT)
+    stepped = {row.bot: row for row in rate(sets, samples=300, method=Bootstrap.ONE_STEP)}
+    for row in refit:
+        assert row.low is not None and row.high is not None
+        width = row.high - row.low
+        assert stepped[row.bot].elo == row.elo
+        assert stepped[row.bot].low == pytest.approx(row.low, abs=0.1 * width)
+        assert stepped[row.bot].high == pytest.approx(row.high, abs=0.1 * width)
+
+
+def test_a_pool_past_the_refits_size_takes_one_step_a_sample() -> None:
+    assert Bootstrap.for_pool(REFIT_BOTS) is Bootstrap.REFIT
+    assert Bootstrap.for_pool(REFIT_BOTS + 1) is Bootstrap.ONE_STEP
+    sets = _pool(REFIT_BOTS + 4, 60, 4)
+    assert rate(sets, samples=50) == rate(sets, samples=50, method=Bootstrap.ONE_STEP)
+    assert rate(sets, samples=50) != rate(sets, samples=50, method=Bootstrap.REFIT)
