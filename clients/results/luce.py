@@ -137,7 +137,8 @@ class Evidence:
             behind = _lowest_reaching(players, edges[:, ::-1], active)
             finite = np.all((ahead == linked) & (behind == linked), axis=1)
         r = np.zeros((rows, players)) if start is None else np.tile(np.nan_to_num(start), (rows, 1))
-        r = self._newton(r, chosen, picks, linked)
+        # a row with no finite maximum is not climbed: its strengths run off and its matrix is singular
+        r[finite] = self._newton(r[finite], chosen[finite], picks[finite], linked[finite])
         r -= _group_means(r, linked)
         present = self._scatter(real[:, :, None] & self.in_field)
         r[present == 0] = np.nan
@@ -204,7 +205,11 @@ class Evidence:
             return self._conjugate_gradients(weight, linked, grad, tolerance)
         mean = linked[:, :, None] == linked[:, None, :]
         mean = mean / mean.sum(axis=2, keepdims=True)
-        step: Floats = np.linalg.solve(self._information(weight) + mean, grad[..., None])[..., 0]
+        matrix = self._information(weight) + mean
+        try:
+            step: Floats = np.linalg.solve(matrix, grad[..., None])[..., 0]
+        except np.linalg.LinAlgError:  # a pair's weight rounded to 0 splits a group: least squares
+            step = np.stack([np.linalg.lstsq(m, g, rcond=None)[0] for m, g in zip(matrix, grad, strict=True)])
         return step
 
     def _scatter(self, values: npt.ArrayLike) -> Floats:

@@ -566,6 +566,9 @@ def _full_fit(evidence: Evidence, counts: Counts, prior: float) -> Floats:
     """The natural-log strengths of all the counts' parts together."""
     strengths, finite = evidence.fit(counts.total(), prior)
     if not finite[0]:
-        raise ValueError("no finite maximum-likelihood ratings: some bots won or lost all their results")
+        raise ValueError(
+            "no finite ratings without a prior: some bots won or lost every result against the rest of "
+            "their group (a prior of virtual draws, the default, rates them)"
+        )
     full: Floats = strengths[0]
     return full

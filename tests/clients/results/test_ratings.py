@@ -95,7 +95,7 @@ def test_the_mean_is_anchored_at_1500() -> None:
 
 
 def test_without_a_prior_a_perfect_record_has_no_finite_rating() -> None:
-    with pytest.raises(ValueError, match="won or lost all"):
+    with pytest.raises(ValueError, match="won or lost every result"):
         fit_elo(Tally([{"a": 1, "b": 2}] * 3), prior=0)
 
 
@@ -389,3 +389,39 @@ def test_a_pool_past_the_refits_size_takes_one_step_a_sample() -> None:
     sets = _pool(REFIT_BOTS + 4, 60, 4)
     assert rate(sets, samples=50) == rate(sets, samples=50, method=Bootstrap.ONE_STEP)
     assert rate(sets, samples=50) != rate(sets, samples=50, method=Bootstrap.REFIT)
+
+
+def _two_seat(a: str, b: str, a_wins: int, rounds: int = 6) -> RatedSet:
+    return RatedSet(
+        "ladder", (a, b), tuple({a: 1, b: 2} if n < a_wins else {b: 1, a: 2} for n in range(rounds))
+    )
+
+
+LOPSIDED = [  # two clusters linked by one set that a won 6-0, and a pair apart that x swept
+    *(_two_seat(p, q, 3 + (i + j) % 3) for i, p in enumerate("abcd") for j, q in enumerate("abcd") if p < q),
+    *(_two_seat(p, q, 2 + (i * j) % 3) for i, p in enumerate("efgh") for j, q in enumerate("efgh") if p < q),
+    _two_seat("a", "e", 6),
+    _two_seat("x", "y", 6),
+    _two_seat("x", "y", 6),
+]
+
+
+@pytest.mark.parametrize("method", list(Bootstrap))
+def test_disconnected_and_lopsided_results_rate_every_bot(method: Bootstrap) -> None:
+    table = rate(LOPSIDED, samples=200, method=method)
+    assert sorted(row.bot for row in table) == sorted("abcdefghxy")
+    assert {row.bot: row.group for row in table}["x"] == 1
+    for row in table:
+        assert row.low is not None and row.high is not None
+        assert math.isfinite(row.elo) and row.low <= row.elo <= row.high
+    assert max(row.elo for row in table if row.bot in "abcd") > max(
+        row.elo for row in table if row.bot in "efgh"
+    )
+
+
+def test_without_a_prior_the_same_results_say_what_cannot_be_rated() -> None:
+    with pytest.raises(ValueError, match="no finite ratings without a prior"):
+        rate(LOPSIDED, prior=0.0, samples=200)
+    # finite as a whole, but many a resample is swept: those samples are left out, never a singular step
+    table = rate(LOPSIDED[:12], prior=0.0, samples=200, method=Bootstrap.REFIT)
+    assert all(row.low is not None and math.isfinite(row.low) for row in table)
