@@ -207,6 +207,19 @@ def fit(evidence: Mapping[Choice, float], prior: float = DEFAULT_PRIOR) -> dict[
     return {bot: float(ANCHOR + SCALE * strengths[i]) for i, bot in enumerate(arrays.bots)}
 
 
+def anchored_fit(
+    sets: Sequence[RatedSet], prior: float = DEFAULT_PRIOR, model: Model = DEFAULT_MODEL
+) -> dict[str, float]:
+    """The ratings of ``rate``'s table without its intervals: the same fit on the same scale
+    (``Anchor``: each group's established bots average 1500), where ``fit`` centres on every bot."""
+    per_set = [merged(choices(places, model) for places in rated.matches) for rated in sets]
+    evidence = Evidence(choice for part in per_set for choice in part)
+    if not evidence.bots:
+        return {}
+    strengths = Anchor(evidence.bots, sets)(_full_fit(evidence, evidence.counts(per_set), prior)[None, :])[0]
+    return {bot: float(ANCHOR + SCALE * strengths[i]) for i, bot in enumerate(evidence.bots)}
+
+
 def fit_elo(tally: Tally, prior: float = DEFAULT_PRIOR) -> dict[str, float]:
     """The pairwise (Bradley-Terry) ratings of a tally's results."""
     evidence: Choices = defaultdict(float)

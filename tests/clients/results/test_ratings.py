@@ -20,6 +20,7 @@ from croupier.clients.results.ratings import (
     Resample,
     RunningElo,
     Tally,
+    anchored_fit,
     bootstrap,
     choices,
     fit,
@@ -425,3 +426,11 @@ def test_without_a_prior_the_same_results_say_what_cannot_be_rated() -> None:
     # finite as a whole, but many a resample is swept: those samples are left out, never a singular step
     table = rate(LOPSIDED[:12], prior=0.0, samples=200, method=Bootstrap.REFIT)
     assert all(row.low is not None and math.isfinite(row.low) for row in table)
+
+
+def test_the_web_ladders_trend_is_the_tables_fit_on_its_anchored_scale() -> None:
+    sets = [*_pool(6, 30, 5), _two_seat("b00", "newcomer", 6)]  # a weak newcomer's one set
+    table = {row.bot: row.elo for row in rate(sets, samples=0)}
+    assert anchored_fit(sets) == pytest.approx(table, abs=1e-9)
+    evidence = merged(choices(places, Model.PLACKETT_LUCE) for rated in sets for places in rated.matches)
+    assert fit(evidence)["b05"] != pytest.approx(table["b05"], abs=1.0)  # the mean of every bot moved
