@@ -213,13 +213,20 @@ def _ratings(
     store: Store, tournament: Tournament, schedule: dict[str, Any], args: argparse.Namespace
 ) -> dict[str, Any]:
     """The ratings table of every game, as the tournament's report computes it."""
-    from croupier.clients.results.ratings import DEFAULT_PRIOR, rate
+    from croupier.clients.results.ratings import DEFAULT_PRIOR, Bootstrap, rate
 
-    tables = {}
+    tables, methods = {}, {}
     for game in schedule["games"]:
         sets = store.duplicate_sets(game, [tournament.id])
+        bots = {bot for rated in sets for places in rated.matches for bot in places}
+        methods[game] = Bootstrap.for_pool(len(bots)).value
         table = rate(
-            sets, prior=DEFAULT_PRIOR, samples=args.samples, model=args.model, resample=args.bootstrap
+            sets,
+            prior=DEFAULT_PRIOR,
+            samples=args.samples,
+            model=args.model,
+            resample=args.bootstrap,
+            method=Bootstrap(methods[game]),
         )
         tables[game] = [dataclasses.asdict(rating) for rating in table]
     return {
@@ -229,6 +236,7 @@ def _ratings(
         "samples": args.samples,
         "prior": DEFAULT_PRIOR,
         "seed": "results",  # the bootstrap seeded from the results (ratings.results_seed)
+        "methods": methods,  # per game, refits or one Newton step a sample (ratings.Bootstrap)
         "games": tables,
     }
 

@@ -384,7 +384,7 @@ def rated_sets(archive: Archive) -> dict[str, list[Any]]:
 
 def _ratings(archive: Archive) -> Iterator[str]:
     """Each game's table, recomputed from the results with the model and bootstrap it names."""
-    from croupier.clients.results.ratings import Model, Resample, rate
+    from croupier.clients.results.ratings import Bootstrap, Model, Resample, rate
 
     settings = archive.ratings
     sets = rated_sets(archive)
@@ -396,6 +396,7 @@ def _ratings(archive: Archive) -> Iterator[str]:
             model=Model(settings["model"]),
             resample=Resample(settings["resample"]),
             seed=None if settings.get("seed") == "results" else 0,  # older archives: seed 0
+            method=Bootstrap(settings.get("methods", {}).get(game, "refit")),  # older ones refitted
         )
         ours = {rating.bot: rating for rating in table}
         theirs = {row["bot"]: row for row in settings["games"].get(game, [])}

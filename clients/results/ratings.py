@@ -84,6 +84,24 @@ class Resample(enum.Enum):
         return self.value
 
 
+class Bootstrap(enum.Enum):
+    REFIT = "refit"
+    """Every sample fitted to its own maximum."""
+    ONE_STEP = "one-step"
+    """Every sample one Newton step from the full fit, with its information matrix (luce.OneStep):
+    the refit to first order, at a fraction of its cost."""
+
+    def __str__(self) -> str:
+        return self.value
+
+    @classmethod
+    def for_pool(cls, bots: int) -> Bootstrap:
+        """Refits up to ``REFIT_BOTS`` bots (a tournament's pool, where they are cheap and where a
+        few sets a bot make the first order coarsest), one step beyond (a ladder's or a big pool's)."""
+        return cls.REFIT if bots <= REFIT_BOTS else cls.ONE_STEP
+
+
+REFIT_BOTS = 16
 DEFAULT_MODEL = Model.PLACKETT_LUCE
 """The model that predicted held-out rankings better (bench/rating_calibration.py)."""
 DEFAULT_RESAMPLE = Resample.SETS
@@ -189,6 +207,19 @@ def fit(evidence: Mapping[Choice, float], prior: float = DEFAULT_PRIOR) -> dict[
     return {bot: float(ANCHOR + SCALE * strengths[i]) for i, bot in enumerate(arrays.bots)}
 
 
+def anchored_fit(
+    sets: Sequence[RatedSet], prior: float = DEFAULT_PRIOR, model: Model = DEFAULT_MODEL
+) -> dict[str, float]:
+    """The ratings of ``rate``'s table without its intervals: the same fit on the same scale
+    (``Anchor``: each group's established bots average 1500), where ``fit`` centres on every bot."""
+    per_set = [merged(choices(places, model) for places in rated.matches) for rated in sets]
+    evidence = Evidence(choice for part in per_set for choice in part)
+    if not evidence.bots:
+        return {}
+    strengths = Anchor(evidence.bots, sets)(_full_fit(evidence, evidence.counts(per_set), prior)[None, :])[0]
+    return {bot: float(ANCHOR + SCALE * strengths[i]) for i, bot in enumerate(evidence.bots)}
+
+
 def fit_elo(tally: Tally, prior: float = DEFAULT_PRIOR) -> dict[str, float]:
     """The pairwise (Bradley-Terry) ratings of a tally's results."""
     evidence: Choices = defaultdict(float)
@@ -244,6 +275,7 @@ def rate(
     model: Model = DEFAULT_MODEL,
     resample: Resample = DEFAULT_RESAMPLE,
     progress: Progress | None = None,
+    method: Bootstrap | None = None,
 ) -> list[Rating]:
     """The ratings table of one game, group by group, best first, from its duplicate sets.
 
@@ -262,8 +294,9 @@ def rate(
     counts = evidence.counts(per_set)
     anchor = Anchor(evidence.bots, sets)
     strengths = anchor(_full_fit(evidence, counts, prior)[None, :])[0]
+    method = method or Bootstrap.for_pool(len(evidence.bots))
     draws = _bootstrap(
-        sets, evidence, counts, strengths, prior, samples, seed, resample, True, progress, anchor
+        sets, evidence, counts, strengths, prior, samples, seed, resample, True, progress, anchor, method
     )
     column = {bot: i for i, bot in enumerate(evidence.bots)}
     elo = {bot: float(ANCHOR + SCALE * strengths[i]) for bot, i in column.items()}
@@ -322,6 +355,7 @@ def bootstrap(
     model: Model = DEFAULT_MODEL,
     resample: Resample = DEFAULT_RESAMPLE,
     few: bool = True,
+    method: Bootstrap | None = None,
 ) -> list[dict[str, float]]:
     """The ratings refitted on ``samples`` resamples (with replacement) of the duplicate sets,
     or of the groups and then of each drawn group's sets; widened for few of them (``widen``)
@@ -333,7 +367,10 @@ def bootstrap(
         return []
     anchor = Anchor(evidence.bots, sets)
     strengths = anchor(_full_fit(evidence, counts, prior)[None, :])[0]
-    draws = _bootstrap(sets, evidence, counts, strengths, prior, samples, seed, resample, few, anchor=anchor)
+    method = method or Bootstrap.for_pool(len(evidence.bots))
+    draws = _bootstrap(
+        sets, evidence, counts, strengths, prior, samples, seed, resample, few, anchor=anchor, method=method
+    )
     return [
         {bot: float(value) for bot, value in zip(evidence.bots, draw, strict=True) if not math.isnan(value)}
         for draw in draws
@@ -352,6 +389,7 @@ def _bootstrap(
     few: bool,
     progress: Progress | None = None,
     anchor: Anchor | None = None,
+    method: Bootstrap = Bootstrap.REFIT,
 ) -> Floats:
     """The bootstrap's draws on the Elo scale, one row each (NaN for a bot absent from it);
     resamples drawn from ``random.Random(seed)`` exactly as one refit at a time drew them, so a
@@ -376,10 +414,14 @@ def _bootstrap(
             picked.append(np.bincount(row, minlength=len(sets)))
         weights = np.array(picked, dtype=float)
     chunk = max(1, min(CHUNK, CELLS // evidence.members.size))  # bounded (samples x choices x seats)
+    step = evidence.one_step(estimate, prior) if method is Bootstrap.ONE_STEP else None
     kept = []
     for done in range(0, samples, chunk):
-        strengths, finite = evidence.fit(counts.weighted(weights[done : done + chunk]), prior, estimate)
-        kept.append(strengths[finite])  # prior 0 and no finite maximum: no evidence in that one
+        if step is not None:
+            kept.append(step(counts.weighted(weights[done : done + chunk])))
+        else:
+            strengths, finite = evidence.fit(counts.weighted(weights[done : done + chunk]), prior, estimate)
+            kept.append(strengths[finite])  # prior 0 and no finite maximum: no evidence in that one
         if progress:
             progress(min(done + chunk, samples), samples)
     fitted = np.concatenate(kept)
@@ -537,6 +579,9 @@ def _full_fit(evidence: Evidence, counts: Counts, prior: float) -> Floats:
     """The natural-log strengths of all the counts' parts together."""
     strengths, finite = evidence.fit(counts.total(), prior)
     if not finite[0]:
-        raise ValueError("no finite maximum-likelihood ratings: some bots won or lost all their results")
+        raise ValueError(
+            "no finite ratings without a prior: some bots won or lost every result against the rest of "
+            "their group (a prior of virtual draws, the default, rates them)"
+        )
     full: Floats = strengths[0]
     return full

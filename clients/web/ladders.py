@@ -26,7 +26,7 @@ from typing import Any
 
 from aiohttp import web
 
-from croupier.clients.results.ratings import DEFAULT_MODEL, RatedSet, Rating, choices, fit, merged, rate
+from croupier.clients.results.ratings import RatedSet, Rating, anchored_fit, rate
 from croupier.clients.results.sets import set_score
 from croupier.clients.results.store import FinishedMatch, Store
 from croupier.clients.web import STATIC
@@ -235,8 +235,7 @@ def _last_played(matches: list[FinishedMatch]) -> dict[str, float]:
 
 
 def _elo(sets: list[RatedSet]) -> dict[str, float]:
-    evidence = merged(choices(places, DEFAULT_MODEL) for rated in sets for places in rated.matches)
-    return fit(evidence) if evidence else {}
+    return anchored_fit(sets)  # the table's scale: a newcomer does not move the trend of the others
 
 
 def _version_order(identity: str) -> tuple[str, int]:

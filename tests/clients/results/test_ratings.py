@@ -13,11 +13,14 @@ from rich.console import Console
 
 from croupier.clients.results.ratings import (
     DEFAULT_PRIOR,
+    REFIT_BOTS,
+    Bootstrap,
     Model,
     RatedSet,
     Resample,
     RunningElo,
     Tally,
+    anchored_fit,
     bootstrap,
     choices,
     fit,
@@ -93,7 +96,7 @@ def test_the_mean_is_anchored_at_1500() -> None:
 
 
 def test_without_a_prior_a_perfect_record_has_no_finite_rating() -> None:
-    with pytest.raises(ValueError, match="won or lost all"):
+    with pytest.raises(ValueError, match="won or lost every result"):
         fit_elo(Tally([{"a": 1, "b": 2}] * 3), prior=0)
 
 
@@ -349,3 +352,85 @@ def test_a_weak_newcomer_moves_established_bots_by_less_than_their_interval() ->
     for bot, rating in before.items():
         assert rating.low is not None and rating.high is not None
         assert abs(after[bot].elo - rating.elo) < (rating.high - rating.low) / 2
+
+
+def _pool(bots: int, sets: int, seed: int) -> list[RatedSet]:
+    """Three-seat sets of a pool whose strengths rise 60 Elo a bot, drawn from Plackett-Luce."""
+    rng = random.Random(seed)
+    names = [f"b{number:02d}" for number in range(bots)]
+    pool = []
+    for _ in range(sets):
+        group = tuple(sorted(rng.sample(names, 3)))
+        matches = []
+        for _ in range(6):
+            left, places = list(group), {}
+            while left:
+                weights = [10 ** (60 * names.index(bot) / 400) for bot in left]
+                places[left.pop(rng.choices(range(len(left)), weights)[0])] = len(places) + 1
+            matches.append(places)
+        pool.append(RatedSet("pool", group, tuple(matches)))
+    return pool
+
+
+def test_one_newton_step_a_sample_gives_the_refits_intervals_to_a_tenth_of_their_width() -> None:
+    sets = _pool(12, 60, 3)
+    refit = rate(sets, samples=300, method=Bootstrap.REFIT)
+    stepped = {row.bot: row for row in rate(sets, samples=300, method=Bootstrap.ONE_STEP)}
+    for row in refit:
+        assert row.low is not None and row.high is not None
+        width = row.high - row.low
+        assert stepped[row.bot].elo == row.elo
+        assert stepped[row.bot].low == pytest.approx(row.low, abs=0.1 * width)
+        assert stepped[row.bot].high == pytest.approx(row.high, abs=0.1 * width)
+
+
+def test_a_pool_past_the_refits_size_takes_one_step_a_sample() -> None:
+    assert Bootstrap.for_pool(REFIT_BOTS) is Bootstrap.REFIT
+    assert Bootstrap.for_pool(REFIT_BOTS + 1) is Bootstrap.ONE_STEP
+    sets = _pool(REFIT_BOTS + 4, 60, 4)
+    assert rate(sets, samples=50) == rate(sets, samples=50, method=Bootstrap.ONE_STEP)
+    assert rate(sets, samples=50) != rate(sets, samples=50, method=Bootstrap.REFIT)
+
+
+def _two_seat(a: str, b: str, a_wins: int, rounds: int = 6) -> RatedSet:
+    return RatedSet(
+        "ladder", (a, b), tuple({a: 1, b: 2} if n < a_wins else {b: 1, a: 2} for n in range(rounds))
+    )
+
+
+LOPSIDED = [  # two clusters linked by one set that a won 6-0, and a pair apart that x swept
+    *(_two_seat(p, q, 3 + (i + j) % 3) for i, p in enumerate("abcd") for j, q in enumerate("abcd") if p < q),
+    *(_two_seat(p, q, 2 + (i * j) % 3) for i, p in enumerate("efgh") for j, q in enumerate("efgh") if p < q),
+    _two_seat("a", "e", 6),
+    _two_seat("x", "y", 6),
+    _two_seat("x", "y", 6),
+]
+
+
+@pytest.mark.parametrize("method", list(Bootstrap))
+def test_disconnected_and_lopsided_results_rate_every_bot(method: Bootstrap) -> None:
+    table = rate(LOPSIDED, samples=200, method=method)
+    assert sorted(row.bot for row in table) == sorted("abcdefghxy")
+    assert {row.bot: row.group for row in table}["x"] == 1
+    for row in table:
+        assert row.low is not None and row.high is not None
+        assert math.isfinite(row.elo) and row.low <= row.elo <= row.high
+    assert max(row.elo for row in table if row.bot in "abcd") > max(
+        row.elo for row in table if row.bot in "efgh"
+    )
+
+
+def test_without_a_prior_the_same_results_say_what_cannot_be_rated() -> None:
+    with pytest.raises(ValueError, match="no finite ratings without a prior"):
+        rate(LOPSIDED, prior=0.0, samples=200)
+    # finite as a whole, but many a resample is swept: those samples are left out, never a singular step
+    table = rate(LOPSIDED[:12], prior=0.0, samples=200, method=Bootstrap.REFIT)
+    assert all(row.low is not None and math.isfinite(row.low) for row in table)
+
+
+def test_the_web_ladders_trend_is_the_tables_fit_on_its_anchored_scale() -> None:
+    sets = [*_pool(6, 30, 5), _two_seat("b00", "newcomer", 6)]  # a weak newcomer's one set
+    table = {row.bot: row.elo for row in rate(sets, samples=0)}
+    assert anchored_fit(sets) == pytest.approx(table, abs=1e-9)
+    evidence = merged(choices(places, Model.PLACKETT_LUCE) for rated in sets for places in rated.matches)
+    assert fit(evidence)["b05"] != pytest.approx(table["b05"], abs=1.0)  # the mean of every bot moved

@@ -177,5 +177,5 @@ def test_the_table_is_what_the_pure_python_solver_gave(
 
 
 def test_a_clean_sweep_without_the_prior_has_no_table() -> None:
-    with pytest.raises(ValueError, match="won or lost all"):
+    with pytest.raises(ValueError, match="won or lost every result"):
         rate(SWEEP, prior=0.0, samples=200, seed=5)
