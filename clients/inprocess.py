@@ -41,6 +41,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from croupier.clients.bot_protocol import MAX_RETRIES, Commented, Match, Result, Unsolicited
+from croupier.clients.results.luck import LuckMeter
 from croupier.clients.results.schedule import Deals, MatchKey, set_seed
 from croupier.clients.results.store import FinishedMatch, MatchRecord, SeatResult, Store, Tournament
 from croupier.clients.sdk import Bot, BotFactory
@@ -72,6 +73,10 @@ class Played:
     refusals: tuple[int, ...]
     forfeited: tuple[str, ...]
     actions: int
+    luck: tuple[tuple[int, int, float], ...] = ()
+    """Per pair of seats measured (``luck=``): the luck chance gave the first against the second."""
+    luck_seconds: float = 0.0
+    """The time measuring it took (its share of the match's CPU)."""
 
 
 class _Seat:
@@ -98,9 +103,13 @@ def play(
     names: Sequence[str] | None = None,
     clocks: Clocks = CLOCKS,
     loop: asyncio.AbstractEventLoop | None = None,
+    luck: LuckMeter | None = None,
 ) -> Played:
-    """Play one match of ``spec`` dealt from ``seed``, seat i played by ``factories[i]``'s bot."""
+    """Play one match of ``spec`` dealt from ``seed``, seat i played by ``factories[i]``'s bot;
+    ``luck`` measures what chance gave its pairs of seats (results/luck.py)."""
     state = spec.new_game(options, Rng(seed))
+    if luck is not None:
+        state = luck.follow(state, spec, options)
     order = random.Random(seed)
     players = tuple(names or (f"seat {i}" for i in range(len(factories))))
     seats: list[_Seat] = []
@@ -155,6 +164,8 @@ def play(
         tuple(s.refusals for s in seats),
         tuple(s.forfeited for s in seats),
         actions,
+        tuple((a, b, value) for (a, b), value in luck.luck.items()) if luck is not None else (),
+        luck.seconds if luck is not None else 0.0,
     )
 
 
