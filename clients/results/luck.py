@@ -41,6 +41,7 @@ source digest and a hash of them) is what a run commits to before its first deal
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import math
@@ -74,15 +75,124 @@ def _chinese_ten(state: Any) -> tuple[list[float], float]:
     if state.over:
         return scores, 0.0
     if state.turned is not None:  # the turn-up waits for its player's pick: the best is as good as taken
-        scores[state.turn] += max(
-            pile_points((state.turned, t), scoring) for t in captures(state.turned, state.table)
-        )
-    left = pile_points([*state.table, *state.stock, *(c for h in state.hands for c in h)], scoring)
-    per_deal = pile_points(_DECK, scoring)
+        taken = max(pile_points((state.turned, t), scoring) for t in captures(state.turned, state.table))
+        scores[state.turn] += taken
+    return scores, _chinese_ten_rest(state, scores, _deck_points(scoring) - sum(state.points))
+
+
+def _chinese_ten_rest(state: Any, scores: list[float], left: float) -> float:
+    """What remains to be scored: ``left`` in this deal (what no pile holds yet: hands, table,
+    stock), and the deals until the leader may reach the target."""
+    per_deal = _deck_points(state.options.scoring)
     n = state.players
     lead = max(scores) + left / n
     deals_to_go = max(0.0, (state.options.target - lead) / (per_deal / n))
-    return scores, left + deals_to_go * per_deal
+    return left + deals_to_go * per_deal
+
+
+Seen = tuple[float, list[float], float]
+"""One outcome of chance worked out without a replay: its chance, the scores and what remains after it."""
+
+
+def _chinese_ten_turn_ups(
+    state: Any, seat: int, action: Any
+) -> list[tuple[float, float, list[float], float]] | None:
+    """A Play's turn-up, by the stock card turned (each equally likely), from the table the played
+    card leaves (the engine's own capture rule on a quick twin) rather than a replay of the whole
+    step per card. None where the Play ends the deal (the next one is shuffled: the step is replayed)."""
+    from croupier.engine.games.chinese_ten import Play, pile_points
+
+    if not isinstance(action, Play) or (len(state.stock) <= 1 and sum(len(h) for h in state.hands) <= 1):
+        return None
+    scoring = state.options.scoring
+    twin = _twin(state)
+    gained = 0
+    if action.taken:
+        for target in action.taken:
+            twin.table.remove(target)
+        if action.card.rank is twin.layout_set_rank and len(action.taken) == 3:
+            twin.layout_set_rank = None
+        gained = pile_points((action.card, *action.taken), scoring)
+    else:
+        twin.table.append(action.card)
+    base = [float(t + p) for t, p in zip(state.totals, state.points, strict=True)]
+    left = _deck_points(scoring) - sum(state.points) - gained
+    chance = 1.0 / len(state.stock)
+    found: dict[object, Seen] = {}
+    for card in state.stock:
+        options = twin._capture_options(card)
+        taken = [pile_points((card, *option), scoring) for option in options]
+        scores = base[:]
+        scores[seat] += gained + max(taken, default=0)
+        rest = left - (taken[0] if len(taken) == 1 else 0)  # a pick still to make has not scored yet
+        found[card] = (chance, scores, _chinese_ten_rest(state, scores, rest))
+    return found
+
+
+def _chinese_ten_turned(state: Any, events: Sequence[Any]) -> object:
+    from croupier.engine.games.chinese_ten import Turned
+
+    return next(event.card for event in events if isinstance(event, Turned))
+
+
+def _platinum_fish_rolls(state: Any, seat: int, action: Any) -> dict[object, Seen] | None:
+    """A roll, by its dice (36 equally likely): the first stock card of a rolled value from the top
+    (the stock's order as the referee holds it), a match if the hand holds its partner (the
+    engine's own rule), else a card more in the hand; nothing if no such card is in the stock."""
+    from croupier.engine.games.platinum_fish import Roll, roll_targets
+
+    if not isinstance(action, Roll):
+        return None
+    top: dict[Any, int] = {}
+    for index, card in enumerate(state.stock):
+        top[card.rank] = (
+            index  # the stock's top is its end: the last index of a rank is its first from the top
+        )
+    base = [float(len(m)) for m in state.matches]
+    stock, held = len(state.stock), sum(len(h) for h in state.hands)
+    found: dict[object, Seen] = {}
+    for dice in ((d1, d2) for d1 in range(1, 7) for d2 in range(1, 7)):
+        _, ranks = roll_targets(dice, state.options)
+        places = [top[rank] for rank in ranks if rank in top]
+        scores, rest = base, (stock + held) / 2
+        if places:
+            card = state.stock[max(places)]
+            matched = state._partner(seat, card) is not None
+            scores = base[:]
+            scores[seat] += matched
+            rest = (stock - 1 + held + (-1 if matched else 1)) / 2 if stock > 1 else 0.0
+        found[dice] = (1 / 36, scores, rest)
+    return found
+
+
+def _platinum_fish_rolled(state: Any, events: Sequence[Any]) -> object:
+    from croupier.engine.games.platinum_fish import Rolled
+
+    return next(event.dice for event in events if isinstance(event, Rolled))
+
+
+WORKED_OUT: dict[
+    str, tuple[Callable[[Any, int, Any], dict[object, Seen] | None], Callable[[Any, Sequence[Any]], object]]
+] = {
+    "chinese_ten": (_chinese_ten_turn_ups, _chinese_ten_turned),
+    "platinum_fish": (_platinum_fish_rolls, _platinum_fish_rolled),
+}
+"""The frequent chance events worked out without a replay per outcome (the correction's cost): every
+outcome by what chance chose, and how to read chance's choice from the step's events."""
+
+
+_DECK_POINTS: dict[Any, int] = {}
+
+
+def _deck_points(scoring: Any) -> int:
+    """A Chinese Ten deck's points under ``scoring`` (read once)."""
+    points = _DECK_POINTS.get(scoring)
+    if points is None:
+        from croupier.engine.cards import STANDARD_DECK
+        from croupier.engine.games.chinese_ten import pile_points
+
+        points = _DECK_POINTS[scoring] = pile_points(list(STANDARD_DECK), scoring)
+    return points
 
 
 def _platinum_fish(state: Any) -> tuple[list[float], float]:
@@ -102,13 +212,6 @@ def _pair_battle(state: Any) -> tuple[list[float], float]:
     return [float(s) for s in state.scores], float(cards)
 
 
-def _deck() -> list[Any]:
-    from croupier.engine.cards import STANDARD_DECK
-
-    return list(STANDARD_DECK)
-
-
-_DECK = _deck()
 PROGRESS: dict[str, Progress] = {
     "chinese_ten": _chinese_ten,
     "platinum_fish": _platinum_fish,
@@ -149,6 +252,24 @@ _MAY_DRAW: dict[str, Callable[[Any, int, Any], bool]] = {
     "pair_battle": _pair_battle_draws,
 }
 """Whether a step may draw from the Rng or turn a stock card (False only where it cannot)."""
+
+
+def _twin(state: Any) -> Any:
+    """A copy of a state whose mutable parts are lists (of lists) of immutable values: those copied,
+    the rest shared (its ``rng`` too: the meter gives each twin one of its own); many times quicker
+    than ``deepcopy``, which a chance event calls once per outcome."""
+    values = {}
+    for name in _FIELDS.setdefault(type(state), tuple(f.name for f in dataclasses.fields(state) if f.init)):
+        value = getattr(state, name)
+        if type(value) is list:
+            value = [item[:] if type(item) is list else item for item in value]
+        values[name] = value
+    return type(state)(**values)
+
+
+_FIELDS: dict[type, tuple[str, ...]] = {}
+TWIN: dict[str, Callable[[Any], Any]] = {"chinese_ten": _twin}
+"""Games whose states ``_twin`` copies exactly (tests/clients/test_luck.py); others use ``copy``."""
 TURN_UP = frozenset({"chinese_ten"})
 """Games whose stock's top card, when taken, is uniform among the unrevealed stock (module docstring)."""
 
@@ -175,6 +296,10 @@ class Evaluator:
             places = state.outcome().places
             return pair_points(places[a], places[b])
         scores, remaining = PROGRESS[self.game](state)
+        return self.value_of(scores, remaining, a, b)
+
+    def value_of(self, scores: Sequence[float], remaining: float, a: int, b: int) -> float:
+        """V from a game's score so far and what remains to be scored."""
         lead = scores[a] - scores[b]
         if self.poor:
             lead = -lead
@@ -294,6 +419,10 @@ class _Counted(Rng):
 Step = Callable[[Any], object]
 
 
+def _copy(state: Any) -> Any:
+    return state.copy()
+
+
 @dataclass
 class LuckMeter:
     """Follows one match and sums, per pair of seats, the luck chance gave ``a`` against ``b``:
@@ -332,7 +461,9 @@ class LuckMeter:
         started = time.process_time()
         game = self.evaluator.game
         outcomes = None
-        if _MAY_DRAW[game](state, seat, action):
+        worked_out = WORKED_OUT.get(game)
+        seen = worked_out[0](state, seat, action) if worked_out is not None else None
+        if seen is None and _MAY_DRAW[game](state, seat, action):
             outcomes = self._outcomes(state, run)
         stock, draws = len(getattr(state, "stock", ())), state.rng.draws
         self.seconds += time.process_time() - started
@@ -340,7 +471,12 @@ class LuckMeter:
         started = time.process_time()
         if outcomes is not None:
             self._add(state, outcomes)
-        elif state.rng.draws != draws or (game in TURN_UP and len(state.stock) < stock):
+        elif seen is not None:
+            assert worked_out is not None
+            self._add_seen(seen, worked_out[1](state, result))
+            stock -= game in TURN_UP  # the turn-up worked out
+            draws = state.rng.draws if game not in TURN_UP else draws  # the dice worked out
+        if outcomes is None and (state.rng.draws != draws or (game in TURN_UP and len(state.stock) < stock)):
             raise RuntimeError(f"{game}: a chance event the luck model did not foresee ({action})")
         self.seconds += time.process_time() - started
         return result
@@ -351,6 +487,22 @@ class LuckMeter:
         for a, b in self.pairs:
             expected = sum(p * value(state, a, b) for p, state in outcomes)
             self.luck[(a, b)] += value(after, a, b) - expected
+
+    def _add_turn_up(self, outcomes: list[tuple[float, float, list[float], float]]) -> None:
+        self.events += 1
+        value = self.evaluator.value_of
+        for a, b in self.pairs:
+            self.luck[(a, b)] += sum(
+                (top - p) * value(scores, rest, a, b) for p, top, scores, rest in outcomes
+            )
+
+    def _add_seen(self, outcomes: dict[object, Seen], chosen: object) -> None:
+        self.events += 1
+        value = self.evaluator.value_of
+        _, scores, rest = outcomes[chosen]
+        for a, b in self.pairs:
+            expected = sum(p * value(seen, left, a, b) for p, seen, left in outcomes.values())
+            self.luck[(a, b)] += value(scores, rest, a, b) - expected
 
     def _outcomes(self, state: Any, run: Step) -> list[tuple[float, Any]]:
         """Every state the step may lead to, with its probability: the stock's top card uniform among
@@ -372,8 +524,10 @@ class LuckMeter:
         """The states the step leads to from ``state`` (the stock's ``top`` swapped up), over the Rng's
         picks: every path with its probability, or ``outcomes`` independent draws if there are more."""
 
+        copy = TWIN.get(self.evaluator.game, _copy)
+
         def replay(picks: _Picks) -> Any:
-            twin = state.copy()
+            twin = copy(state)
             twin.rng = picks
             if top is not None:
                 twin.stock[0], twin.stock[top] = twin.stock[top], twin.stock[0]

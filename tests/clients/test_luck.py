@@ -4,6 +4,7 @@ changes with what it computes."""
 
 from __future__ import annotations
 
+import copy
 import itertools
 import random
 from typing import Any
@@ -12,7 +13,7 @@ import pytest
 
 from croupier.clients.bots import RandomBot
 from croupier.clients.inprocess import play
-from croupier.clients.results.luck import Evaluator, LuckMeter, _Picks, default_evaluator
+from croupier.clients.results.luck import TWIN, Evaluator, LuckMeter, _Picks, default_evaluator
 from croupier.engine.games import GAMES, get_game
 from croupier.engine.games.platinum_fish import Roll
 from croupier.engine.rng import Rng
@@ -115,3 +116,22 @@ def test_the_identity_changes_with_every_parameter() -> None:
 def test_a_game_without_an_evaluator_is_refused_in_one_line() -> None:
     with pytest.raises(ValueError, match="no luck evaluator for chess"):
         default_evaluator("chess")
+
+
+@pytest.mark.parametrize("name", sorted(TWIN))
+def test_a_quick_twin_plays_on_as_a_deep_copy_and_leaves_the_original_alone(name: str) -> None:
+    spec = get_game(name)
+    for options in spec.test_variants:
+        state = spec.new_game(options, Rng(5))
+        choices = random.Random(5)
+        while not state.is_over():
+            before = state.full_view()
+            twin, deep = TWIN[name](state), state.copy()
+            twin.rng = copy.deepcopy(state.rng)  # shared by the twin: the meter gives it chance's own
+            (seat,) = state.to_act()
+            action = choices.choice(state.legal_actions(seat))
+            twin.apply(seat, action)
+            deep.apply(seat, action)
+            assert twin.full_view() == deep.full_view()
+            assert state.full_view() == before
+            state.apply(seat, action)
