@@ -75,8 +75,6 @@ class Played:
     actions: int
     luck: tuple[tuple[int, int, float], ...] = ()
     """Per pair of seats measured (``luck=``): the luck chance gave the first against the second."""
-    luck_seconds: float = 0.0
-    """The time measuring it took (its share of the match's CPU)."""
 
 
 class _Seat:
@@ -165,7 +163,6 @@ def play(
         tuple(s.forfeited for s in seats),
         actions,
         tuple((a, b, value) for (a, b), value in luck.luck.items()) if luck is not None else (),
-        luck.seconds if luck is not None else 0.0,
     )
 
 

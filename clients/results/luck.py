@@ -46,7 +46,6 @@ import hashlib
 import json
 import math
 import random
-import time
 from collections.abc import Callable, MutableSequence, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -90,43 +89,55 @@ def _chinese_ten_rest(state: Any, scores: list[float], left: float) -> float:
     return left + deals_to_go * per_deal
 
 
-Seen = tuple[float, list[float], float]
-"""One outcome of chance worked out without a replay: its chance, the scores and what remains after it."""
+Seen = tuple[tuple[float, ...], float]
+"""One outcome of chance worked out without a replay: the scores and what remains after it (every
+outcome of a worked-out event equally likely)."""
+Worked = tuple[dict[object, Seen], dict[Seen, int]]
+"""A worked-out chance event: what follows each of chance's choices, and how many choices lead to each."""
 
 
-def _chinese_ten_turn_ups(
-    state: Any, seat: int, action: Any
-) -> list[tuple[float, float, list[float], float]] | None:
+def _chinese_ten_turn_ups(state: Any, seat: int, action: Any) -> Worked | None:
     """A Play's turn-up, by the stock card turned (each equally likely), from the table the played
-    card leaves (the engine's own capture rule on a quick twin) rather than a replay of the whole
-    step per card. None where the Play ends the deal (the next one is shuffled: the step is replayed)."""
+    card leaves (the engine's own capture rule, asked of the state with that table for a moment)
+    rather than a replay of the whole step per card. None where the Play ends the deal (the next
+    one is shuffled: the step is replayed)."""
     from croupier.engine.games.chinese_ten import Play, pile_points
 
     if not isinstance(action, Play) or (len(state.stock) <= 1 and sum(len(h) for h in state.hands) <= 1):
         return None
     scoring = state.options.scoring
-    twin = _twin(state)
+    table, layout = state.table, state.layout_set_rank
     gained = 0
     if action.taken:
-        for target in action.taken:
-            twin.table.remove(target)
-        if action.card.rank is twin.layout_set_rank and len(action.taken) == 3:
-            twin.layout_set_rank = None
+        after = [card for card in table if card not in action.taken]
+        if action.card.rank is layout and len(action.taken) == 3:
+            state.layout_set_rank = None
         gained = pile_points((action.card, *action.taken), scoring)
     else:
-        twin.table.append(action.card)
+        after = [*table, action.card]
     base = [float(t + p) for t, p in zip(state.totals, state.points, strict=True)]
     left = _deck_points(scoring) - sum(state.points) - gained
-    chance = 1.0 / len(state.stock)
     found: dict[object, Seen] = {}
-    for card in state.stock:
-        options = twin._capture_options(card)
-        taken = [pile_points((card, *option), scoring) for option in options]
-        scores = base[:]
-        scores[seat] += gained + max(taken, default=0)
-        rest = left - (taken[0] if len(taken) == 1 else 0)  # a pick still to make has not scored yet
-        found[card] = (chance, scores, _chinese_ten_rest(state, scores, rest))
-    return found
+    alike: dict[Seen, int] = {}
+    known: dict[tuple[int, int], Seen] = {}
+    state.table = after
+    try:
+        for card in state.stock:
+            taken = [pile_points((card, *option), scoring) for option in state._capture_options(card)]
+            key = (
+                max(taken, default=0),
+                taken[0] if len(taken) == 1 else 0,
+            )  # a pick still to make has not scored
+            seen = known.get(key)
+            if seen is None:
+                scores = base[:]
+                scores[seat] += gained + key[0]
+                seen = known[key] = (tuple(scores), _chinese_ten_rest(state, scores, left - key[1]))
+            found[card] = seen
+            alike[seen] = alike.get(seen, 0) + 1
+    finally:
+        state.table, state.layout_set_rank = table, layout
+    return found, alike
 
 
 def _chinese_ten_turned(state: Any, events: Sequence[Any]) -> object:
@@ -135,34 +146,61 @@ def _chinese_ten_turned(state: Any, events: Sequence[Any]) -> object:
     return next(event.card for event in events if isinstance(event, Turned))
 
 
-def _platinum_fish_rolls(state: Any, seat: int, action: Any) -> dict[object, Seen] | None:
+def _platinum_fish_rolls(state: Any, seat: int, action: Any) -> Worked | None:
     """A roll, by its dice (36 equally likely): the first stock card of a rolled value from the top
     (the stock's order as the referee holds it), a match if the hand holds its partner (the
     engine's own rule), else a card more in the hand; nothing if no such card is in the stock."""
-    from croupier.engine.games.platinum_fish import Roll, roll_targets
+    from croupier.engine.games.platinum_fish import Roll
 
     if not isinstance(action, Roll):
         return None
-    top: dict[Any, int] = {}
-    for index, card in enumerate(state.stock):
-        top[card.rank] = (
-            index  # the stock's top is its end: the last index of a rank is its first from the top
-        )
-    base = [float(len(m)) for m in state.matches]
     stock, held = len(state.stock), sum(len(h) for h in state.hands)
+    top: dict[Any, int] = {}  # each rank's first card from the top (the stock's end)
+    for index in range(stock - 1, -1, -1):
+        rank = state.stock[index].rank
+        if rank not in top:
+            top[rank] = index
+            if len(top) == RANKS:
+                break
+    base = tuple(len(m) + HAND_WEIGHT * len(h) for m, h in zip(state.matches, state.hands, strict=True))
     found: dict[object, Seen] = {}
-    for dice in ((d1, d2) for d1 in range(1, 7) for d2 in range(1, 7)):
-        _, ranks = roll_targets(dice, state.options)
+    alike: dict[Seen, int] = {}
+    for ranks, rolls in _rolls(state.options):
         places = [top[rank] for rank in ranks if rank in top]
-        scores, rest = base, (stock + held) / 2
+        seen: Seen = (base, (stock + held) / 2)
         if places:
             card = state.stock[max(places)]
             matched = state._partner(seat, card) is not None
-            scores = base[:]
-            scores[seat] += matched
-            rest = (stock - 1 + held + (-1 if matched else 1)) / 2 if stock > 1 else 0.0
-        found[dice] = (1 / 36, scores, rest)
-    return found
+            if stock > 1:
+                scores = list(base)
+                scores[seat] += (
+                    1 - HAND_WEIGHT if matched else HAND_WEIGHT
+                )  # a pair laid, or a card more held
+                seen = (tuple(scores), (stock - 1 + held + (-1 if matched else 1)) / 2)
+            else:  # the stock's last card: over, the matches alone count
+                scores = [float(len(m)) for m in state.matches]
+                scores[seat] += matched
+                seen = (tuple(scores), 0.0)
+        for dice in rolls:
+            found[dice] = seen
+        alike[seen] = alike.get(seen, 0) + len(rolls)
+    return found, alike
+
+
+_ROLLS: dict[Any, list[tuple[tuple[Any, ...], list[tuple[int, int]]]]] = {}
+
+
+def _rolls(options: Any) -> list[tuple[tuple[Any, ...], list[tuple[int, int]]]]:
+    """The 36 rolls of two dice grouped by the ranks they look for (roll_targets), per variant."""
+    known = _ROLLS.get(options)
+    if known is None:
+        from croupier.engine.games.platinum_fish import roll_targets
+
+        groups: dict[tuple[Any, ...], list[tuple[int, int]]] = {}
+        for dice in ((d1, d2) for d1 in range(1, 7) for d2 in range(1, 7)):
+            groups.setdefault(roll_targets(dice, options)[1], []).append(dice)
+        known = _ROLLS[options] = list(groups.items())
+    return known
 
 
 def _platinum_fish_rolled(state: Any, events: Sequence[Any]) -> object:
@@ -172,7 +210,7 @@ def _platinum_fish_rolled(state: Any, events: Sequence[Any]) -> object:
 
 
 WORKED_OUT: dict[
-    str, tuple[Callable[[Any, int, Any], dict[object, Seen] | None], Callable[[Any, Sequence[Any]], object]]
+    str, tuple[Callable[[Any, int, Any], Worked | None], Callable[[Any, Sequence[Any]], object]]
 ] = {
     "chinese_ten": (_chinese_ten_turn_ups, _chinese_ten_turned),
     "platinum_fish": (_platinum_fish_rolls, _platinum_fish_rolled),
@@ -196,8 +234,14 @@ def _deck_points(scoring: Any) -> int:
 
 
 def _platinum_fish(state: Any) -> tuple[list[float], float]:
-    scores = [float(len(m)) for m in state.matches]
+    scores = [len(m) + HAND_WEIGHT * len(h) for m, h in zip(state.matches, state.hands, strict=True)]
     return scores, (len(state.stock) + sum(len(h) for h in state.hands)) / 2
+
+
+RANKS = 13
+HAND_WEIGHT = 0.56
+"""A card in a Platinum Fish hand is worth this share of a match at the end (fitted offline on the
+heuristic's playouts against a weakened one: docs/testing-bots.md)."""
 
 
 def _spoil_five(state: Any) -> tuple[list[float], float]:
@@ -315,7 +359,7 @@ class Evaluator:
         return {**body, "hash": digest}
 
 
-SCALES = {"chinese_ten": 3.0, "platinum_fish": 1.0, "spoil_five": 2.0, "pair_battle": 1.0}
+SCALES = {"chinese_ten": 3.0, "platinum_fish": 0.65, "spoil_five": 2.0, "pair_battle": 1.0}
 """Each game's spread per root unit of what remains (fitted offline: docs/testing-bots.md)."""
 
 
@@ -434,8 +478,6 @@ class LuckMeter:
     """The deal is chance too (fresh deals; duplicate cancels it)."""
     luck: dict[tuple[int, int], float] = field(default_factory=dict)
     events: int = 0
-    seconds: float = 0.0
-    """Time spent measuring (the correction's cost)."""
     _draws: random.Random = field(default_factory=random.Random)
 
     def __post_init__(self) -> None:
@@ -446,19 +488,16 @@ class LuckMeter:
         """``state``, just dealt, as the match plays it: every step measured (``Followed``), and the
         deal's own term first on fresh deals (V of this deal less its mean over other deals)."""
         if self.fresh:
-            started = time.process_time()
             others = [
                 spec.new_game(options, Rng(self._draws.getrandbits(64)))
                 for _ in range(self.evaluator.outcomes)
             ]
             self._add(state, [(1.0 / len(others), other) for other in others])
-            self.seconds += time.process_time() - started
         state.rng = _Counted(state.rng)
         return Followed(state, self)
 
     def step(self, state: Any, seat: int, action: Any, run: Step) -> Any:
         """Run one step (``run(state)``: an action, a wait for the clock) and add its chance term."""
-        started = time.process_time()
         game = self.evaluator.game
         outcomes = None
         worked_out = WORKED_OUT.get(game)
@@ -466,9 +505,7 @@ class LuckMeter:
         if seen is None and _MAY_DRAW[game](state, seat, action):
             outcomes = self._outcomes(state, run)
         stock, draws = len(getattr(state, "stock", ())), state.rng.draws
-        self.seconds += time.process_time() - started
         result = run(state)
-        started = time.process_time()
         if outcomes is not None:
             self._add(state, outcomes)
         elif seen is not None:
@@ -478,7 +515,6 @@ class LuckMeter:
             draws = state.rng.draws if game not in TURN_UP else draws  # the dice worked out
         if outcomes is None and (state.rng.draws != draws or (game in TURN_UP and len(state.stock) < stock)):
             raise RuntimeError(f"{game}: a chance event the luck model did not foresee ({action})")
-        self.seconds += time.process_time() - started
         return result
 
     def _add(self, after: Any, outcomes: list[tuple[float, Any]]) -> None:
@@ -496,13 +532,14 @@ class LuckMeter:
                 (top - p) * value(scores, rest, a, b) for p, top, scores, rest in outcomes
             )
 
-    def _add_seen(self, outcomes: dict[object, Seen], chosen: object) -> None:
+    def _add_seen(self, worked: Worked, chosen: object) -> None:
         self.events += 1
         value = self.evaluator.value_of
-        _, scores, rest = outcomes[chosen]
+        outcomes, alike = worked  # outcomes V cannot tell apart are valued once
+        scores, rest = outcomes[chosen]
         for a, b in self.pairs:
-            expected = sum(p * value(seen, left, a, b) for p, seen, left in outcomes.values())
-            self.luck[(a, b)] += value(scores, rest, a, b) - expected
+            expected = sum(count * value(seen, left, a, b) for (seen, left), count in alike.items())
+            self.luck[(a, b)] += value(scores, rest, a, b) - expected / len(outcomes)
 
     def _outcomes(self, state: Any, run: Step) -> list[tuple[float, Any]]:
         """Every state the step may lead to, with its probability: the stock's top card uniform among
