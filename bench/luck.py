@@ -40,10 +40,13 @@ class SetResult:
     """CPU of the same matches played again without it."""
 
 
-def one_set(game: str, seed: int, q: float, fresh: bool, poor: bool, outcomes: int) -> SetResult:
+def one_set(
+    game: str, seed: int, q: float, fresh: bool, poor: bool, outcomes: int, scale: float | None
+) -> SetResult:
     spec = get_game(game)
     options = spec.options(OPTIONS[game])
-    evaluator = default_evaluator(game, poor=poor, outcomes=outcomes, seed=seed)
+    tuned = {} if scale is None else {"scale": scale}
+    evaluator = default_evaluator(game, poor=poor, outcomes=outcomes, seed=seed, **tuned)
     deals = random.Random(seed)
     duplicate, fresh_deals = deals.getrandbits(63), (deals.getrandbits(63), deals.getrandbits(63))
     plain = corrected = fresh_plain = fresh_corrected = seconds = plain_seconds = 0.0
@@ -72,7 +75,7 @@ def one_set(game: str, seed: int, q: float, fresh: bool, poor: bool, outcomes: i
     return SetResult(plain, corrected, fresh_plain, fresh_corrected, seconds, plain_seconds)
 
 
-def _run(args: tuple[str, int, float, bool, bool, int]) -> SetResult:
+def _run(args: tuple[str, int, float, bool, bool, int, float | None]) -> SetResult:
     return one_set(*args)
 
 
@@ -84,12 +87,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--poor", action="store_true", help="a deliberately poor V (scores read backwards)")
     parser.add_argument("--q", type=float, default=0.5, help="B's share of random moves")
     parser.add_argument("--outcomes", type=int, default=36, help="chance outcomes averaged at most per event")
+    parser.add_argument("--scale", type=float, help="V's spread (default: the game's, luck.SCALES)")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--workers", type=int, default=2)
     args = parser.parse_args(argv)
     print(f"load {os.getloadavg()[0]:.1f} {os.getloadavg()[1]:.1f}; {args}", flush=True)
     jobs = [
-        (args.game, args.seed * 1_000_003 + i, args.q, args.fresh, args.poor, args.outcomes)
+        (args.game, args.seed * 1_000_003 + i, args.q, args.fresh, args.poor, args.outcomes, args.scale)
         for i in range(args.matches)
     ]
     started = time.monotonic()
@@ -104,6 +108,9 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{n} sets in {time.monotonic() - started:.0f} s; load {os.getloadavg()[0]:.1f}", flush=True)
     print(f"plain: mean {statistics.fmean(plain):.4f} sd {statistics.stdev(plain):.4f}")
     print(f"corrected: mean {statistics.fmean(corrected):.4f} sd {statistics.stdev(corrected):.4f}")
+    print(
+        f"CPU per match: {1000 * (cpu - cost) / (2 * n):.1f} ms, the correction {1000 * cost / (2 * n):.1f} ms"
+    )
     print(f"correction's CPU: {cost / (cpu - cost):+.1%} of a match's without it (the same matches, again)")
     if args.fresh:
         fresh_plain = [r.fresh_plain for r in results]

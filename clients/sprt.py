@@ -37,16 +37,20 @@ from croupier.clients.match import _for_the_command_line, _option, bot_command, 
 from croupier.clients.results.ratings_cli import DEFAULT_SAMPLES, fail, say
 from croupier.clients.results.schedule import Deals, DuplicateSet, Rotations, duplicate_set, rotation_count
 from croupier.clients.results.sets import grid, set_score
-from croupier.clients.results.sprt import Progress, Sprt, Status, Verdict
+from croupier.clients.results.sprt import NormalProgress, Progress, Sprt, Status, Verdict
 
 if TYPE_CHECKING:
     from rich.console import Console
 
+    from croupier.clients.results.luck import Evaluator
     from croupier.clients.results.ratings import Places
     from croupier.clients.results.store import FinishedMatch, Store, Tournament
     from croupier.clients.tournament.config import TournamentConfig
 
 EXIT_H1, EXIT_H0, EXIT_INCONCLUSIVE, EXIT_INTERRUPTED = 0, 3, 4, 130
+LUCK_DEFAULT = frozenset({"chinese_ten"})
+"""Games whose --in-process tests read luck-corrected set scores unless told not to: where the
+correction measurably narrows them (bench.luck, docs/testing-bots.md)."""
 EXITS = {Verdict.H1: EXIT_H1, Verdict.H0: EXIT_H0, Verdict.CONTINUE: EXIT_INCONCLUSIVE}
 DEFAULT_MAX_GAMES = 20_000
 SETS_AT_ONCE = 2
@@ -97,6 +101,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="play Python SDK bots (random, heuristic, FILE.py, module:Class) in worker processes, one "
         "per core, without a referee: the same views, many times faster",
     )
+    group.add_argument(
+        "--no-luck-correction",
+        dest="luck_correction",
+        action="store_false",
+        help="read the plain set scores; by default --in-process tests of "
+        + ", ".join(sorted(LUCK_DEFAULT))
+        + " read each set's score less the luck chance dealt after the deal (docs/testing-bots.md)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -125,7 +137,12 @@ def run(args: argparse.Namespace) -> int:
         except ValueError as exc:
             return fail(f"croupier match --in-process: {exc}", 2)
     console = Console(width=None if sys.stdout.isatty() else 120)
-    name = _test_name(args.game, specs, game.options, test, args.max_games, args.seed)
+    luck = None
+    if args.in_process and args.luck_correction and args.game in LUCK_DEFAULT:
+        from croupier.clients.results.luck import default_evaluator
+
+        luck = default_evaluator(args.game)
+    name = _test_name(args.game, specs, game.options, test, args.max_games, args.seed, luck)
     try:
         store = Store(args.data / "results.db")
         with store:
@@ -136,7 +153,7 @@ def run(args: argparse.Namespace) -> int:
             )
             assert tournament.secret is not None
             plan = SprtPlan(
-                test, config, names[0], names[1], max(1, args.max_games // rotations), tournament.secret
+                test, config, names[0], names[1], max(1, args.max_games // rotations), tournament.secret, luck
             )
             live = LiveLine(console, plan, names[0], names[1], plain=args.plain)
             begun = store.matches(tournament.id)
@@ -149,6 +166,12 @@ def run(args: argparse.Namespace) -> int:
                 ),
             )
             if args.in_process:
+                if luck is not None:
+                    say(
+                        console,
+                        f"luck-corrected set scores, V {luck.identity()['hash'][:16]}"
+                        " (--no-luck-correction: plain)",
+                    )
                 code = _play_in_process(store, tournament, config, plan, strategies, live)
             else:
                 code = asyncio.run(_play_on_referee(args, console, config, store, tournament, plan, live))
@@ -277,11 +300,20 @@ def _strategies(names: Sequence[str], specs: Sequence[str]) -> dict[str, str]:
 
 
 def _test_name(
-    game: str, specs: Sequence[str], options: Any, test: Sprt, max_games: int, seed: int | None
+    game: str,
+    specs: Sequence[str],
+    options: Any,
+    test: Sprt,
+    max_games: int,
+    seed: int | None,
+    luck: Evaluator | None = None,
 ) -> str:
     """The test's name in the results database: from everything that makes it this test, so the
-    same command resumes it (and, once it is over, plays it again on new deals)."""
+    same command resumes it (and, once it is over, plays it again on new deals); with the luck
+    correction, its value function's identity (another V is another test)."""
     what = [game, list(specs), dict(options), test.elo0, test.elo1, test.alpha, test.beta, max_games, seed]
+    if luck is not None:
+        what.append(luck.identity()["hash"])
     return f"sprt-{game}-{hashlib.sha256(json.dumps(what, sort_keys=True).encode()).hexdigest()[:10]}"
 
 
@@ -289,7 +321,14 @@ class SprtPlan:
     """The sets of the test, dealt one by one while it has not decided (``adaptive.Plan``)."""
 
     def __init__(
-        self, test: Sprt, config: TournamentConfig, new: str, old: str, max_sets: int, secret: bytes
+        self,
+        test: Sprt,
+        config: TournamentConfig,
+        new: str,
+        old: str,
+        max_sets: int,
+        secret: bytes,
+        luck: Evaluator | None = None,
     ) -> None:
         self.config = config
         self.game = config.games[0]
@@ -298,7 +337,13 @@ class SprtPlan:
         self.max_sets = max_sets
         self.secret = secret
         self.rotations = rotation_count(self.game.seats, config.rotations)
-        self.progress = Progress(test, grid(self.rotations))
+        self.evaluator = luck
+        self.luck: dict[int, float] = {}
+        """With the luck correction: the luck of NEW against OLD in each match played here, by record id
+        (a set finished before an interruption reads uncorrected: its luck was not kept)."""
+        self.progress: Progress | NormalProgress = (
+            Progress(test, grid(self.rotations)) if luck is None else NormalProgress(test)
+        )
         self.scores: dict[int, float] = {}
         """Each finished set's score, by deal number; read in deal order, up to the first gap."""
         self.games = 0
@@ -318,7 +363,8 @@ class SprtPlan:
 
     def set_over(self, deal: int, matches: Sequence[FinishedMatch]) -> None:
         places: list[Places] = [match.places for match in matches]
-        self.scores[deal] = set_score(places, self.new, self.old)
+        luck = sum(self.luck.get(match.record.id, 0.0) for match in matches) / len(matches)
+        self.scores[deal] = set_score(places, self.new, self.old) - luck
         self.games += len(matches)
         while self.status.verdict is Verdict.CONTINUE and self.status.sets in self.scores:
             self.progress.add(self.scores[self.status.sets])
@@ -411,6 +457,7 @@ def _play_in_process(
             versions,
             dict(config.games[0].options),
             stopping=lambda: stopping,
+            luck=None if plan.evaluator is None else (plan.new, plan.old, plan.evaluator, plan.luck),
         )
     except KeyboardInterrupt:
         settled = False
@@ -486,7 +533,12 @@ def _report(
     else:
         verdict = f"inconclusive: {plan.max_sets * plan.rotations} games (--max-games) did not decide"
     print(verdict)
-    stopped = test.stopped(plan.progress.counts, plan.progress.grid)  # the live line's is biased by the stop
+    progress = plan.progress  # the live line's estimate is biased by the stop: this one is not
+    stopped = (
+        progress.stopped()
+        if isinstance(progress, NormalProgress)
+        else test.stopped(progress.counts, progress.grid)
+    )
     print(
         f"Elo of {plan.new} over {plan.old}: {_elo(stopped.elo)} (95% interval {_elo(stopped.low)} to "
         f"{_elo(stopped.high)}, read from where the test stopped), LOS {stopped.los:.1%}, after "
