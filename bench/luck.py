@@ -108,9 +108,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{n} sets in {time.monotonic() - started:.0f} s; load {os.getloadavg()[0]:.1f}", flush=True)
     print(f"plain: mean {statistics.fmean(plain):.4f} sd {statistics.stdev(plain):.4f}")
     print(f"corrected: mean {statistics.fmean(corrected):.4f} sd {statistics.stdev(corrected):.4f}")
-    print(
-        f"CPU per match: {1000 * (cpu - cost) / (2 * n):.1f} ms, the correction {1000 * cost / (2 * n):.1f} ms"
-    )
+    per_match = 1000 / (2 * n)
+    print(f"CPU per match: {(cpu - cost) * per_match:.1f} ms, the correction {cost * per_match:.1f} ms")
     print(f"correction's CPU: {cost / (cpu - cost):+.1%} of a match's without it (the same matches, again)")
     if args.fresh:
         fresh_plain = [r.fresh_plain for r in results]
