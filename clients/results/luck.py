@@ -83,9 +83,10 @@ def _chinese_ten_rest(state: Any, scores: list[float], left: float) -> float:
     """What remains to be scored: ``left`` in this deal (what no pile holds yet: hands, table,
     stock), and the deals until the leader may reach the target."""
     per_deal = _deck_points(state.options.scoring)
-    n = state.players
+    n: int = state.players
     lead = max(scores) + left / n
-    deals_to_go = max(0.0, (state.options.target - lead) / (per_deal / n))
+    target: int = state.options.target
+    deals_to_go = max(0.0, (target - lead) / (per_deal / n))
     return left + deals_to_go * per_deal
 
 
@@ -460,7 +461,7 @@ class _Counted(Rng):
         return copy.deepcopy(self.inner, memo)
 
 
-Step = Callable[[Any], object]
+Step = Callable[[Any], Any]
 
 
 def _copy(state: Any) -> Any:
