@@ -20,11 +20,13 @@ import statistics
 import sys
 import time
 from dataclasses import dataclass
+from typing import Any
 
 from bench.sprt_calibration import OPTIONS, mixed
 from croupier.clients.inprocess import play, pool
 from croupier.clients.results.luck import LuckMeter, default_evaluator
-from croupier.clients.results.sets import pair_points
+from croupier.clients.results.sets import grid, pair_points
+from croupier.clients.results.sprt import NormalProgress, Progress, Sprt, Verdict, elo_of
 from croupier.engine.games import get_game
 
 
@@ -79,6 +81,36 @@ def _run(args: tuple[str, int, float, bool, bool, int, float | None]) -> SetResu
     return one_set(*args)
 
 
+def sets_to_decide(
+    plain: list[float], corrected: list[float], runs: int, seed: int
+) -> tuple[Sprt, list[tuple[str, float, float]]]:
+    """Sequential tests resampled from the sets played (drawn with replacement, in random order),
+    the truth put at elo1 (the plain sets' own Elo) against elo0 = elo1 − 20: per reading of the
+    sets, the median number of sets to a decision and the share accepting H1. The corrected sets
+    are moved to the plain sets' mean (they differ by the correction's noise) so both have that truth."""
+    truth = elo_of(statistics.fmean(plain))
+    shift = statistics.fmean(plain) - statistics.fmean(corrected)
+    corrected = [score + shift for score in corrected]
+    test = Sprt(elo0=truth - 20, elo1=truth)
+    rng = random.Random(seed)
+    rows = []
+    readings: list[tuple[str, list[float], Any]] = [
+        ("plain sets, pentanomial GSPRT (today's)", plain, lambda: Progress(test, grid(2))),
+        ("plain sets, normal GSPRT", plain, lambda: NormalProgress(test)),
+        ("corrected sets, normal GSPRT", corrected, lambda: NormalProgress(test)),
+    ]
+    for name, scores, start in readings:
+        lengths, accepted = [], 0
+        for _ in range(runs):
+            progress = start()
+            while progress.status.verdict is Verdict.CONTINUE and progress.status.sets < 20_000:
+                progress.add(scores[rng.randrange(len(scores))])
+            lengths.append(progress.status.sets)
+            accepted += progress.status.verdict is Verdict.H1
+        rows.append((name, statistics.median(lengths), accepted / runs))
+    return test, rows
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.luck", description=__doc__.split("\n")[0])
     parser.add_argument("--game", required=True, choices=sorted(OPTIONS))
@@ -90,6 +122,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--scale", type=float, help="V's spread (default: the game's, luck.SCALES)")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--resample", type=int, default=0, help="sequential tests resampled from the sets")
     args = parser.parse_args(argv)
     print(f"load {os.getloadavg()[0]:.1f} {os.getloadavg()[1]:.1f}; {args}", flush=True)
     jobs = [
@@ -123,6 +156,11 @@ def main(argv: list[str] | None = None) -> int:
             f"{args.game}: fresh variance ratio {ratio:.3f} (fresh corrected / plain duplicate set score), "
             f"bias {bias} over {n} matches"
         )
+    if args.resample:
+        test, rows = sets_to_decide(plain, corrected, args.resample, args.seed)
+        print(f"{args.resample} tests resampled, elo0 {test.elo0:+.1f} elo1 {test.elo1:+.1f} (the truth):")
+        for name, median, share in rows:
+            print(f"  {name}: median {median:.0f} sets, H1 {share:.1%}")
     ratio = statistics.variance(corrected) / statistics.variance(plain)
     print(
         f"{args.game}: variance ratio {ratio:.3f} (corrected / plain set score), "

@@ -12,7 +12,9 @@ The deals are a tournament's: secret (from the OS, or from --seed), published wh
 over for ``croupier verify``, every result in the results database. Interrupted (Ctrl-C once:
 the sets in progress finish; twice: at once), the same command goes on where it stopped.
 --in-process plays Python SDK bots (random, heuristic, FILE.py, module:Class) inside worker
-processes, one per core, without a referee or gRPC: the same views, much faster.
+processes, one per core, without a referee or gRPC: the same views, much faster; in the games of
+``LUCK_DEFAULT`` it reads each set's score less the luck chance dealt after the deal
+(results/luck.py) with the normalised GSPRT, unless --no-luck-correction.
 
 Exit codes: 0 H1 accepted, 3 H0 accepted, 4 inconclusive, 130 interrupted (run it again to go
 on), 1 a failure (a bot that never connected, a referee error), 2 a command line to mend.
