@@ -26,7 +26,7 @@ from bench.sprt_calibration import OPTIONS, mixed
 from croupier.clients.inprocess import play, pool
 from croupier.clients.results.luck import LuckMeter, default_evaluator
 from croupier.clients.results.sets import grid, pair_points
-from croupier.clients.results.sprt import NormalProgress, Progress, Sprt, Verdict, elo_of
+from croupier.clients.results.sprt import NormalProgress, Progress, Sprt, Verdict, elo_of, score_of
 from croupier.engine.games import get_game
 
 
@@ -83,15 +83,18 @@ def _run(args: tuple[str, int, float, bool, bool, int, float | None]) -> SetResu
 
 def sets_to_decide(
     plain: list[float], corrected: list[float], runs: int, seed: int
-) -> tuple[Sprt, list[tuple[str, float, float]]]:
+) -> tuple[Sprt, list[tuple[str, float, float, float]]]:
     """Sequential tests resampled from the sets played (drawn with replacement, in random order),
-    the truth put at elo1 (the plain sets' own Elo) against elo0 = elo1 − 20: per reading of the
-    sets, the median number of sets to a decision and the share accepting H1. The corrected sets
-    are moved to the plain sets' mean (they differ by the correction's noise) so both have that truth."""
+    elo1 the plain sets' own Elo and elo0 = elo1 − 20. Per reading of the sets: the median number
+    of sets to a decision and the share accepting H1 with the sets as played (the truth at elo1:
+    the power), and the share accepting H1 with the sets moved down to elo0's mean (a false H1:
+    plain sets a grid step down at random, corrected ones shifted).
+    The corrected sets are moved to the plain sets' mean first (they differ by the correction's
+    noise), so that both readings have the same truth."""
     truth = elo_of(statistics.fmean(plain))
-    shift = statistics.fmean(plain) - statistics.fmean(corrected)
-    corrected = [score + shift for score in corrected]
     test = Sprt(elo0=truth - 20, elo1=truth)
+    corrected = [score + statistics.fmean(plain) - statistics.fmean(corrected) for score in corrected]
+    down = score_of(test.elo0) - statistics.fmean(plain)
     rng = random.Random(seed)
     rows = []
     readings: list[tuple[str, list[float], Any]] = [
@@ -100,15 +103,38 @@ def sets_to_decide(
         ("corrected sets, normal GSPRT", corrected, lambda: NormalProgress(test)),
     ]
     for name, scores, start in readings:
-        lengths, accepted = [], 0
-        for _ in range(runs):
-            progress = start()
-            while progress.status.verdict is Verdict.CONTINUE and progress.status.sets < 20_000:
-                progress.add(scores[rng.randrange(len(scores))])
-            lengths.append(progress.status.sets)
-            accepted += progress.status.verdict is Verdict.H1
-        rows.append((name, statistics.median(lengths), accepted / runs))
+        lengths, power, false = [], 0, 0
+        for shift in (0.0, down):
+            moved = [score + shift for score in scores]
+            if shift and scores is plain:  # on the grid still, for both of its readings
+                moved = _on_the_grid(scores, score_of(test.elo0), rng)
+            for _ in range(runs):
+                progress = start()
+                while progress.status.verdict is Verdict.CONTINUE and progress.status.sets < 20_000:
+                    progress.add(moved[rng.randrange(len(moved))])
+                h1 = progress.status.verdict is Verdict.H1
+                if shift:
+                    false += h1
+                else:
+                    lengths.append(progress.status.sets)
+                    power += h1
+        rows.append((name, statistics.median(lengths), power / runs, false / runs))
     return test, rows
+
+
+def _on_the_grid(scores: list[float], mean: float, rng: random.Random) -> list[float]:
+    """Grid scores with the given mean: a set above it moved down one step of the grid, at random,
+    until the mean is reached (a shift would leave the grid the pentanomial test reads)."""
+    moved = sorted(scores)
+    step = 0.25
+    target = mean * len(moved)
+    total = sum(moved)
+    while total - target > step / 2:
+        index = rng.randrange(len(moved))
+        if moved[index] >= step:
+            moved[index] -= step
+            total -= step
+    return moved
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -159,8 +185,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.resample:
         test, rows = sets_to_decide(plain, corrected, args.resample, args.seed)
         print(f"{args.resample} tests resampled, elo0 {test.elo0:+.1f} elo1 {test.elo1:+.1f} (the truth):")
-        for name, median, share in rows:
-            print(f"  {name}: median {median:.0f} sets, H1 {share:.1%}")
+        for name, median, power, false in rows:
+            print(f"  {name}: median {median:.0f} sets, H1 {power:.1%} at elo1, {false:.1%} at elo0")
     ratio = statistics.variance(corrected) / statistics.variance(plain)
     print(
         f"{args.game}: variance ratio {ratio:.3f} (corrected / plain set score), "
