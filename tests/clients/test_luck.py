@@ -13,7 +13,8 @@ import pytest
 
 from croupier.clients.bots import RandomBot
 from croupier.clients.inprocess import play
-from croupier.clients.results.luck import TWIN, Evaluator, LuckMeter, _Picks, default_evaluator
+from croupier.clients.results.luck import Evaluator, LuckMeter, _Picks, default_evaluator
+from croupier.clients.results.luck_games import TWIN
 from croupier.engine.games import GAMES, get_game
 from croupier.engine.games.platinum_fish import Roll
 from croupier.engine.rng import Rng
