@@ -40,6 +40,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from croupier.clients.results.luck import Evaluator, LuckMeter
 from croupier.clients.results.schedule import Deals, MatchKey, set_seed
 from croupier.clients.results.store import FinishedMatch, MatchRecord, SeatResult, Store, Tournament
 from croupier.clients.sdk import Bot, BotFactory
@@ -72,6 +73,8 @@ class Played:
     refusals: tuple[int, ...]
     forfeited: tuple[str, ...]
     actions: int
+    luck: tuple[tuple[int, int, float], ...] = ()
+    """Per pair of seats measured (``luck=``): the luck chance gave the first against the second."""
 
 
 class _Seat:
@@ -98,9 +101,13 @@ def play(
     names: Sequence[str] | None = None,
     clocks: Clocks = CLOCKS,
     loop: asyncio.AbstractEventLoop | None = None,
+    luck: LuckMeter | None = None,
 ) -> Played:
-    """Play one match of ``spec`` dealt from ``seed``, seat i played by ``factories[i]``'s bot."""
+    """Play one match of ``spec`` dealt from ``seed``, seat i played by ``factories[i]``'s bot;
+    ``luck`` measures what chance gave its pairs of seats (results/luck.py)."""
     state = spec.new_game(options, Rng(seed))
+    if luck is not None:
+        state = luck.follow(state, spec, options)
     order = random.Random(seed)
     players = tuple(names or (f"seat {i}" for i in range(len(factories))))
     seats: list[_Seat] = []
@@ -155,6 +162,7 @@ def play(
         tuple(s.refusals for s in seats),
         tuple(s.forfeited for s in seats),
         actions,
+        tuple((a, b, value) for (a, b), value in luck.luck.items()) if luck is not None else (),
     )
 
 
@@ -341,6 +349,8 @@ class SetJob:
     """Per rotation: its record id, seed and the bot in each seat."""
     specs: dict[str, str]
     """Each bot's strategy (``bots.strategy``): random, heuristic, boss-1, boss-2, module:Class or FILE.py."""
+    luck: tuple[str, str, Evaluator] | None = None
+    """Measure the luck of the first bot against the second with this V (results/luck.py)."""
 
 
 _FACTORIES: dict[str, BotFactory] = {}
@@ -360,7 +370,13 @@ def play_set(job: SetJob) -> list[Played]:
             if name not in _FACTORIES:
                 _FACTORIES[name] = strategy(name)
             factories.append(_FACTORIES[name])
-        played.append(play(spec, options, seed, factories, match_id=f"{REFEREE}-{record_id}", names=seats))
+        meter = None
+        if job.luck is not None:
+            new, old, evaluator = job.luck
+            meter = LuckMeter(evaluator, [(seats.index(new), seats.index(old))])
+        played.append(
+            play(spec, options, seed, factories, match_id=f"{REFEREE}-{record_id}", names=seats, luck=meter)
+        )
     return played
 
 
@@ -408,9 +424,11 @@ def play_plan(
     *,
     processes: int | None = None,
     stopping: Callable[[], bool] = lambda: False,
+    luck: tuple[str, str, Evaluator, dict[int, float]] | None = None,
 ) -> bool:
     """Play ``plan``'s sets in worker processes until it is settled (True) or ``stopping`` (False),
-    every result in the store."""
+    every result in the store; ``luck``: NEW, OLD and the V to measure NEW's luck against OLD with,
+    and where to note each match's (by record id) before its set is over."""
     assert tournament.secret is not None
     records = _redeal_abandoned(plan, store, tournament)
     by_set: dict[int, list[MatchRecord]] = {}
@@ -450,6 +468,7 @@ def play_plan(
                         options,
                         tuple((r.id, r.seed, r.seats) for r in pending),
                         specs,
+                        None if luck is None else luck[:3],
                     )
                     running[executor.submit(play_set, job)] = pending
                 if not running:
@@ -458,6 +477,8 @@ def play_plan(
                 for future in done:
                     pending = running.pop(future)
                     for record, played in zip(pending, future.result(), strict=True):
+                        if luck is not None and played.luck:
+                            luck[3][record.id] = played.luck[0][2]
                         results = seat_results(record, played, versions)
                         store.record_result(record.id, results, None)
                         finished.setdefault(record.key.deal, []).append(FinishedMatch(record, tuple(results)))

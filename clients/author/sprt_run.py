@@ -12,7 +12,9 @@ The deals are a tournament's: secret (from the OS, or from --seed), published wh
 over for ``croupier verify``, every result in the results database. Interrupted (Ctrl-C once:
 the sets in progress finish; twice: at once), the same command goes on where it stopped.
 --in-process plays Python SDK bots (random, heuristic, boss-1, boss-2, FILE.py, module:Class) inside worker
-processes, one per core, without a referee or gRPC: the same views, much faster.
+processes, one per core, without a referee or gRPC: the same views, much faster; in the games of
+``LUCK_DEFAULT`` it reads each set's score less the luck chance dealt after the deal
+(results/luck.py) with the normalised GSPRT, unless --no-luck-correction.
 
 Exit codes: 0 H1 accepted, 3 H0 accepted, 4 inconclusive, 130 interrupted (run it again to go
 on), 1 a failure (a bot that never connected, a referee error), 2 a command line to mend.
@@ -28,7 +30,6 @@ import math
 import re
 import signal
 import sys
-import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -41,26 +42,27 @@ from croupier.clients.author.match_run import (
     bot_names,
     match_secret,
 )
+from croupier.clients.author.sprt_plan import LiveLine, SprtPlan, elo_text, line
 from croupier.clients.results.ratings_cli import DEFAULT_DATA, DEFAULT_SAMPLES, fail, say
-from croupier.clients.results.schedule import Deals, DuplicateSet, Rotations, duplicate_set, rotation_count
-from croupier.clients.results.sets import grid, pair_points, set_score
-from croupier.clients.results.sprt import Progress, Sprt, Status, Verdict
+from croupier.clients.results.schedule import Deals, Rotations, rotation_count
+from croupier.clients.results.sprt import NormalProgress, Sprt, Verdict
 
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from croupier.clients.results.ratings import Places
-    from croupier.clients.results.store import FinishedMatch, Store, Tournament
+    from croupier.clients.results.luck import Evaluator
+    from croupier.clients.results.store import Store, Tournament
     from croupier.clients.tournament.config import TournamentConfig
 
 EXIT_H1, EXIT_H0, EXIT_INCONCLUSIVE, EXIT_INTERRUPTED = 0, 3, 4, 130
+LUCK_DEFAULT = frozenset({"chinese_ten"})
+"""Games whose --in-process tests read luck-corrected set scores unless told not to: where the
+correction measurably narrows them (bench.luck, docs/testing-bots.md)."""
 EXITS = {Verdict.H1: EXIT_H1, Verdict.H0: EXIT_H0, Verdict.CONTINUE: EXIT_INCONCLUSIVE}
 DEFAULT_MAX_GAMES = 20_000
 SETS_AT_ONCE = 2
 """Sets in play at once on the embedded referee: the next one starts while the last rotation of
 the other is still being played."""
-LIVE_SECONDS = 2.0
-"""How often the live line is printed when it cannot be redrawn in place."""
 SDK_SPEC = re.compile(r"(random|heuristic|boss-[12]|[\w.]+:\w+|[^\s:]+\.py(:\w+)?)")
 """A bot given as a strategy of the Python SDK (``croupier bot --strategy``), not as a command."""
 PYTHON_FILE = re.compile(r"(?:\S*/)?python3?(?:\.\d+)? +([^\s:]+\.py)")
@@ -105,6 +107,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "processes, one "
         "per core, without a referee: the same views, many times faster",
     )
+    group.add_argument(
+        "--no-luck-correction",
+        dest="luck_correction",
+        action="store_false",
+        help="read the plain set scores; by default --in-process tests of "
+        + ", ".join(sorted(LUCK_DEFAULT))
+        + " read each set's score less the luck chance dealt after the deal (docs/testing-bots.md)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -133,7 +143,12 @@ def run(args: argparse.Namespace) -> int:
         except ValueError as exc:
             return fail(f"croupier match --in-process: {exc}", 2)
     console = Console(width=None if sys.stdout.isatty() else 120)
-    name = _test_name(args.game, specs, game.options, test, args.max_games, args.seed)
+    luck = None
+    if args.in_process and args.luck_correction and args.game in LUCK_DEFAULT:
+        from croupier.clients.results.luck import default_evaluator
+
+        luck = default_evaluator(args.game)
+    name = _test_name(args.game, specs, game.options, test, args.max_games, args.seed, luck)
     try:
         store = Store(args.data / "results.db")
         with store:
@@ -144,7 +159,7 @@ def run(args: argparse.Namespace) -> int:
             )
             assert tournament.secret is not None
             plan = SprtPlan(
-                test, config, names[0], names[1], max(1, args.max_games // rotations), tournament.secret
+                test, config, names[0], names[1], max(1, args.max_games // rotations), tournament.secret, luck
             )
             live = LiveLine(console, plan, names[0], names[1], plain=args.plain)
             begun = store.matches(tournament.id)
@@ -157,6 +172,12 @@ def run(args: argparse.Namespace) -> int:
                 ),
             )
             if args.in_process:
+                if luck is not None:
+                    say(
+                        console,
+                        f"luck-corrected set scores, V {luck.identity()['hash'][:16]}"
+                        " (--no-luck-correction: plain)",
+                    )
                 code = _play_in_process(store, tournament, config, plan, strategies, live)
             else:
                 code = asyncio.run(_play_on_referee(args, console, config, store, tournament, plan, live))
@@ -285,161 +306,21 @@ def _strategies(names: Sequence[str], specs: Sequence[str]) -> dict[str, str]:
 
 
 def _test_name(
-    game: str, specs: Sequence[str], options: Any, test: Sprt, max_games: int, seed: int | None
+    game: str,
+    specs: Sequence[str],
+    options: Any,
+    test: Sprt,
+    max_games: int,
+    seed: int | None,
+    luck: Evaluator | None = None,
 ) -> str:
     """The test's name in the results database: from everything that makes it this test, so the
-    same command resumes it (and, once it is over, plays it again on new deals)."""
+    same command resumes it (and, once it is over, plays it again on new deals); with the luck
+    correction, its value function's identity (another V is another test)."""
     what = [game, list(specs), dict(options), test.elo0, test.elo1, test.alpha, test.beta, max_games, seed]
+    if luck is not None:
+        what.append(luck.identity()["hash"])
     return f"sprt-{game}-{hashlib.sha256(json.dumps(what, sort_keys=True).encode()).hexdigest()[:10]}"
-
-
-class SprtPlan:
-    """The sets of the test, dealt one by one while it has not decided (``adaptive.Plan``)."""
-
-    def __init__(
-        self, test: Sprt, config: TournamentConfig, new: str, old: str, max_sets: int, secret: bytes
-    ) -> None:
-        self.config = config
-        self.game = config.games[0]
-        self.group = config.bots_of(self.game.game)
-        self.new, self.old = new, old
-        self.max_sets = max_sets
-        self.secret = secret
-        self.rotations = rotation_count(self.game.seats, config.rotations)
-        self.progress = Progress(test, grid(self.rotations))
-        self.scores: dict[int, float] = {}
-        """Each finished set's score, by deal number; read in deal order, up to the first gap."""
-        self.pairs: dict[int, list[float] | None] = {}
-        """Each finished set's game pairs, NEW's points in each (None: the seatings make no pairs)."""
-        self.pentanomial: list[int] | None = [0] * 5
-        """The pairs of the sets the test read, by NEW's points in them: 0, 1/2, 1, 3/2, 2."""
-        self.games = 0
-        """Games played to the end, the test's and those of sets it no longer needed."""
-        self.played_here = 0
-        """Games played by this process (not found done on resuming): the speed's."""
-        self.began = time.monotonic()
-        self.listeners: list[Any] = []
-
-    @property
-    def status(self) -> Status:
-        return self.progress.status
-
-    @property
-    def counted(self) -> int:
-        """The games of the sets the test has read."""
-        return self.status.sets * self.rotations
-
-    def games_per_second(self) -> float:
-        return self.played_here / max(time.monotonic() - self.began, 1e-9)
-
-    def plan(self, deal: int) -> DuplicateSet | None:
-        if deal >= self.max_sets:
-            return None
-        return duplicate_set(
-            self.game.game, self.group, 0, 0, deal,
-            seed=self.config.seed, secret=self.secret, rotations=self.config.rotations,
-        )  # fmt: skip
-
-    def set_over(self, deal: int, matches: Sequence[FinishedMatch], replayed: bool = False) -> None:
-        """Set ``deal`` is over (``replayed``: it was found so on resuming)."""
-        places: list[Places] = [match.places for match in matches]
-        self.scores[deal] = set_score(places, self.new, self.old)
-        self.pairs[deal] = pair_points_of(matches, self.new, self.old)
-        self.games += len(matches)
-        if not replayed:
-            self.played_here += len(matches)
-        while self.status.verdict is Verdict.CONTINUE and self.status.sets in self.scores:
-            pairs = self.pairs[self.status.sets]
-            if pairs is None or self.pentanomial is None:
-                self.pentanomial = None
-            else:
-                for points in pairs:
-                    self.pentanomial[round(2 * points)] += 1
-            self.progress.add(self.scores[self.status.sets])
-        for listener in self.listeners:
-            listener()
-
-    def settled(self) -> bool:
-        return self.status.verdict is not Verdict.CONTINUE or self.status.sets >= self.max_sets
-
-
-class LiveLine:
-    """The test as it stands, on one line: redrawn in place on a terminal, else printed now and then.
-    Also the tournament runner's display (``display.Display``) on the embedded referee."""
-
-    def __init__(self, console: Console, plan: SprtPlan, new: str, old: str, plain: bool) -> None:
-        self.console, self.plan = console, plan
-        self.new, self.old = new, old
-        self.redraw = console.is_terminal and not plain
-        self.printed = 0.0
-        plan.listeners.append(self.show)
-
-    def text(self) -> str:
-        return line(self.plan)
-
-    def show(self, force: bool = False) -> None:
-        now = time.monotonic()
-        if self.redraw:
-            print("\r\x1b[2K" + self.text(), end="", flush=True)
-        elif force or now - self.printed >= LIVE_SECONDS:
-            print(self.text(), flush=True)
-            self.printed = now
-
-    def begin(self, title: str, total: int, done: int) -> None:
-        pass
-
-    def match_done(self, game: str, places: Places, replayed: bool = False) -> None:
-        pass  # the plan tells of whole sets
-
-    def note(self, text: str) -> None:
-        if self.redraw:
-            print("\r\x1b[2K", end="")
-        print(text, flush=True)
-
-    def end(self) -> None:
-        if self.redraw:
-            print(flush=True)
-
-
-def line(plan: SprtPlan) -> str:
-    """The games and sets the test read, the LLR and its bounds, the Elo estimate and interval, the
-    set scores' spread, the sets counted by their points (fishtest's pentanomial for pairs), and
-    the games played per second."""
-    status = plan.status
-    return (
-        f"{plan.counted} games, {status.sets} sets | LLR {status.llr:+.2f} ({status.lower:+.2f}, "
-        f"{status.upper:+.2f}) | Elo {_elo(status.elo)} [{_elo(status.low)}, {_elo(status.high)}] | "
-        f"set score {status.mean:.3f} ± {status.spread:.3f} | {points(plan)} | "
-        f"{plan.games_per_second():.1f} games/s"
-    )
-
-
-def points(plan: SprtPlan) -> str:
-    """The pairs of games (NEW and OLD swapped, the other seats alike) by NEW's points in them, as
-    fishtest prints them, ``Ptnml(0-2)``; where the seatings make no such pairs (four seats or more),
-    the sets by NEW's points in them."""
-    if plan.pentanomial is not None:
-        return f"Ptnml(0-2) {', '.join(map(str, plan.pentanomial))}"
-    return f"sets by points 0, 1/2 ... {plan.rotations}: {', '.join(map(str, plan.progress.counts))}"
-
-
-def pair_points_of(matches: Sequence[FinishedMatch], new: str, old: str) -> list[float] | None:
-    """NEW's points against OLD in each pair of the set's games whose seatings differ by NEW and OLD
-    alone (0 to 2); None if some game has no such twin."""
-    swap = {new: old, old: new}
-    by_seats = {match.record.seats: match for match in matches}
-    pairs = []
-    for seats, match in by_seats.items():
-        twin = by_seats.get(tuple(swap.get(bot, bot) for bot in seats))
-        if twin is None or len(by_seats) != len(matches):
-            return None
-        if seats < twin.record.seats:  # each pair once
-            pairs.append(sum(pair_points(m.places[new], m.places[old]) for m in (match, twin)))
-    return pairs
-
-
-def _elo(value: float) -> str:
-    return f"{value:+.1f}" if math.isfinite(value) else ("+inf" if value > 0 else "-inf")
 
 
 def _play_in_process(
@@ -472,6 +353,7 @@ def _play_in_process(
             versions,
             dict(config.games[0].options),
             stopping=lambda: stopping,
+            luck=None if plan.evaluator is None else (plan.new, plan.old, plan.evaluator, plan.luck),
         )
     except KeyboardInterrupt:
         settled = False
@@ -544,10 +426,16 @@ def _report(
     else:
         verdict = f"inconclusive: {plan.max_sets * plan.rotations} games (--max-games) did not decide"
     print(verdict)
-    stopped = test.stopped(plan.progress.counts, plan.progress.grid)  # the live line's is biased by the stop
+    progress = plan.progress  # the live line's estimate is biased by the stop: this one is not
+    stopped = (
+        progress.stopped()
+        if isinstance(progress, NormalProgress)
+        else test.stopped(progress.counts, progress.grid)
+    )
     print(
-        f"Elo of {plan.new} over {plan.old}: {_elo(stopped.elo)} (95% interval {_elo(stopped.low)} to "
-        f"{_elo(stopped.high)}, read from where the test stopped), LOS {stopped.los:.1%}"
+        f"Elo of {plan.new} over {plan.old}: {elo_text(stopped.elo)} "
+        f"(95% interval {elo_text(stopped.low)} to "
+        f"{elo_text(stopped.high)}, read from where the test stopped), LOS {stopped.los:.1%}"
     )
     if plan.games > plan.counted:
         print(

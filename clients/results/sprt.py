@@ -37,7 +37,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 __all__ = [
+    "MIN_SETS",
     "REGULARIZE",
+    "NormalProgress",
     "Progress",
     "Sprt",
     "Status",
@@ -230,10 +232,15 @@ class Stopped:
     @classmethod
     def of(cls, test: Sprt, counts: Sequence[int], sets_grid: Sequence[float]) -> Stopped:
         mean, variance = _moments(counts, sets_grid)
+        return cls.of_moments(test, sum(counts), mean, variance)
+
+    @classmethod
+    def of_moments(cls, test: Sprt, sets: int, mean: float, variance: float) -> Stopped:
+        """The same from the sets' count, mean and variance."""
         s0, s1 = score_of(test.elo0), score_of(test.elo1)
         a, b = test.lower, test.upper
         slope = (mean - (s0 + s1) / 2) * (s1 - s0) / variance  # the approximate LLR per set
-        time, y = float(sum(counts)), sum(counts) * slope
+        time, y = float(sets), sets * slope
         if y <= a or y >= b:  # crossed: the time it crossed at, on the bound
             y = a if y <= a else b
             time = y / slope
@@ -327,6 +334,59 @@ class Progress:
             self.counts[_index(score, self.grid)] += 1
             self.status = self.test._status(self.counts, self.grid, self.status.sets + 1)
         return self.status
+
+
+MIN_SETS = 30
+"""Sets a test on scores off the grid reads before any verdict: its variance is estimated from them."""
+
+
+class NormalProgress:
+    """The test on set scores that are not on a grid (luck-corrected ones, results/luck.py), set by
+    set: the GSPRT of a normal model with the sets' variance plugged in, fishtest's normalised form,
+    LLR = n (s1 − s0) (2 x̄ − s0 − s1) / (2 σ²) with x̄ and σ² the sets' mean and variance; no
+    verdict before ``minimum`` sets.
+
+    >>> progress = NormalProgress(Sprt(elo0=0, elo1=10), minimum=2)
+    >>> progress.add(0.75).verdict, round(progress.add(0.55).llr, 4)
+    (<Verdict.CONTINUE: 'continue'>, 0.4109)
+    """
+
+    def __init__(self, test: Sprt, minimum: int = MIN_SETS) -> None:
+        self.test, self.minimum = test, minimum
+        self.sum = self.squares = 0.0
+        self.status = self._status(0)
+
+    def add(self, score: float) -> Status:
+        """One more set; the status after it (the decided one, once decided)."""
+        if self.status.verdict is Verdict.CONTINUE:
+            self.sum += score
+            self.squares += score * score
+            self.status = self._status(self.status.sets + 1)
+        return self.status
+
+    def moments(self, sets: int) -> tuple[float, float]:
+        if not sets:
+            return 0.5, 0.25
+        mean = self.sum / sets
+        return mean, max(self.squares / sets - mean * mean, 1e-4)  # a floor: the first sets may agree exactly
+
+    def stopped(self) -> Stopped:
+        return Stopped.of_moments(self.test, self.status.sets, *self.moments(self.status.sets))
+
+    def _status(self, sets: int) -> Status:
+        test = self.test
+        mean, variance = self.moments(sets)
+        s0, s1 = score_of(test.elo0), score_of(test.elo1)
+        value = sets * (s1 - s0) * (2 * mean - s0 - s1) / (2 * variance) if sets else 0.0
+        verdict = Verdict.CONTINUE
+        if sets >= self.minimum:
+            verdict = Verdict.H1 if value >= test.upper else Verdict.H0 if value <= test.lower else verdict
+        margin = Z_95 * math.sqrt(variance / max(sets, 1))
+        return Status(
+            sets=sets, llr=value, lower=test.lower, upper=test.upper, verdict=verdict, mean=mean,
+            spread=math.sqrt(variance), elo=elo_of(mean),
+            low=elo_of(mean - margin), high=elo_of(mean + margin),
+        )  # fmt: skip
 
 
 def _moments(counts: Sequence[int], sets_grid: Sequence[float]) -> tuple[float, float]:

@@ -10,7 +10,7 @@ import random
 import pytest
 
 from croupier.clients.results.sets import grid, set_score
-from croupier.clients.results.sprt import Sprt, Verdict, score_of
+from croupier.clients.results.sprt import MIN_SETS, NormalProgress, Sprt, Verdict, score_of
 
 PENTANOMIAL = grid(2)  # two seats, two rotations: 0, ¼, ½, ¾, 1
 TRINOMIAL = grid(1)  # one match per "set": 0, ½, 1
@@ -175,3 +175,29 @@ def test_a_set_s_score_is_the_pairwise_points_of_its_rotations_normalised() -> N
     assert set_score(four_seats, "new", "old") == (1 + 0.5 + 0 + 1) / 4
     assert set_score(four_seats, "old", "new") == 1 - set_score(four_seats, "new", "old")
     assert set_score(four_seats, "new", "old") in grid(4)
+
+
+def test_corrected_scores_read_by_the_normal_gsprt_give_fishtest_s_normalised_llr() -> None:
+    """Scores off the grid (luck-corrected): LLR = n (s1 − s0)(2x̄ − s0 − s1) / (2σ²), with the
+    sets' mean and (population) variance, and its verdict where it crosses a bound."""
+    rng = random.Random(4)
+    scores = [rng.gauss(0.56, 0.2) for _ in range(300)]
+    progress = NormalProgress(Sprt(0, 10))
+    for n, score in enumerate(scores, 1):
+        status = progress.add(score)
+        seen = scores[:n]
+        mean = sum(seen) / n
+        variance = max(sum((x - mean) ** 2 for x in seen) / n, 1e-4)
+        s0, s1 = 0.5, score_of(10)
+        assert status.llr == pytest.approx(n * (s1 - s0) * (2 * mean - s0 - s1) / (2 * variance), rel=1e-9)
+        if status.verdict is not Verdict.CONTINUE:
+            break
+    assert status.verdict is Verdict.H1 and status.sets >= MIN_SETS
+
+
+def test_no_verdict_before_the_normal_test_has_its_minimum_of_sets() -> None:
+    """The first sets may agree closely: their variance is no estimate yet, whatever the LLR says."""
+    progress = NormalProgress(Sprt(0, 10))
+    for _ in range(MIN_SETS - 1):
+        assert progress.add(1.0).verdict is Verdict.CONTINUE
+    assert progress.add(0.9).verdict is Verdict.H1
