@@ -13,8 +13,8 @@ over for ``croupier verify``, every result in the results database. Interrupted 
 the sets in progress finish; twice: at once), the same command goes on where it stopped.
 --in-process plays Python SDK bots (random, heuristic, boss-1, boss-2, FILE.py, module:Class) inside worker
 processes, one per core, without a referee or gRPC: the same views, much faster; in the games of
-``LUCK_DEFAULT`` it reads each set's score less the luck chance dealt after the deal
-(results/luck.py) with the normalised GSPRT, unless --no-luck-correction.
+``LUCK_DEFAULT``, with --luck-correction, it reads each set's score less the luck chance dealt after
+the deal (results/luck.py) with the normalised GSPRT.
 
 Exit codes: 0 H1 accepted, 3 H0 accepted, 4 inconclusive, 130 interrupted (run it again to go
 on), 1 a failure (a bot that never connected, a referee error), 2 a command line to mend.
@@ -56,7 +56,7 @@ if TYPE_CHECKING:
 
 EXIT_H1, EXIT_H0, EXIT_INCONCLUSIVE, EXIT_INTERRUPTED = 0, 3, 4, 130
 LUCK_DEFAULT = frozenset({"chinese_ten"})
-"""Games whose --in-process tests read luck-corrected set scores unless told not to: where the
+"""Games whose --in-process tests may read luck-corrected set scores (--luck-correction): where the
 correction measurably narrows them (bench.luck, docs/testing-bots.md)."""
 EXITS = {Verdict.H1: EXIT_H1, Verdict.H0: EXIT_H0, Verdict.CONTINUE: EXIT_INCONCLUSIVE}
 DEFAULT_MAX_GAMES = 20_000
@@ -108,12 +108,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "per core, without a referee: the same views, many times faster",
     )
     group.add_argument(
-        "--no-luck-correction",
-        dest="luck_correction",
-        action="store_false",
-        help="read the plain set scores; by default --in-process tests of "
-        + ", ".join(sorted(LUCK_DEFAULT))
-        + " read each set's score less the luck chance dealt after the deal (docs/testing-bots.md)",
+        "--luck-correction",
+        action="store_true",
+        help="with --in-process, in " + ", ".join(sorted(LUCK_DEFAULT)) + ": read each set's score less "
+        "the luck chance dealt after the deal (docs/testing-bots.md); not yet the default, since a "
+        "test resumed after an interruption reads the sets played before it plain",
     )
 
 
@@ -176,7 +175,7 @@ def run(args: argparse.Namespace) -> int:
                     say(
                         console,
                         f"luck-corrected set scores, V {luck.identity()['hash'][:16]}"
-                        " (--no-luck-correction: plain)",
+                        " (without --luck-correction: plain)",
                     )
                 code = _play_in_process(store, tournament, config, plan, strategies, live)
             else:

@@ -48,7 +48,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 OPENSPIEL = {"ismcts": "Ismcts", "mcts": "Mcts"}
-"""``--openspiel``'s algorithms, by their bot classes in clients/openspiel/bot.py."""
+"""``--openspiel``'s algorithms, by their bot classes in clients/openspiel/searchers.py."""
 
 
 def run(args: argparse.Namespace) -> int:
@@ -56,7 +56,7 @@ def run(args: argparse.Namespace) -> int:
     from croupier.clients.sdk import run_client
 
     if args.openspiel:  # by name: the bundled bots' room does not import the research bridge
-        args.strategy = f"croupier.clients.openspiel.bot:{OPENSPIEL[args.openspiel]}"
+        args.strategy = f"croupier.clients.openspiel.searchers:{OPENSPIEL[args.openspiel]}"
     try:
         factory = strategy(args.strategy, args.seed)
     except (ValueError, ImportError, AttributeError) as exc:

@@ -121,7 +121,7 @@ class CroupierState(pyspiel.State):  # type: ignore[misc]
 
     def __init__(self, game: CroupierGame, engine: GameState[Any, Any] | None = None) -> None:
         """A new match, dealt by chance nodes; or, given an ``engine`` state, that state as it is
-        (a world a bot built from its view: clients/openspiel/bot.py)."""
+        (a world a bot built from its view: clients/openspiel/searchers.py)."""
         super().__init__(game)
         self._game_name = game.spec.name  # by name: a state pickles (OpenSpiel serialises it)
         self._options = game.options

@@ -264,9 +264,10 @@ def test_in_process_and_over_grpc_the_same_deals_give_the_same_test(tmp_path: Pa
     assert places[0] == places[1] and places[0]
 
 
-def test_in_process_chinese_ten_reads_luck_corrected_sets_unless_told_not_to(tmp_path: Path) -> None:
+def test_in_process_chinese_ten_reads_luck_corrected_sets_when_asked(tmp_path: Path) -> None:
     """The corrected scores are off the grid: the normal GSPRT reads them, and decides nothing
-    before its 30 sets however clear the sets; --no-luck-correction is the plain test (another name)."""
+    before its 30 sets however clear the sets; without --luck-correction it is the plain test
+    (another name)."""
     args = (
         "chinese_ten",
         "--bot",
@@ -278,12 +279,13 @@ def test_in_process_chinese_ten_reads_luck_corrected_sets_unless_told_not_to(tmp
         "elo1=10",
         "--in-process",
     )
-    corrected = run(tmp_path, *args, *QUICK["chinese_ten"], "--seed", "3")
+    corrected = run(tmp_path, *args, *QUICK["chinese_ten"], "--seed", "3", "--luck-correction")
     assert corrected.returncode == EXIT_H1, corrected.stdout + corrected.stderr
     assert "luck-corrected set scores, V " in corrected.stdout
-    found = re.search(r"after (\d+) sets", verdict(corrected.stdout)[1])
+    live = [line for line in corrected.stdout.splitlines() if re.match(r"\d+ games, \d+ sets \|", line)]
+    found = re.search(r"(\d+) sets", live[-1])
     assert found and int(found.group(1)) >= 30
-    plain = run(tmp_path, *args, *QUICK["chinese_ten"], "--seed", "3", "--no-luck-correction")
+    plain = run(tmp_path, *args, *QUICK["chinese_ten"], "--seed", "3")
     assert plain.returncode == EXIT_H1, plain.stdout + plain.stderr
     assert "luck-corrected" not in plain.stdout
     assert " run 1:" in plain.stdout  # a test of its own, not the corrected one resumed

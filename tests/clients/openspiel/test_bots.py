@@ -15,7 +15,7 @@ import pytest
 pytest.importorskip("pyspiel", reason="OpenSpiel is the openspiel extra (in the dev extras)")
 
 from croupier.clients.bots import HeuristicBot
-from croupier.clients.openspiel.bot import Ismcts, Mcts, OpenSpielBot
+from croupier.clients.openspiel.searchers import Ismcts, Mcts, OpenSpielBot
 from croupier.clients.sdk import play_offline
 from croupier.engine.games import get_game
 

@@ -1,6 +1,6 @@
 """OpenSpiel's algorithms as Croupier bots, so they meet Croupier's bots through the referee, in
 matches, tournaments and ladders: ``croupier bot --openspiel ismcts`` (or ``mcts``), and as a
-strategy anywhere a bot is named, ``croupier.clients.openspiel.bot:Ismcts``.
+strategy anywhere a bot is named, ``croupier.clients.openspiel.searchers:Ismcts``.
 
 A bot has only its view. At each decision it builds a world its view cannot tell from the real one
 (``clients/bots/worlds.py``, the bosses' own), takes it as the OpenSpiel state of that world and
