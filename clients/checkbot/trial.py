@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import os
 import re
+import shutil
 import signal
 import statistics
 import time
@@ -83,6 +85,13 @@ class Trial:
         # `python` is the one with croupier installed; jailed, through the referee's Unix socket
         server = self.jail.server if self.jail is not None else None
         env = bot_environment("check-bot", server or f"127.0.0.1:{tap_port}", registered.token)
+        if self.jail is not None:
+            # inside the jail a missing program is only an exit code: say it here, as a plain run would
+            program = self.command[0]
+            if (os.sep in program and not os.path.isfile(program)) or not shutil.which(
+                program, path=env.get("PATH")
+            ):
+                raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), program)
         command = self.jail.wrap(list(self.command)) if self.jail is not None else self.command
         self.process = await asyncio.create_subprocess_exec(
             *command, env=env, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,

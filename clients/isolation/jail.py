@@ -64,6 +64,7 @@ RUN, LOCKS, REFEREE = "/run", "/run/lock", "/run/croupier"
 RUN_SIZE = "1m"
 KEPT = (
     "CROUPIER_SERVER", "CROUPIER_TOKEN", "CROUPIER_BOT_NAME", "CROUPIER_PACE_MS", "CROUPIER_PURE",
+    "CROUPIER_BOSS_BUDGET",
     "PATH", "LANG", "LANGUAGE", "TZ", "TERM", "PYTHONPATH", "PYTHONUNBUFFERED", "PYTHONIOENCODING",
 )  # fmt: skip
 """The runner's environment a bot is given (and the locale's LC_*): the bot's settings, and what

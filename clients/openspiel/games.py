@@ -17,6 +17,7 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import random
 from collections.abc import Callable, Mapping
@@ -91,7 +92,7 @@ class CroupierGame(pyspiel.Game):  # type: ignore[misc]
     spec: GameSpec[Any]
 
     def __init__(self, params: Mapping[str, Any] | None = None) -> None:
-        self.options = options_from_parameters(self.spec, params or {})
+        self._key = (self.spec.name, tuple(sorted((params or {}).items())))
         self.coding: Coding = CODINGS[self.spec.name]
         self.players: int = self.options.players
         info = pyspiel.GameInfo(
@@ -103,6 +104,12 @@ class CroupierGame(pyspiel.Game):  # type: ignore[misc]
             max_game_length=MAX_GAME_LENGTH[self.spec.name],
         )
         super().__init__(TYPES[self.spec.name], info, dict(params or {}))
+
+    @property
+    def options(self) -> Any:
+        """The engine's options of this game (not kept on the object: OpenSpiel copies games and
+        states, and a compiled options object cannot be rebuilt by a copy)."""
+        return _options(self._key)
 
     def new_initial_state(self) -> CroupierState:
         return CroupierState(self)
@@ -124,7 +131,7 @@ class CroupierState(pyspiel.State):  # type: ignore[misc]
         (a world a bot built from its view: clients/openspiel/searchers.py)."""
         super().__init__(game)
         self._game_name = game.spec.name  # by name: a state pickles (OpenSpiel serialises it)
-        self._options = game.options
+        self._key = game._key
         self._engine: GameState[Any, Any] | None = None
         self._step: tuple[int, Action] | None = None
         """The action being applied while chance picks its draws (None: the deal)."""
@@ -137,6 +144,10 @@ class CroupierState(pyspiel.State):  # type: ignore[misc]
             self._run_step()
         else:
             self._engine = engine
+
+    @property
+    def _options(self) -> Any:
+        return _options(self._key)
 
     @property
     def _spec(self) -> GameSpec[Any]:
@@ -231,10 +242,42 @@ class CroupierState(pyspiel.State):  # type: ignore[misc]
         twin._engine = self.engine.resample_hidden(player_id, Rng(seed))
         return twin
 
+    def __reduce__(self) -> tuple[Any, tuple[str, dict[str, Any], list[int]]]:
+        """Pickled as OpenSpiel serialises a state: its game and the actions that led to it (the
+        engine's compiled states do not pickle). A re-dealt state (``resample_from_infostate``)
+        is not the state its history makes: clone it, never serialise it."""
+        game = self.get_game()
+        return _replayed, (game.get_type().short_name, game.get_parameters(), list(self.history()))
+
+    def __getstate__(self) -> dict[str, Any]:
+        """What OpenSpiel's ``serialize_game_and_state`` keeps of a state: the actions that led to it."""
+        return {"history": list(self.history())}
+
+    def __setstate__(self, kept: dict[str, Any]) -> None:
+        """The state its actions make, replayed from the deal (called on a new initial state)."""
+        replayed = _replayed(self.get_game().get_type().short_name, self.get_game().get_parameters(), [])
+        for action in kept["history"]:
+            replayed.apply_action(action)
+        self.__dict__.update(replayed.__dict__)
+
     def __str__(self) -> str:
         if self._engine is None:
             return f"dealing ({len(self._picks)} cards placed)"
         return repr(self._engine.full_view())
+
+
+@functools.cache
+def _options(key: tuple[str, tuple[tuple[str, Any], ...]]) -> Any:
+    """A game's engine options from its name and parameters, built once."""
+    name, params = key
+    return options_from_parameters(GAMES[name], dict(params))
+
+
+def _replayed(short_name: str, params: dict[str, Any], history: list[int]) -> CroupierState:
+    state: CroupierState = pyspiel.load_game(short_name, params).new_initial_state()
+    for action in history:
+        state.apply_action(action)
+    return state
 
 
 def _digest(past: str, view: Any) -> str:
