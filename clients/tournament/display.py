@@ -113,7 +113,8 @@ class Standings:
             self._pool = None
 
     def _show(self, game: str, count: int, elo: dict[str, float]) -> None:
-        self.elo[game], self.fitted[game] = elo, count
+        # replaced whole: a live display's refresh thread may be reading the old one
+        self.elo, self.fitted = {**self.elo, game: elo}, {**self.fitted, game: count}
 
     def ranked(self, game: str) -> list[tuple[str, float, float, int]]:
         """(bot, fitted Elo, score share, results), best first (as the final table orders them)."""
