@@ -15,6 +15,10 @@ Plackett-Luce fit, the anchored scale, the set bootstrap) and two figures are ke
 - coverage: the share of (bot, seed) whose 95% interval holds its true rating, on the board's own
   scale (``ratings.Anchor``'s: the established bots average 1500; the truth is moved the same way).
 
+And, at the last count, where the sets went: the share between true neighbours, and the gap error
+of the neighbour pairs that got at most their seed's median of sets against those that got more
+(a scheduler that leaves a pair once its gap looks large would leave the gaps too wide by chance).
+
 Figures are printed, nothing is asserted (docs/tournaments.md keeps them), with the machine's load.
 """
 
@@ -27,6 +31,7 @@ import os
 import random
 import statistics
 import time
+from collections import Counter
 
 import numpy as np
 
@@ -49,10 +54,12 @@ def play_set(group: tuple[str, ...], rng: random.Random) -> RatedSet:
     return RatedSet("bench", group, matches)
 
 
-def ladder(
-    how: str, seed: int, checkpoints: list[int], samples: int
-) -> dict[int, tuple[list[float], list[bool]]]:
-    """At each checkpoint: the 7 neighbour-gap errors and whether each bot's interval covers it."""
+Figures = dict[int, tuple[list[float], list[bool], list[int]]]
+
+
+def ladder(how: str, seed: int, checkpoints: list[int], samples: int) -> Figures:
+    """At each checkpoint: the 7 neighbour-gap errors, whether each bot's interval covers its
+    truth, and the sets each neighbour pair played."""
     rng = random.Random(f"{how}/{seed}")
     maker = Matchmaker(seats=2, rotations=ROTATIONS)
     pairs = list(itertools.combinations(NAMES, 2))
@@ -79,7 +86,8 @@ def ladder(
                 and table[bot].low <= true_elo[bot] <= (table[bot].high or math.nan)
                 for bot in NAMES
             ]
-            out[number + 1] = (errors, covered)
+            played = Counter(rated.group for rated in sets)
+            out[number + 1] = (errors, covered, [played[a, b] for a, b in itertools.pairwise(sorted(NAMES))])
     return out
 
 
@@ -98,6 +106,7 @@ def main() -> None:
     )
     print("| scheduling | sets | neighbour-gap bias (Elo, ±2 SE) | 95% interval coverage | seconds |")
     print("|---|---|---|---|---|")
+    figures: dict[str, list[Figures]] = {}
     for how in SCHEDULERS:
         started = time.perf_counter()
         runs = [
@@ -105,6 +114,7 @@ def main() -> None:
             for seed in range(args.first_seed, args.first_seed + args.seeds)
         ]
         seconds = time.perf_counter() - started
+        figures[how] = runs
         for n in checkpoints:
             per_seed = [statistics.fmean(run[n][0]) for run in runs]
             bias = statistics.fmean(per_seed)
@@ -114,6 +124,20 @@ def main() -> None:
                 f"| {how} | {n} | {bias:+.1f} ± {2 * se:.1f} | {100 * sum(covered) / len(covered):.1f}% "
                 f"of {len(covered)} | {seconds:.0f} (all counts) |"
             )
+    print(f"\nat {checkpoints[-1]} sets: sets between true neighbours; gap error of neighbour pairs with")
+    print("at most the seed's median of their sets | with more")
+    for how, runs in figures.items():
+        last = [run[checkpoints[-1]] for run in runs]
+        share = statistics.fmean(sum(played) / checkpoints[-1] for _, _, played in last)
+        few, many = [], []
+        for errors, _, played in last:
+            median = statistics.median(played)
+            for error, count in zip(errors, played, strict=True):
+                (few if count <= median else many).append(error)
+        print(
+            f"{how}: {100 * share:.0f}%; {statistics.fmean(few):+.1f} Elo ({len(few)} pairs) | "
+            + (f"{statistics.fmean(many):+.1f} Elo ({len(many)} pairs)" if many else "none")
+        )
     print(f"load after: {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
 
 
