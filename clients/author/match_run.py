@@ -41,6 +41,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from croupier.clients.isolation.policy import MODES as ISOLATION
+from croupier.clients.results.ratings import DEFAULT_MODEL
 from croupier.clients.results.ratings_cli import DEFAULT_DATA, DEFAULT_SAMPLES, RatingProgress, fail, say
 from croupier.clients.results.schedule import Rotations, rotation_count
 from croupier.clients.web import seat
@@ -361,6 +362,7 @@ async def _play(
         data=args.data,
         plain=args.plain,
         samples=DEFAULT_SAMPLES,
+        model=DEFAULT_MODEL,  # the live standings fit as _tables rates
         web=web,
         unix_socket=None,
     )

@@ -29,8 +29,7 @@ compared, and no LOS is given between groups. 95% intervals come from a
 bootstrap over duplicate sets (all rotations of one deal, the unit that
 carries the luck of the cards), or over groups of bots and their sets in two
 stages; the likelihood of superiority (LOS) of a bot over the next one down is
-the share of bootstrap samples in which it stays ahead. ``RunningElo`` is the
-classic order-dependent update, only for the live display.
+the share of bootstrap samples in which it stays ahead.
 
 The fit is Newton's method on numpy arrays (luce.py, which says why not choix), every
 bootstrap sample at once, in work proportional to the choices: a sample is a row of weights over
@@ -325,26 +324,6 @@ def results_seed(sets: Sequence[RatedSet]) -> tuple[list[RatedSet], int]:
     ordered = sorted(sets, key=key)
     digest = hashlib.sha256(repr([key(rated) for rated in ordered]).encode()).digest()
     return ordered, int.from_bytes(digest[:8], "big")
-
-
-class RunningElo:
-    """The classic incremental Elo, for the live display only: it depends on match order."""
-
-    def __init__(self, k: float = 16.0) -> None:
-        self.k = k
-        self.elo: dict[str, float] = {}
-
-    def add(self, places: Places) -> None:
-        """Update from one match; each bot's K is shared over its N-1 pairwise results."""
-        step = self.k / max(1, len(places) - 1)
-        delta = dict.fromkeys(places, 0.0)
-        for a, b, points in pairwise_results(places):
-            ra, rb = self.elo.get(a, ANCHOR), self.elo.get(b, ANCHOR)
-            expected = 1.0 / (1.0 + 10.0 ** ((rb - ra) / 400.0))
-            delta[a] += step * (points - expected)
-            delta[b] -= step * (points - expected)
-        for bot, change in delta.items():
-            self.elo[bot] = self.elo.get(bot, ANCHOR) + change
 
 
 def bootstrap(

@@ -112,5 +112,5 @@ class AdaptiveRunner(Runner):
 
     def _set_over(self, deal: int, matches: Sequence[FinishedMatch], replayed: bool = False) -> None:
         for match in matches:
-            self.display.match_done(match.record.key.game, match.places, replayed=replayed)
+            self.display.match_done(match.record.key.game, match.rated_places, replayed=replayed)
         self.plan.set_over(deal, matches, replayed)

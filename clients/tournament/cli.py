@@ -193,7 +193,7 @@ async def play(
             "give that referee, --server HOST:PORT",
             2,
         )
-    display = display or make_display(console, plain=True if args.plain else None)
+    display = display or make_display(console, plain=True if args.plain else None, model=args.model)
     if commit and tournament.secret is not None:  # before any match: anyone checks the run against it
         from croupier.clients.audit import commitment
 

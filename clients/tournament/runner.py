@@ -119,7 +119,7 @@ class Runner:
         self._results = {}
         for earlier in self.store.finished(tournament.id):
             if not self._unfinished[earlier.record.key.set_key]:
-                self.display.match_done(earlier.record.key.game, earlier.places, replayed=True)
+                self.display.match_done(earlier.record.key.game, earlier.rated_places, replayed=True)
             else:
                 self._results.setdefault(earlier.record.key.set_key, []).append(earlier)
         whole = self.config.deals == Deals.DUPLICATE  # fresh deals: no twin, each match on its own
@@ -244,7 +244,7 @@ class Runner:
         self._results.setdefault(key, []).append(match)
         if not self._unfinished[key]:
             for done in self._results.pop(key):
-                self.display.match_done(done.record.key.game, done.places)
+                self.display.match_done(done.record.key.game, done.rated_places)
 
     def _seat_ids(self, record: MatchRecord) -> list[str]:
         """The bot id playing each seat (the rotation's own instance, with a process per rotation)."""

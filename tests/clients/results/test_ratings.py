@@ -18,7 +18,6 @@ from croupier.clients.results.ratings import (
     Model,
     RatedSet,
     Resample,
-    RunningElo,
     Tally,
     anchored_fit,
     bootstrap,
@@ -153,12 +152,6 @@ def test_likelihood_of_superiority_is_high_for_a_clear_lead() -> None:
     sets = [[{"a": 1, "b": 2}, {"a": 1, "b": 2}]] * 9 + [[{"a": 2, "b": 1}, {"a": 1, "b": 2}]]
     (a, _) = rate(sets, samples=200)
     assert a.los_next == 1.0
-
-
-def test_running_elo_moves_the_winner_up_by_what_the_loser_loses() -> None:
-    running = RunningElo(k=16)
-    running.add({"a": 1, "b": 2, "c": 3})
-    assert running.elo == pytest.approx({"a": 1508, "b": 1500, "c": 1492})
 
 
 rankings = st.lists(

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from croupier.clients.bots import RandomBot
-from croupier.clients.results.ratings import Places
+from croupier.clients.results.ratings import Places, rate
 from croupier.clients.results.schedule import Deals, set_seed
 from croupier.clients.results.store import MatchRecord, SeatResult, Store, Tournament
 from croupier.clients.sdk import Client
@@ -93,8 +93,13 @@ async def test_every_match_is_played_once_and_the_tournament_finishes(
         records = store.matches(tournament.id).values()
         finished = store.finished(tournament.id)
         assert store.tournaments()[0].finished
+        table = rate(store.duplicate_sets("chinese_ten", [tournament.id]), samples=20)
     # 3 pairs x 2 deals x 2 rotations
     assert display.finished == len(finished) == 12
+    # the live standings at the end are the final table's ratings (a running Elo was not)
+    assert [(bot, round(elo, 6)) for bot, elo, _, _ in display.standings.ranked("chinese_ten")] == [
+        (rating.bot, round(rating.elo, 6)) for rating in table
+    ]
     assert {record.status for record in records} == {"done"}
     assert all(record.attempts == 1 and record.journal for record in records)
     assert all(sorted(r.place for r in match.results) in ([1, 2], [1, 1]) for match in finished)
