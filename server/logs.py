@@ -10,6 +10,17 @@ import structlog
 _configured = False
 
 
+class _Stderr:
+    """Whatever ``sys.stderr`` is when a line is written: a logger caches its file, and a harness
+    that swaps stderr (pytest's capture, a viewer's terminal) closes the one it swapped out."""
+
+    def write(self, text: str) -> int:
+        return sys.stderr.write(text)
+
+    def flush(self) -> None:
+        sys.stderr.flush()
+
+
 def configure(json: bool | None = None, level: int = logging.INFO) -> None:
     """Configure structlog for the process (later calls do nothing).
 
@@ -34,6 +45,6 @@ def configure(json: bool | None = None, level: int = logging.INFO) -> None:
             renderer,
         ],
         wrapper_class=structlog.make_filtering_bound_logger(level),
-        logger_factory=structlog.PrintLoggerFactory(sys.stderr),
+        logger_factory=structlog.PrintLoggerFactory(_Stderr()),  # type: ignore[arg-type]
         cache_logger_on_first_use=True,
     )
