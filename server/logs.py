@@ -2,23 +2,45 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TextIO
 
 import structlog
 
 _configured = False
 
 
-class _Stderr:
-    """Whatever ``sys.stderr`` is when a line is written: a logger caches its file, and a harness
-    that swaps stderr (pytest's capture, a viewer's terminal) closes the one it swapped out."""
+class _Sink:
+    """Where every log line goes: the file an embedded referee logs to while it runs (``to_file``),
+    else whatever ``sys.stderr`` is when the line is written. Loggers cache their file on first
+    use: a file closed under them, or a stream a harness swapped out and closed (pytest's
+    capture), would fail every later line of the process."""
+
+    file: TextIO | None = None
 
     def write(self, text: str) -> int:
-        return sys.stderr.write(text)
+        return (self.file or sys.stderr).write(text)
 
     def flush(self) -> None:
-        sys.stderr.flush()
+        (self.file or sys.stderr).flush()
+
+
+SINK = _Sink()
+
+
+@contextlib.contextmanager
+def to_file(path: Path) -> Iterator[None]:
+    """Log lines go to ``path`` (appended) while this lasts, then back to stderr."""
+    with path.open("a", encoding="utf-8") as file:
+        SINK.file = file
+        try:
+            yield
+        finally:
+            SINK.file = None
 
 
 def configure(json: bool | None = None, level: int = logging.INFO) -> None:
@@ -45,6 +67,6 @@ def configure(json: bool | None = None, level: int = logging.INFO) -> None:
             renderer,
         ],
         wrapper_class=structlog.make_filtering_bound_logger(level),
-        logger_factory=structlog.PrintLoggerFactory(_Stderr()),  # type: ignore[arg-type]
+        logger_factory=structlog.PrintLoggerFactory(SINK),  # type: ignore[arg-type]
         cache_logger_on_first_use=True,
     )

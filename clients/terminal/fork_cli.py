@@ -132,11 +132,8 @@ async def _forked(
     records = await asyncio.to_thread(forks.finished_records, journal, source)
     log_dir = args.data / "logs"
     log_dir.mkdir(parents=True, exist_ok=True)
-    with (log_dir / "referee.log").open("a", encoding="utf-8") as log_file:
-        import structlog
-
-        logs.configure(json=True)
-        structlog.configure(logger_factory=structlog.PrintLoggerFactory(log_file))
+    logs.configure(json=True)
+    with logs.to_file(log_dir / "referee.log"):
         croupier = await create_server("127.0.0.1:0", args.data / "referee")
         try:
             match, tokens = await forks.fork_records(croupier.referee, records, args.fork, names, clocks)

@@ -526,15 +526,12 @@ async def embedded(
     LOGS/referee.log: not over the live display; ``open_registration`` as ``create_server``
     takes it. It claims the process's one logging configuration (later calls do nothing), then
     points it at the file before anything logs."""
-    import structlog
-
     from croupier.server import logs as referee_logs
     from croupier.server.app import create_server
 
     logs.mkdir(parents=True, exist_ok=True)
-    with (logs / "referee.log").open("a", encoding="utf-8") as log_file:
-        referee_logs.configure(json=True)
-        structlog.configure(logger_factory=structlog.PrintLoggerFactory(log_file))
+    referee_logs.configure(json=True)
+    with referee_logs.to_file(logs / "referee.log"):
         croupier = await create_server(
             listen, data, unix_socket=unix_socket, open_registration=open_registration
         )

@@ -5,6 +5,7 @@ command or on a running one (``--server``); never rated, replayable from its own
 from __future__ import annotations
 
 import asyncio
+import re
 import sys
 from pathlib import Path
 
@@ -23,9 +24,15 @@ async def finished(referee: Croupier, admin: Admin, seed: int = 5) -> Path:
     return Path(created.journal)
 
 
+def fork_id(output: str) -> str:
+    """The fork's id in ``forked ID at step N as FORK: ...`` (other lines may say "as" too)."""
+    found = re.search(r"forked \S+ at step \d+ as ([^:\s]+):", output)
+    assert found, output
+    return found.group(1)
+
+
 def forked_journal(data: Path, output: str) -> Path:
-    fork_id = output.split(" as ")[1].split(":")[0]
-    return data / "referee" / "matches" / f"{fork_id}.jsonl"
+    return data / "referee" / "matches" / f"{fork_id(output)}.jsonl"
 
 
 async def test_a_fork_plays_on_from_the_step_on_an_embedded_referee_and_replays_like_any_match(
@@ -74,9 +81,9 @@ async def test_a_fork_on_a_running_referee_is_asked_of_it(
     )
     output = done.stdout.replace("\n", " ")
     assert done.returncode == 0, done.stdout + done.stderr
-    fork_id = output.split(" as ")[1].split(":")[0]
-    assert f"replay it: croupier replay {fork_id} --server {server}" in output
-    assert referee.referee.info(fork_id).forked_from == f"{journal.stem}@3"
+    fork = fork_id(output)
+    assert f"replay it: croupier replay {fork} --server {server}" in output
+    assert referee.referee.info(fork).forked_from == f"{journal.stem}@3"
 
 
 async def test_a_fork_needs_a_finished_match_and_a_bot_per_seat(referee: Croupier, admin: Admin) -> None:
