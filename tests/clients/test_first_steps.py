@@ -169,7 +169,7 @@ def test_every_command_says_in_one_line_that_no_referee_answers(tmp_path: Path) 
     watch = run("watch", "--server", address)
     assert (watch.returncode, watch.stderr.splitlines()) == (1, [f"croupier watch: {no_referee(address)}"])
     (tmp_path / "t.toml").write_text(
-        'name = "t"\n[[games]]\ngame = "platinum_fish"\nseats = 2\n'
+        'name = "t"\ndeals = "fresh"\n[[games]]\ngame = "platinum_fish"\nseats = 2\n'
         '[[bots]]\nname = "a"\nexternal = true\n[[bots]]\nname = "b"\nexternal = true\n'
     )
     runner = run(
