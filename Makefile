@@ -22,16 +22,19 @@ run: $(RUNTIME) $(STUBS)
 	CROUPIER_PACE_MS=$(PACE) $(PY) -m croupier.clients.cli tournament tournaments/demo.toml --again --web $(WEB)
 
 # The whole suite on the compiled hot path (pure Python where no C compiler is), then the suites
-# of what is compiled (PURE_TESTS) on pure Python.
+# of what is compiled (PURE_TESTS) on pure Python. TEST_WORKERS pytest processes share the files
+# (pytest-xdist; tests/conftest.py keeps a file on one): many tests wait on referees and bots.
+TEST_WORKERS ?= 2
+XDIST = -n $(TEST_WORKERS) --dist loadgroup
 test: $(INSTALLED) $(STUBS) compiled node
-	$(PY) -m pytest
+	$(PY) -m pytest $(XDIST)
 	$(MAKE) --no-print-directory test-pure
 
 PURE_TESTS := tests/engine tests/server/test_convert.py tests/server/test_framing.py tests/server/test_full_matches.py \
   tests/clients/docgen/test_bot_types.py tests/test_native.py tests/clients/sdk/test_sdk_surface.py
 # Less the one test that compares the two paths: it needs the compiled one (a skip would fail CI).
 test-pure: $(INSTALLED) $(STUBS)
-	CROUPIER_PURE=1 $(PY) -m pytest $(PURE_TESTS) \
+	CROUPIER_PURE=1 $(PY) -m pytest $(XDIST) $(PURE_TESTS) \
 	  --deselect tests/test_native.py::test_both_paths_play_every_variant_of_every_game_alike
 
 lint: $(INSTALLED) $(STUBS)
