@@ -354,6 +354,8 @@ async def test_croupier_match_human_seats_you_in_the_browser(tmp_path: Path, bro
             r"both seatings together: .+ \((you|heuristic) -?\d+ · (you|heuristic) -?\d+\)", combined
         )
         assert await screen.locator(".final").inner_text() == "The run is over: these are its final results."
+        ARTIFACTS.mkdir(exist_ok=True)
+        await page.screenshot(path=str(ARTIFACTS / "web-seat-result.png"))
         await read_until(r"│ you +│ +2 │")  # its results table: one match in each seating
         results = await page.locator(".your-move .results").inner_text()
         assert "seating 1: " in results and "seating 2: " in results and "combined, 2 seatings: " in results
