@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import platform
 import random
 import time
 from collections.abc import Callable
@@ -23,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from bench.engine_playouts import play_one
+from bench.harness import machine
 from croupier.clients.pettingzoo import CroupierEnv, env
 from croupier.engine.games import GAMES
 
@@ -71,11 +71,11 @@ def main() -> None:
         "--rounds", type=int, default=6, help="turns each loop takes, alternating (default 6)"
     )
     args = parser.parse_args()
-    print(f"python {platform.python_version()} on {platform.machine()}, one core, default options")
+    print(f"{machine()}; one core, default options")
     print(
         f"the engine and the environment alternating, {args.rounds} turns each; load average {load_average()}"
     )
-    print(f"{'game':<15} {'engine actions/s':>17} {'env steps/s':>12} {'env cost':>9}")
+    print(f"{'game':<15} {'engine actions/s':>17} {'env steps/s':>12} {'env cost':>9}  load average")
     for name in [args.game] if args.game else sorted(GAMES):
         aec = env(name)
         options = aec.table.options
@@ -83,7 +83,9 @@ def main() -> None:
         plays = {"engine": partial(engine_match, name, options), "env": partial(env_match, aec, chooser)}
         rates = interleaved(plays, args.seconds, args.rounds)
         engine, steps = rates["engine"], rates["env"]
-        print(f"{name:<15} {engine:>17.0f} {steps:>12.0f} {engine / steps:>8.2f}x")
+        print(
+            f"{name:<15} {engine:>17.0f} {steps:>12.0f} {engine / steps:>8.2f}x  {load_average()}", flush=True
+        )
     print(f"load average after: {load_average()}")
 
 

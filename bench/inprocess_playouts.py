@@ -13,12 +13,14 @@ the mover's view costs, the best of 15 passes over 3,000 positions.
 from __future__ import annotations
 
 import argparse
+import os
 import random
 import time
 from collections.abc import Callable
 from typing import Any
 
 from bench.engine_playouts import play_one
+from bench.harness import machine
 from croupier.clients.author.inprocess import play
 from croupier.clients.bots import RandomBot
 from croupier.engine.games import GAMES
@@ -77,9 +79,12 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=3.0, help="per game and path (default: %(default)s)")
     parser.add_argument("--game", action="append", choices=sorted(GAMES))
     args = parser.parse_args()
-    print(f"engine: {native.build()}")
-    print("| game | engine matches/s | in-process matches/s | in-process / engine | a view, µs |")
-    print("| --- | --- | --- | --- | --- |")
+    print(machine())
+    print(f"engine: {native.build()}; the two paths in turns of {SLICE} CPU s")
+    print(
+        "| game | engine matches/s | in-process matches/s | in-process / engine | a view, µs | load average |"
+    )
+    print("| --- | --- | --- | --- | --- | --- |")
     for name in args.game or sorted(GAMES):
         spec = GAMES[name]
         options = spec.options()
@@ -92,7 +97,8 @@ def main() -> None:
             args.seconds,
         )
         ratio, view = inprocess / engine, view_cost(name)
-        print(f"| {name} | {engine:.0f} | {inprocess:.0f} | {ratio:.2f} | {view:.2f} |", flush=True)
+        load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
+        print(f"| {name} | {engine:.0f} | {inprocess:.0f} | {ratio:.2f} | {view:.2f} | {load} |", flush=True)
 
 
 if __name__ == "__main__":

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import resource
 import tempfile
 import time
@@ -81,7 +82,7 @@ async def run(port: int, pid: int, game: str, players: int, steps: list[int], li
         await asyncio.sleep(0.5)
         base = rss_bytes(pid)
         print(f"referee resident memory with no match: {base / 2**20:.1f} MiB")
-        print(f"{'live matches':>12} {'RSS MiB':>9} {'KiB/match':>10}")
+        print(f"{'live matches':>12} {'RSS MiB':>9} {'KiB/match':>10}  load average")
         created = 0
         for step in steps:
             while created < step:
@@ -90,7 +91,11 @@ async def run(port: int, pid: int, game: str, players: int, steps: list[int], li
             await seats.until_started(created)
             await asyncio.sleep(0.5)
             rss = rss_bytes(pid)
-            print(f"{created:>12,} {rss / 2**20:>9.1f} {(rss - base) / created / 1024:>10.1f}", flush=True)
+            load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
+            print(
+                f"{created:>12,} {rss / 2**20:>9.1f} {(rss - base) / created / 1024:>10.1f}  {load}",
+                flush=True,
+            )
         if limit <= created:
             return
         stopped = f"the limit of {limit:,} matches"

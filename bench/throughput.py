@@ -38,7 +38,9 @@ import subprocess
 import tempfile
 import time
 from collections import defaultdict
+from collections.abc import Iterator, Sequence
 from pathlib import Path
+from typing import TypeVar
 
 from bench import grpc_ceiling
 from bench.grpc_ceiling import ceiling_server
@@ -96,6 +98,21 @@ async def on_fresh_referee(load: Load, serve_flags: list[str]) -> Figures:
         return await play(f"127.0.0.1:{referee.port}", load, server_pid=referee.pid)
 
 
+Turn = TypeVar("Turn")
+
+
+def turns(configurations: Sequence[Turn], runs: int) -> Iterator[Turn | None]:
+    """The order ``referee`` measures in: each run the ceiling (None), then every configuration
+    followed by the ceiling again, and the whole round once per run (round-robin, not each
+    configuration's runs one after another): a configuration's ratio is to the ceilings just
+    before and after it, and a change of the machine's load falls on every configuration alike."""
+    for _ in range(runs):
+        yield None
+        for configuration in configurations:
+            yield configuration
+            yield None
+
+
 async def referee(args: argparse.Namespace) -> None:
     """Everything on one event loop (grpc.aio keeps its poller on the first loop it meets)."""
     layouts, modes = args.layouts.split(","), args.modes.split(",")
@@ -109,35 +126,37 @@ async def referee(args: argparse.Namespace) -> None:
     print(
         f"{'matches':>7} {'layout':>6} {'stream':>10} {'ceiling/s':>10} {'decisions/s':>11} {'ratio':>6}"
         f" {'p50 µs':>8} {'p99 µs':>8} {'ceil p50':>8} {'ceil p99':>8} {'srv µs/dec':>10}"
-        f" {'ceil µs/rt':>10} {'client cpu':>10} {'dec B':>6}"
+        f" {'ceil µs/rt':>10} {'client cpu':>10} {'dec B':>6}  load average"
     )
     with ceiling_server() as bare:
         for matches in levels(args.matches):
             ratios: defaultdict[tuple[str, str], list[float]] = defaultdict(list)
-            for _ in range(args.runs):
-                # the ceiling before and after each referee, the two's mean its measure: a change of
-                # the machine's load during the run falls on what is compared, not on one side
-                top = await grpc_ceiling.load(bare.port, matches, args.seconds, bare.pid)
-                for layout in layouts:
-                    for mode in modes:
-                        load = Load(args.game, args.players, matches, layout, args.seconds, mode)
-                        got = await on_fresh_referee(load, flags)
-                        after = await grpc_ceiling.load(bare.port, matches, args.seconds, bare.pid)
-                        ceiling_rate = (top.per_second + after.per_second) / 2
-                        ratio = got.per_second / ceiling_rate
-                        ratios[(layout, mode)].append(ratio)
-                        sizes, trips = got.window.decision_bytes, got.window.round_trips
-                        print(
-                            f"{matches:>7} {layout:>6} {mode:>10} {ceiling_rate:>10,.0f}"
-                            f" {got.per_second:>11,.0f} {ratio:>6.2f}"
-                            f" {trips.percentile(50):>8,.0f} {trips.percentile(99):>8,.0f}"
-                            f" {top.latencies.percentile(50):>8,.0f} {top.latencies.percentile(99):>8,.0f}"
-                            f" {got.server_cpu_us:>10,.1f} {top.server_cpu_us:>10,.1f}"
-                            f" {got.client_cpu / got.seconds:>9.0%}"
-                            f" {statistics.mean(sizes) if sizes else 0:>6,.0f}",
-                            flush=True,
-                        )
-                        top = after
+            top: grpc_ceiling.Figures | None = None  # the ceiling just before the referee measured
+            measured: tuple[str, str, Figures] | None = None  # a referee waiting for the ceiling after it
+            for turn in turns([(layout, mode) for layout in layouts for mode in modes], args.runs):
+                if turn is not None:
+                    layout, mode = turn
+                    load = Load(args.game, args.players, matches, layout, args.seconds, mode)
+                    measured = (layout, mode, await on_fresh_referee(load, flags))
+                    continue
+                after = await grpc_ceiling.load(bare.port, matches, args.seconds, bare.pid)
+                if measured is not None and top is not None:
+                    layout, mode, got = measured
+                    ceiling_rate = (top.per_second + after.per_second) / 2
+                    ratio = got.per_second / ceiling_rate
+                    ratios[(layout, mode)].append(ratio)
+                    sizes, trips = got.window.decision_bytes, got.window.round_trips
+                    print(
+                        f"{matches:>7} {layout:>6} {mode:>10} {ceiling_rate:>10,.0f}"
+                        f" {got.per_second:>11,.0f} {ratio:>6.2f}"
+                        f" {trips.percentile(50):>8,.0f} {trips.percentile(99):>8,.0f}"
+                        f" {top.latencies.percentile(50):>8,.0f} {top.latencies.percentile(99):>8,.0f}"
+                        f" {got.server_cpu_us:>10,.1f} {top.server_cpu_us:>10,.1f}"
+                        f" {got.client_cpu / got.seconds:>9.0%}"
+                        f" {statistics.mean(sizes) if sizes else 0:>6,.0f}  {load_average()}",
+                        flush=True,
+                    )
+                top, measured = after, None
             for (layout, mode), values in ratios.items():
                 print(
                     f"{'':>7} {matches} matches, {layout} layout, {mode}: ratio to the ceiling median "

@@ -7,6 +7,7 @@ import time
 from collections.abc import Callable
 
 from bench.env_steps import interleaved
+from bench.throughput import turns
 
 
 def test_env_steps_measures_the_engine_and_the_environment_in_turns() -> None:
@@ -25,3 +26,10 @@ def test_env_steps_measures_the_engine_and_the_environment_in_turns() -> None:
     rates = interleaved({"engine": play("engine"), "env": play("env")}, seconds=0.03, rounds=3)
     turns = [name for index, name in enumerate(order) if index == 0 or order[index - 1] != name]
     assert turns == ["engine", "env"] * 3 and set(rates) == {"engine", "env"}
+
+
+def test_the_referee_bench_takes_its_configurations_round_robin_between_ceilings() -> None:
+    """Each configuration between two ceilings, and every configuration once per round: never a
+    configuration's runs one after another, nor one ceiling for several configurations."""
+    order = list(turns(["seats", "bots"], runs=2))
+    assert order == [None, "seats", None, "bots", None] * 2

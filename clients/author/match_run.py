@@ -20,7 +20,9 @@ With --human you take a seat yourself, in the web viewer: the command prints a l
 (on 127.0.0.1; it works once, in one browser) and opens it where a display is. You see your own
 cards and play by clicks or keys; everyone else sees the match as a spectator. A match with you
 in it has human-sized clocks (a minute a move, five in the bank), one match at a time, each its
-own deal (--games 1 by default: one deal in each seating).
+own deal (--games 1 by default: one deal in each seating). After each match the page shows its
+result, and the next waits for the person to ask for it; after the last, the tables are printed
+and the page stays until they leave it or ask for a rematch (the same bots, new deals).
 """
 
 from __future__ import annotations
@@ -36,7 +38,7 @@ import shlex
 import sys
 import time
 import tomllib
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -204,7 +206,28 @@ def run(args: argparse.Namespace) -> int:
                 secret=match_secret(seed),
             )
             say(console, f"{tournament.name}: seed {seed} (--seed {seed} deals the same cards again)")
-            return asyncio.run(_play(args, console, config, store, tournament))
+
+            def rematch() -> tuple[TournamentConfig, Tournament]:
+                """The same bots and settings, new deals: a new seed, a run of its own."""
+                seed = secrets.randbelow(2**31)
+                again = parse(
+                    settings(
+                        args.game, args.bot, args.games, options, seed, isolation=args.isolation, human=True
+                    )
+                )
+                run = store.open_tournament(
+                    _fresh_name(store, args.game),
+                    again.fingerprint(),
+                    again.settings(),
+                    again=False,
+                    secret=match_secret(seed),
+                )
+                say(console, f"rematch, {run.name}: seed {seed} (--seed {seed} deals the same cards again)")
+                return again, run
+
+            return asyncio.run(
+                _play(args, console, config, store, tournament, rematch if args.human else None)
+            )
     except StoreError as exc:
         return fail(f"croupier match: {exc}", 2)
 
@@ -350,7 +373,12 @@ def _fresh_name(store: Store, game: str) -> str:
 
 
 async def _play(
-    args: argparse.Namespace, console: Console, config: TournamentConfig, store: Store, tournament: Tournament
+    args: argparse.Namespace,
+    console: Console,
+    config: TournamentConfig,
+    store: Store,
+    tournament: Tournament,
+    rematch: Callable[[], tuple[TournamentConfig, Tournament]] | None = None,
 ) -> int:
     from croupier.clients.tournament.cli import play
 
@@ -387,12 +415,25 @@ async def _play(
                 await spectator
             quiet.flush()
 
+    runs = [tournament]  # and each rematch's: the last is the one checked for silent bots
+
+    def again() -> tuple[TournamentConfig, Tournament]:
+        assert rematch is not None
+        config, run = rematch()
+        runs.append(run)
+        return config, run
+
+    next_run = again if rematch is not None else None
     if not args.watch:
-        code = await play(runner_args, console, config, store, tournament, tables=_tables, commit=False)
+        code = await play(
+            runner_args, console, config, store, tournament, tables=_tables, commit=False, rematch=next_run
+        )
     else:
         code = await play(
-            runner_args, console, config, store, tournament, quiet, spectating, _tables, commit=False
-        )
+            runner_args, console, config, store, tournament, quiet, spectating, _tables, commit=False,
+            rematch=next_run,
+        )  # fmt: skip
+    tournament = runs[-1]
     silent = silent_bots(store.finished(tournament.id)) if code == 0 else []
     if silent:
         logs = args.data / "logs" / f"{tournament.name}-{tournament.run}"

@@ -32,7 +32,7 @@ from croupier.clients.results.ratings_cli import (
     fail,
     say,
 )
-from croupier.clients.tournament.viewer import web_viewer
+from croupier.clients.tournament.viewer import until_read, web_viewer
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -176,11 +176,13 @@ async def play(
     make_runner: RunnerFactory | None = None,
     *,
     commit: bool = True,
+    rematch: Callable[[], tuple[TournamentConfig, Tournament]] | None = None,
 ) -> int:
     """Play the tournament's matches not done yet (``args``: ``croupier tournament``'s) and print the
     tables; the exit status. ``beside(address)`` runs beside the embedded referee (``croupier match
     --watch``'s spectator); ``make_runner`` makes a runner (``--sprt``'s grows its schedule as it
-    plays); ``commit``: commit to the schedule first (not for ``croupier match``: a public --seed)."""
+    plays); ``commit``: commit to the schedule first (not for ``croupier match``: a public --seed).
+    A person's page stays with the results until they leave, or ask for ``rematch()``'s next run."""
     from croupier.clients.isolation.policy import IsolationError, require
     from croupier.clients.tournament.display import make_display
     from croupier.clients.tournament.referee_client import RefereeError, Replicas, TargetError
@@ -211,6 +213,9 @@ async def play(
     launched: list[BotProcess] = []
     complete = False
     started = False
+    reported = False  # this run's tables printed already (a person's, before they answer the page)
+    if tables is None:
+        tables = functools.partial(report, model=args.model, resample=args.bootstrap, data=args.data)
     main = asyncio.current_task()
     assert main is not None
     try:
@@ -237,10 +242,23 @@ async def play(
             try:
                 seat = viewer.seat if viewer is not None else None
                 entrants = await _enter_bots(config, referees, logs, display, launched, socket, jail, seat)
-                runner = (make_runner or Runner)(config, store, referees, entrants, display)
-                _on_interrupt(runner, display, main)
-                started = True
-                complete = await runner.run(tournament)
+                while True:
+                    runner = (make_runner or Runner)(config, store, referees, entrants, display)
+                    if seat is not None:
+                        runner.held = functools.partial(until_read, seat)
+                    _on_interrupt(runner, display, main)
+                    started = True
+                    complete = await runner.run(tournament)
+                    if seat is None or not complete:
+                        break
+                    tournament = store.tournaments([tournament.name])[-1]  # finished now
+                    tables(console, config, store, tournament, args.samples, launched, _journals_where(args))
+                    reported = True
+                    say(console, "your seat's page shows the results; the run ends when you leave the table")
+                    if not await seat.run_over(rematch is not None) or rematch is None:
+                        break
+                    config, tournament = rematch()
+                    reported = False
             finally:
                 await asyncio.gather(*(bot.stop() for bot in launched))
                 await referees.close()
@@ -260,11 +278,10 @@ async def play(
         return fail(
             "interrupted; what finished is saved: run the same command again to go on", EXIT_INTERRUPTED
         )
-    if complete:
+    if complete and not reported:
         tournament = store.tournaments([tournament.name])[-1]  # finished now
-    if tables is None:
-        tables = functools.partial(report, model=args.model, resample=args.bootstrap, data=args.data)
-    tables(console, config, store, tournament, args.samples, launched, _journals_where(args))
+    if not reported:
+        tables(console, config, store, tournament, args.samples, launched, _journals_where(args))
     if not complete:
         say(console, "stopped early; run the same command again to play the rest")
         return EXIT_INTERRUPTED

@@ -32,7 +32,7 @@ import asyncio
 import contextlib
 import time
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -100,6 +100,9 @@ class Runner:
         self._names = {bot_id: entrant.name for bot_id, entrant in by_id}
         self._gone_since: dict[tuple[str, str], float] = {}
         """When each (bot, replica) was first seen without a stream."""
+        self.held: Callable[[Sequence[MatchRecord]], Awaitable[None]] | None = None
+        """Awaited before a set's matches are created: a person's seat holds back the matches it
+        plays until they have read the last one's result (tournament/cli.py)."""
 
     def request_stop(self) -> None:
         """Start no more matches; the ones in progress finish and are recorded."""
@@ -140,6 +143,10 @@ class Runner:
                 if not self.stopping:
                     for pending in list(todo):
                         if self._fits(pending, len(running), busy):
+                            if self.held is not None:
+                                await self.held(pending)
+                                if self.stopping:
+                                    break
                             todo.remove(pending)
                             await self._start(pending, running, busy)
                 if not running:

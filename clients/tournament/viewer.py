@@ -16,7 +16,7 @@ import contextlib
 import os
 import sys
 import webbrowser
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Sequence
 from typing import TYPE_CHECKING
 
 from croupier.clients.results.ratings_cli import say
@@ -24,8 +24,10 @@ from croupier.clients.results.ratings_cli import say
 if TYPE_CHECKING:
     from rich.console import Console
 
+    from croupier.clients.results.store import MatchRecord
     from croupier.clients.tournament.config import TournamentConfig
     from croupier.clients.web.app import WebViewer
+    from croupier.clients.web.seat import HumanSeat
 
 HUMAN_ADDRESS = "127.0.0.1:0"
 """Where a viewer with a person's seat listens unless --web says: this machine only."""
@@ -73,6 +75,13 @@ async def web_viewer(
             console,
             f"the web viewer stopped with the tournament; browse it again: croupier web --data {args.data}",
         )
+
+
+async def until_read(seat: HumanSeat, pending: Sequence[MatchRecord]) -> None:
+    """Hold back a set the person plays in until they have read their last match's result (the
+    runner's ``held``): the next seating would take the result off their page."""
+    if any(seat.name in record.seats for record in pending):
+        await seat.ready()
 
 
 def offer_seat(viewer: WebViewer, say: Callable[[str], None]) -> None:

@@ -1,5 +1,6 @@
 """The seat page's HTTP side: the one-time link that hands a browser the seat's cookie, the seat's
-own feed (server-sent events, as the live match's), and its moves (clients/web/seat.py).
+own feed (server-sent events, as the live match's), its moves, and the result screen's buttons
+(the next match, a rematch, leave: clients/web/seat.py).
 
 Protected as docs/spectator.md says ("A seat at the table"): the link's key works once and is
 exchanged at once for an HttpOnly, SameSite=Strict cookie, so what stays in the browser's history
@@ -60,16 +61,24 @@ def _held(request: web.Request) -> HumanSeat:
     return seat
 
 
-async def move(request: web.Request) -> web.StreamResponse:
-    """POST /api/seat/move: the person's choice, sent to the referee; its fate comes on the feed."""
-    seat = _held(request)
+def _from_page(request: web.Request, what: str) -> web.Response | None:
+    """A 403 unless the request came from the seat page's script: our header, and no Origin but
+    this server's (another site's page cannot send the header without a preflight)."""
     origin = request.headers.get("Origin")
     if HEADER not in request.headers or (
         origin is not None and origin != f"{request.scheme}://{request.host}"
     ):
         return web.json_response(
-            {"error": f"a move is sent by the seat page (the {HEADER} header)"}, status=403
+            {"error": f"{what} is sent by the seat page (the {HEADER} header)"}, status=403
         )
+    return None
+
+
+async def move(request: web.Request) -> web.StreamResponse:
+    """POST /api/seat/move: the person's choice, sent to the referee; its fate comes on the feed."""
+    seat = _held(request)
+    if (refusal := _from_page(request, "a move")) is not None:
+        return refusal
     try:
         asked = json.loads(await request.text() or "null")
     except ValueError:
@@ -79,6 +88,22 @@ async def move(request: web.Request) -> web.StreamResponse:
     except Refused as exc:
         return web.json_response({"error": str(exc)}, status=400)
     return web.json_response({"sent": True}, status=202)
+
+
+def _between(say: Callable[[HumanSeat], None], what: str) -> Handler:
+    """A POST of the result screen's buttons: the next match, a rematch, leave."""
+
+    async def handle(request: web.Request) -> web.StreamResponse:
+        seat = _held(request)
+        if (refusal := _from_page(request, what)) is not None:
+            return refusal
+        try:
+            say(seat)
+        except Refused as exc:
+            return web.json_response({"error": str(exc)}, status=409)
+        return web.json_response({"sent": True}, status=202)
+
+    return handle
 
 
 async def hint(request: web.Request) -> web.StreamResponse:
@@ -106,13 +131,17 @@ def add_routes(app: web.Application, seat: HumanSeat | None, page: Handler, even
         held = _held(request)
         response = await event_stream(request)
         seen = 0
-        with contextlib.suppress(ConnectionResetError):
-            while held.holds(request.cookies.get(COOKIE)):
-                try:
-                    seen, text = await asyncio.wait_for(held.next_state(seen), KEEPALIVE_SECONDS)
-                    await response.write(f"data: {text}\n\n".encode())
-                except TimeoutError:
-                    await response.write(b": keep-alive\n\n")
+        held.feeds += 1  # a page is there: after the run, the seat waits for its person's answer
+        try:
+            with contextlib.suppress(ConnectionResetError):
+                while held.holds(request.cookies.get(COOKIE)):
+                    try:
+                        seen, text = await asyncio.wait_for(held.next_state(seen), KEEPALIVE_SECONDS)
+                        await response.write(f"data: {text}\n\n".encode())
+                    except TimeoutError:
+                        await response.write(b": keep-alive\n\n")
+        finally:
+            held.feeds -= 1
         return response
 
     app[SEATS] = Seats(seat)
@@ -121,3 +150,6 @@ def add_routes(app: web.Application, seat: HumanSeat | None, page: Handler, even
     app.router.add_get("/api/seat/live", live)
     app.router.add_post("/api/seat/move", move)
     app.router.add_post("/api/seat/hint", hint)
+    app.router.add_post("/api/seat/next", _between(HumanSeat.go_on, "the next match"))
+    app.router.add_post("/api/seat/rematch", _between(lambda seat: seat.after_run(True), "a rematch"))
+    app.router.add_post("/api/seat/leave", _between(lambda seat: seat.after_run(False), "leaving"))

@@ -43,6 +43,9 @@ DECISION_MS, BANK_MS = 60_000, 300_000
 """A human seat's clocks (``croupier match --human``): a minute a move and five in the bank, where
 bots get the referee's 5 s and 30 s."""
 LOG_LINES = 8
+LEAVE_SECONDS = 30.0
+"""After the run, how often the seat looks for a page still holding its feed: with none, the
+person has gone, and the run ends as if they had left."""
 RETRY_SECONDS = (0.5, 5.0)
 FATAL = frozenset(
     {grpc.StatusCode.UNAUTHENTICATED, grpc.StatusCode.PERMISSION_DENIED, grpc.StatusCode.INVALID_ARGUMENT}
@@ -85,6 +88,13 @@ class HumanSeat:
         self._outbox: asyncio.Queue[bots_pb2.BotMessage] | None = None
         self._task: asyncio.Task[None] | None = None
         self._match: dict[str, Any] | None = None
+        self._read = asyncio.Event()
+        """The person has read the last match's result and asked for the next (set until a match ends)."""
+        self._read.set()
+        self._after: asyncio.Future[bool] | None = None
+        """Once the run is over: whether the person asks for a rematch (True) or leaves (False)."""
+        self.feeds = 0
+        """Pages holding the seat's feed now."""
 
     # --- who holds it ------------------------------------------------------------------------
 
@@ -251,6 +261,7 @@ class HumanSeat:
                 results = [*results, {"players": header["players"], "seat": seat, "result": header["result"]}]
             self.finished += 1
             self._match = None
+            self._read.clear()  # the next match waits until its person has read this one's result
             note = "the match is over"
             await self._show(header=header, scene=scene, asked=None, note=note, results=results)
         elif kind == "seat_forfeited" and message.seat_forfeited.seat == self.state.get("seat"):
@@ -290,6 +301,55 @@ class HumanSeat:
         async with self.changed:
             await self.changed.wait_for(lambda: self.version > seen)
             return self.version, dumps(self.state)
+
+    # --- between matches, and after the run ----------------------------------------------------
+
+    async def ready(self) -> None:
+        """Until the person has read the last match's result and asked for the next: the runner
+        waits for it before it creates a match of theirs (the next seating would take the page
+        away from the result)."""
+        if not self._read.is_set():
+            await self._show(next=True)
+            await self._read.wait()
+            await self._show(next=False)
+
+    def go_on(self) -> None:
+        """The person asks for the next match."""
+        if self._read.is_set():
+            raise Refused("no match of yours is over and waiting for you to go on")
+        self._read.set()
+
+    async def run_over(self, rematch: bool) -> bool:
+        """The run's last match is over: the page shows the final results and offers a rematch
+        (where ``rematch``) and a way out. True once the person asks for a rematch (the same
+        opponents, new deals); False when they leave, or no page has held the seat's feed at one
+        of the checks every ``LEAVE_SECONDS``."""
+        after: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
+        self._after = after
+        await self._show(run={"over": True, "rematch": rematch}, next=False)
+        try:
+            while True:
+                with contextlib.suppress(TimeoutError):
+                    again = await asyncio.wait_for(asyncio.shield(after), LEAVE_SECONDS)
+                    break
+                if not self.feeds:
+                    again = False
+                    break
+        finally:
+            self._after = None
+        if again:  # a new pair: its results on their own, its first match not held back
+            self._read.set()
+            note = "a rematch: the same opponents, new deals"
+            await self._show(run=None, results=[], note=note)
+        else:
+            await self._show(run={"over": True, "rematch": False, "left": True})
+        return again
+
+    def after_run(self, rematch: bool) -> None:
+        """The person's answer at the end of the run: a rematch, or leave."""
+        if self._after is None or self._after.done():
+            raise Refused("the run is not over: there is nothing to rematch or leave yet")
+        self._after.set_result(rematch)
 
     # --- what the person does ------------------------------------------------------------------
 

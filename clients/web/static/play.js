@@ -159,10 +159,69 @@
         if (hinted && hinted.decision_id === asked.decision_id) parts.push(el("p", "hint", hinted.text));
       }
     }
+    parts.unshift(resultScreen());
     parts.push(resultsPanel());
     if (over) parts.push(el("p", "over", "The run is over (its viewer has stopped): these results are final. To play again, run the same croupier match command."));
     panel.replaceChildren(...parts.filter(Boolean));
     panel.dataset.pending = pending ? "1" : "0";
+  }
+
+  const ordinal = (n) => `${n}${n === 1 ? "st" : n === 2 ? "nd" : n === 3 ? "rd" : "th"}`;
+  const nameIn = (r, seat) => (seat === r.seat ? "you" : r.players[seat]);
+
+  // Who won, in words: "you won", "heuristic won", "you and bob share first place".
+  function winners(names) {
+    if (names.length > 1) return `${names.join(" and ")} share first place`;
+    return names[0] === "you" ? "you won" : `${names[0]} won`;
+  }
+
+  // Every player's points over the seatings played (a pair's two seatings: the one result to read).
+  function totals(done) {
+    const points = new Map();
+    for (const r of done) r.players.forEach((_, seat) => points.set(nameIn(r, seat), (points.get(nameIn(r, seat)) || 0) + r.result[seat][1]));
+    return [...points].sort((a, b) => b[1] - a[1]);
+  }
+
+  // After each match: who won it and the scores, then over every seating so far; and what comes
+  // next: the next match once you ask for it, or at the run's end a rematch or leaving.
+  function resultScreen() {
+    const done = state.results || [];
+    const header = state.header;
+    if (!done.length || !header || header.status !== "finished") return null;
+    const last = done[done.length - 1];
+    const places = last.result.map(([place, score], seat) => ({ who: nameIn(last, seat), place, score }));
+    const parts = [
+      el("h2", "outcome", `${done.length > 1 ? `seating ${done.length}: ` : ""}${winners(places.filter((p) => p.place === 1).map((p) => p.who))}`),
+      el("ul", "scores", ...places.sort((a, b) => a.place - b.place).map((p) => el("li", p.who === "you" ? "you" : "", `${p.who}: ${ordinal(p.place)}, ${p.score} points`))),
+    ];
+    if (done.length > 1) {
+      const ranked = totals(done);
+      const top = ranked.filter(([, points]) => points === ranked[0][1]).map(([who]) => who);
+      const over = done.length === 2 ? "both seatings" : `${done.length} seatings`;
+      parts.push(el("p", "combined-outcome", `${over} together: ${winners(top)} (${ranked.map(([who, points]) => `${who} ${points}`).join(" · ")})`));
+    }
+    const run = state.run;
+    if (state.next) parts.push(button("next-match", `play the next match (seating ${done.length + 1})`, "/api/seat/next"));
+    else if (run && run.left) parts.push(el("p", "final", "You left the table: these results are final."));
+    else if (run) {
+      parts.push(el("p", "final", "The run is over: these are its final results."));
+      if (run.rematch) parts.push(button("rematch", "rematch: the same opponents, new deals", "/api/seat/rematch"));
+      parts.push(button("leave", "leave the table", "/api/seat/leave"));
+    }
+    return el("section", "result-screen", ...parts);
+  }
+
+  // A button of the result screen: its POST, once; what came back is said if it failed.
+  function button(className, text, path) {
+    const b = el("button", className, text);
+    b.addEventListener("click", async () => {
+      b.disabled = true;
+      const response = await fetch(path, { method: "POST", headers: { "X-Croupier-Seat": "1" } }).catch((error) => ({ ok: false, statusText: error.message }));
+      if (response.ok) return;
+      said = response.json ? (await response.json().catch(() => ({}))).error || response.statusText : response.statusText;
+      render();
+    });
+    return b;
   }
 
   // Each seating played so far, and once there are several, every player's points over all of
@@ -170,18 +229,9 @@
   function resultsPanel() {
     const done = state.results || [];
     if (!done.length) return null;
-    const ordinal = (n) => `${n}${n === 1 ? "st" : n === 2 ? "nd" : n === 3 ? "rd" : "th"}`;
     const rows = done.map((r, i) => el("li", "", `seating ${i + 1}: `, ...r.players.flatMap((name, seat) => [seat ? " · " : "", seat === r.seat ? el("b", "", "you") : name, ` ${ordinal(r.result[seat][0])}, ${r.result[seat][1]}`])));
     const parts = [el("h2", "", "results"), el("ol", "seatings", ...rows)];
-    if (done.length > 1) {
-      const totals = new Map();
-      for (const r of done) r.players.forEach((name, seat) => {
-        const who = seat === r.seat ? "you" : name;
-        totals.set(who, (totals.get(who) || 0) + r.result[seat][1]);
-      });
-      const ranked = [...totals].sort((a, b) => b[1] - a[1]);
-      parts.push(el("p", "combined", `combined, ${done.length} seatings: `, ranked.map(([who, points]) => `${who} ${points}`).join(" · ")));
-    }
+    if (done.length > 1) parts.push(el("p", "combined", `combined, ${done.length} seatings: `, totals(done).map(([who, points]) => `${who} ${points}`).join(" · ")));
     return el("section", "results", ...parts);
   }
 

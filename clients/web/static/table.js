@@ -217,6 +217,7 @@
     const page = el("div", `match game-${header.game}`, bar, ...notes, el("div", "play", felt, seats), el("div", "side", events, resultPanel(header)));
     page.dataset.seq = scene.seq;
     page.dataset.status = header.status;
+    page.dataset.match = header.match_id || "";
     root.replaceChildren(page);
   }
 

@@ -308,8 +308,10 @@ async def test_only_the_browser_that_opened_the_link_can_act(seated: Table, brow
 
 
 async def test_croupier_match_human_seats_you_in_the_browser(tmp_path: Path, browser: Any) -> None:
-    """The README's path: ``croupier match GAME --human --bot heuristic`` prints the seat's link;
-    the person plays one deal in each seating, and the run ends with its tables, the person in them."""
+    """The README's path: ``croupier match GAME --human --bot heuristic`` prints the seat's link; the
+    person plays one deal in each seating. After each match the page shows who won and the scores,
+    and the next waits until they ask for it; after the pair, the two seatings combined and the run's
+    tables, the page alive with a rematch (the same opponent, new deals) and a way out."""
     env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY")}
     command = [sys.executable, "-m", "croupier.clients.cli", "match", "platinum_fish", "--human"]
     command += ["--bot", "heuristic", "--data", str(tmp_path / "data"), "--plain", "--isolation", "off"]
@@ -318,32 +320,73 @@ async def test_croupier_match_human_seats_you_in_the_browser(tmp_path: Path, bro
     )
     assert run.stdout is not None
     said: list[str] = []
-    try:
-        while not (
-            link := next(
-                iter(re.findall(r"your seat: open (http://127\.0\.0\.1:\d+/seat/\S+)", " ".join(said))), None
-            )
-        ):
-            line = await asyncio.wait_for(run.stdout.readline(), WAIT)
-            assert line, "croupier match ended before it printed the seat's link: " + "".join(said)
+
+    async def read_until(pattern: str) -> re.Match[str]:
+        while not (found := re.search(pattern, "".join(said))):
+            line = await asyncio.wait_for(run.stdout.readline(), WAIT)  # type: ignore[union-attr]
+            assert line, f"croupier match ended before it printed {pattern!r}: " + "".join(said)
             said.append(line.decode())
+        return found
+
+    try:
+        link = (await read_until(r"your seat: open (http://127\.0\.0\.1:\d+/seat/\S+)"))[1]
         page = await browser.new_page()
         await page.goto(link)
-        rest = asyncio.ensure_future(run.stdout.read())
-        moves = await play_to_the_end(page, "platinum_fish", over=rest.done)
-        said.append((await asyncio.wait_for(rest, WAIT)).decode())
+        screen = page.locator(".your-move .result-screen")
+        first = await page_match_id(page)
+        assert await play_to_the_end(page, "platinum_fish") > 0
+        # seating 1's result, and the next seating held back until the person asks for it
+        outcome = await screen.locator(".outcome").inner_text(timeout=WAIT * 1000)
+        assert re.fullmatch(r"(you|heuristic) won|you and heuristic share first place", outcome), outcome
+        scores = await screen.locator(".scores li").all_inner_texts()
+        assert sorted(s.split(":")[0] for s in scores) == ["heuristic", "you"], scores
+        assert all(re.fullmatch(r"\w+: [12](st|nd), -?\d+ points", s) for s in scores), scores
+        await screen.locator("button.next-match").click(timeout=WAIT * 1000)
+        await page.locator(".match[data-status='running']").wait_for(timeout=WAIT * 1000)
+        second = await page_match_id(page)
+        assert second != first
+        assert await play_to_the_end(page, "platinum_fish") > 0
+        # the pair: seating 2's result, both combined, the run's tables printed, the page still served
+        await screen.locator(".final").wait_for(timeout=WAIT * 1000)
+        assert (await screen.locator(".outcome").inner_text()).startswith("seating 2: ")
+        combined = await screen.locator(".combined-outcome").inner_text()
+        assert re.fullmatch(
+            r"both seatings together: .+ \((you|heuristic) -?\d+ · (you|heuristic) -?\d+\)", combined
+        )
+        assert await screen.locator(".final").inner_text() == "The run is over: these are its final results."
+        ARTIFACTS.mkdir(exist_ok=True)
+        await page.screenshot(path=str(ARTIFACTS / "web-seat-result.png"))
+        await read_until(r"│ you +│ +2 │")  # its results table: one match in each seating
+        results = await page.locator(".your-move .results").inner_text()
+        assert "seating 1: " in results and "seating 2: " in results and "combined, 2 seatings: " in results
+        # a rematch: a new run, the same opponent, new deals
+        await screen.locator("button.rematch").click()
+        rematch = await read_until(r"rematch, (match-platinum_fish-\S+): seed (\d+)")
+        await page.locator(".match[data-status='running']").wait_for(timeout=WAIT * 1000)
+        assert await page_match_id(page) not in (first, second)
+        assert "heuristic" in await page.locator(".match").inner_text()
+        assert await play_to_the_end(page, "platinum_fish") > 0
+        await screen.locator("button.next-match").click(timeout=WAIT * 1000)
+        await page.locator(".match[data-status='running']").wait_for(timeout=WAIT * 1000)
+        assert await play_to_the_end(page, "platinum_fish") > 0
+        # leaving ends the run; the page keeps its results and says so
+        await screen.locator("button.leave").click(timeout=WAIT * 1000)
+        said.append((await asyncio.wait_for(run.stdout.read(), WAIT)).decode())
         assert await asyncio.wait_for(run.wait(), WAIT) == 0, "".join(said)
     finally:
         if run.returncode is None:
             run.kill()
             await run.wait()
     out = "".join(said)
-    assert moves > 0
-    assert re.search(r"│ you +│ +2 │", out), out  # its results table: one match in each seating
-    # between the seatings and at the end, the page shows each seating's result and the two combined
-    results = await page.locator(".your-move .results").inner_text()
-    assert "seating 1: " in results and "seating 2: " in results and "combined, 2 seatings: " in results
-    over = page.locator(".your-move .over")  # the run over, the page stays and says so
-    await over.wait_for(timeout=WAIT * 1000)
-    assert (await over.inner_text()).startswith("The run is over (its viewer has stopped)")
+    assert out.count("results per bot") == 2 and rematch[1] in out
     assert "the link works once" in out
+    await page.locator(".your-move .over").wait_for(timeout=WAIT * 1000)
+    assert await screen.locator(".final").inner_text() == "You left the table: these results are final."
+    listed = await page.locator(".your-move .results").inner_text()
+    assert listed.count("seating ") == 2  # the rematch's pair, on its own
+
+
+async def page_match_id(page: Any) -> str:
+    """The match the seat page shows now (its feed's header)."""
+    await page.locator(".match").wait_for(timeout=WAIT * 1000)
+    return str(await page.locator(".match").get_attribute("data-match"))
