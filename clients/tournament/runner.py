@@ -91,6 +91,7 @@ class Runner:
         self.entrants = entrants
         self.display = display
         self.stopping = False
+        self._stop = asyncio.Event()
         self._unfinished: dict[SetKey, int] = {}
         """Each set's matches not done yet."""
         self._results: dict[SetKey, list[FinishedMatch]] = {}
@@ -107,6 +108,20 @@ class Runner:
     def request_stop(self) -> None:
         """Start no more matches; the ones in progress finish and are recorded."""
         self.stopping = True
+        self._stop.set()
+
+    async def _hold(self, pending: Sequence[MatchRecord]) -> bool:
+        """``held(pending)`` until it returns (True) or a stop is requested (False): a person who
+        never comes back to the page must not keep Ctrl-C from ending the run."""
+        assert self.held is not None
+        holding = asyncio.ensure_future(self.held(pending))
+        stop = asyncio.ensure_future(self._stop.wait())
+        try:
+            await asyncio.wait({holding, stop}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            holding.cancel()
+            stop.cancel()
+        return not self.stopping
 
     async def run(self, tournament: Tournament) -> bool:
         """Play every match not done yet; True when the whole tournament is done."""
@@ -143,10 +158,8 @@ class Runner:
                 if not self.stopping:
                     for pending in list(todo):
                         if self._fits(pending, len(running), busy):
-                            if self.held is not None:
-                                await self.held(pending)
-                                if self.stopping:
-                                    break
+                            if self.held is not None and not await self._hold(pending):
+                                break
                             todo.remove(pending)
                             await self._start(pending, running, busy)
                 if not running:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 
 import pytest
@@ -193,6 +193,30 @@ async def test_a_stop_request_lets_the_matches_in_progress_finish_and_starts_no_
     # concurrency 2 = one duplicate set at a time: its two rotations finish, nothing else starts
     assert sorted(statuses) == ["done"] * 2 + ["scheduled"] * 10
     assert display.finished == 10
+
+
+async def test_a_stop_request_ends_a_run_held_for_a_person_who_never_comes_back(
+    tmp_path: Path, entrants: tuple[Replicas, dict[str, Entrant]]
+) -> None:
+    """A person's seat holds the next set until they have read their last result (``held``): Ctrl-C
+    must end the run while it waits, not only once they answer the page."""
+    referee, bots = entrants
+    holds = 0
+
+    async def never_read(pending: Sequence[MatchRecord]) -> None:
+        nonlocal holds
+        holds += 1
+        if holds == 2:  # the second set waits for a person gone from the page
+            asyncio.get_running_loop().call_later(0.2, runner.request_stop)
+            await asyncio.Event().wait()
+
+    with Store(tmp_path / "r.db") as store:
+        tournament = store.open_tournament("t", "fp", {}, again=False)
+        runner = Runner(config(concurrency=2), store, referee, bots, Quiet())
+        runner.held = never_read
+        assert await asyncio.wait_for(runner.run(tournament), 60) is False
+        statuses = sorted(record.status for record in store.matches(tournament.id).values())
+    assert statuses == ["done"] * 2 + ["scheduled"] * 10  # the first set only, its two rotations
 
 
 async def test_a_bot_too_small_for_a_duplicate_set_is_refused_before_any_match(
