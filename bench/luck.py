@@ -3,12 +3,15 @@
 Usage: python -m bench.luck --game NAME [--matches N] [--fresh] [--poor] [--q Q] [--outcomes K]
 
 Two seats: the heuristic (A) against the heuristic playing a share ``q`` of its moves at random (B).
-Each duplicate set is one deal in both rotations; its plain score is A's mean pair points, its
-corrected score the mean of the pair points less the luck the evaluator measured. Printed: the
+N matches are N / 2 duplicate sets, each one deal in both rotations; its plain score is A's mean
+pair points, its corrected score the mean of the pair points less the luck the evaluator measured.
+``--decisions``: B tells the meter its policy before each move (AIVAT's decision terms). Printed: the
 variance ratio (corrected / plain), the correction's mean (its bias: zero for any V, ``--poor``
 reads the scores backwards) with its standard error, and the correction's share of the CPU.
 ``--fresh`` plays each rotation on a deal of its own with the deal's term as well, and compares its
-corrected scores' variance with the plain duplicate scores'. Nothing is asserted.
+corrected scores' variance with the plain duplicate scores'. Last line, as issue #46 states it:
+``G: variance ratio R (corrected / plain set score), bias B ± SE over N matches`` (with ``--fresh``,
+the same for fresh deals against plain duplicate, the duplicate line above it). Nothing is asserted.
 """
 
 from __future__ import annotations
@@ -22,12 +25,30 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from bench.sprt_calibration import OPTIONS, mixed
+from bench.sprt_calibration import OPTIONS, Mixed, mixed
 from croupier.clients.author.inprocess import play, pool
+from croupier.clients.bots import HeuristicBot
 from croupier.clients.results.luck import LuckMeter, default_evaluator
 from croupier.clients.results.sets import grid, pair_points
 from croupier.clients.results.sprt import NormalProgress, Progress, Sprt, Verdict, elo_of, score_of
 from croupier.engine.games import get_game
+
+
+class Declaring(Mixed):
+    """``Mixed``, telling the meter its policy before each move (its random moves uniform, the rest
+    the heuristic's), drawing as ``Mixed`` does: the same moves."""
+
+    def __init__(self, match: Any, q: float, rng: random.Random, meter: LuckMeter) -> None:
+        super().__init__(match, q, rng)
+        self.meter = meter
+
+    def choose(self, view: Any, legal: list[Any]) -> int:
+        best = HeuristicBot.choose(self, view, legal)
+        share = self.q / len(legal)
+        self.meter.declared[self.match.seat] = [share + (1 - self.q) * (i == best) for i in range(len(legal))]
+        if self.q and self.rng.random() < self.q:
+            return self.rng.randrange(len(legal))
+        return best
 
 
 @dataclass(frozen=True)
@@ -43,7 +64,14 @@ class SetResult:
 
 
 def one_set(
-    game: str, seed: int, q: float, fresh: bool, poor: bool, outcomes: int, scale: float | None
+    game: str,
+    seed: int,
+    q: float,
+    fresh: bool,
+    poor: bool,
+    outcomes: int,
+    scale: float | None,
+    decisions: bool,
 ) -> SetResult:
     spec = get_game(game)
     options = spec.options(OPTIONS[game])
@@ -54,10 +82,12 @@ def one_set(
     plain = corrected = fresh_plain = fresh_corrected = seconds = plain_seconds = 0.0
     for rotation in range(2):
         a = rotation  # A's seat
-        factories = [mixed(0.0 if seat == a else q, f"{seed}/{rotation}/{seat}") for seat in range(2)]
         runs = [(False, duplicate)] + ([(True, fresh_deals[rotation])] if fresh else [])
         for is_fresh, deal in runs:
             meter = LuckMeter(evaluator, [(a, 1 - a)], fresh=is_fresh)
+            factories = [mixed(0.0 if seat == a else q, f"{seed}/{rotation}/{seat}") for seat in range(2)]
+            if decisions:  # B tells its policy: AIVAT's decision terms
+                factories[1 - a] = _declaring(q, f"{seed}/{rotation}/{1 - a}", meter)
             started = time.process_time()
             played = play(spec, options, deal, factories, luck=meter)
             if not is_fresh:  # the same match again without the correction: what it costs
@@ -77,7 +107,12 @@ def one_set(
     return SetResult(plain, corrected, fresh_plain, fresh_corrected, seconds, plain_seconds)
 
 
-def _run(args: tuple[str, int, float, bool, bool, int, float | None]) -> SetResult:
+def _declaring(q: float, seed: str, meter: LuckMeter) -> Any:
+    rng = random.Random(seed)
+    return lambda match: Declaring(match, q, rng, meter)
+
+
+def _run(args: tuple[str, int, float, bool, bool, int, float | None, bool]) -> SetResult:
     return one_set(*args)
 
 
@@ -140,20 +175,32 @@ def _on_the_grid(scores: list[float], mean: float, rng: random.Random) -> list[f
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.luck", description=__doc__.split("\n")[0])
     parser.add_argument("--game", required=True, choices=sorted(OPTIONS))
-    parser.add_argument("--matches", type=int, default=200, help="duplicate sets (2 matches each)")
+    parser.add_argument("--matches", type=int, default=400, help="matches: duplicate sets of 2")
     parser.add_argument("--fresh", action="store_true", help="also fresh deals with the deal's term")
     parser.add_argument("--poor", action="store_true", help="a deliberately poor V (scores read backwards)")
     parser.add_argument("--q", type=float, default=0.5, help="B's share of random moves")
     parser.add_argument("--outcomes", type=int, default=36, help="chance outcomes averaged at most per event")
     parser.add_argument("--scale", type=float, help="V's spread (default: the game's, luck.SCALES)")
+    parser.add_argument(
+        "--decisions", action="store_true", help="AIVAT's decision terms for B, whose policy is known exactly"
+    )
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--resample", type=int, default=0, help="sequential tests resampled from the sets")
     args = parser.parse_args(argv)
     print(f"load {os.getloadavg()[0]:.1f} {os.getloadavg()[1]:.1f}; {args}", flush=True)
     jobs = [
-        (args.game, args.seed * 1_000_003 + i, args.q, args.fresh, args.poor, args.outcomes, args.scale)
-        for i in range(args.matches)
+        (
+            args.game,
+            args.seed * 1_000_003 + i,
+            args.q,
+            args.fresh,
+            args.poor,
+            args.outcomes,
+            args.scale,
+            args.decisions,
+        )
+        for i in range(max(2, args.matches) // 2)
     ]
     started = time.monotonic()
     with pool(args.workers) as executor:
@@ -165,23 +212,17 @@ def main(argv: list[str] | None = None) -> int:
     cpu = sum(r.seconds for r in results)
     cost = cpu - sum(r.plain_seconds for r in results)
     print(f"{n} sets in {time.monotonic() - started:.0f} s; load {os.getloadavg()[0]:.1f}", flush=True)
+    if args.fresh:
+        spreads = (
+            statistics.stdev(r.fresh_plain for r in results),
+            statistics.stdev(r.fresh_corrected for r in results),
+        )
+        print("fresh: plain sd {:.4f}, corrected sd {:.4f}".format(*spreads))
     print(f"plain: mean {statistics.fmean(plain):.4f} sd {statistics.stdev(plain):.4f}")
     print(f"corrected: mean {statistics.fmean(corrected):.4f} sd {statistics.stdev(corrected):.4f}")
     per_match = 1000 / (2 * n)
     print(f"CPU per match: {(cpu - cost) * per_match:.1f} ms, the correction {cost * per_match:.1f} ms")
     print(f"correction's CPU: {cost / (cpu - cost):+.1%} of a match's without it (the same matches, again)")
-    if args.fresh:
-        fresh_plain = [r.fresh_plain for r in results]
-        fresh_corrected = [r.fresh_corrected for r in results]
-        fresh_luck = [p - c for p, c in zip(fresh_plain, fresh_corrected, strict=True)]
-        bias = f"{statistics.fmean(fresh_luck):+.4f} ± {statistics.stdev(fresh_luck) / n**0.5:.4f}"
-        spreads = statistics.stdev(fresh_plain), statistics.stdev(fresh_corrected)
-        print("fresh: plain sd {:.4f}, corrected sd {:.4f}".format(*spreads))
-        ratio = statistics.variance(fresh_corrected) / statistics.variance(plain)
-        print(
-            f"{args.game}: fresh variance ratio {ratio:.3f} (fresh corrected / plain duplicate set score), "
-            f"bias {bias} over {n} matches"
-        )
     if args.resample:
         test, rows = sets_to_decide(plain, corrected, args.resample, args.seed)
         print(f"{args.resample} tests resampled, elo0 {test.elo0:+.1f} elo1 {test.elo1:+.1f} (the truth):")
@@ -190,8 +231,18 @@ def main(argv: list[str] | None = None) -> int:
     ratio = statistics.variance(corrected) / statistics.variance(plain)
     print(
         f"{args.game}: variance ratio {ratio:.3f} (corrected / plain set score), "
-        f"bias {statistics.fmean(luck):+.4f} ± {statistics.stdev(luck) / n**0.5:.4f} over {n} matches"
+        f"bias {statistics.fmean(luck):+.4f} ± {statistics.stdev(luck) / n**0.5:.4f} over {2 * n} matches"
     )
+    if args.fresh:
+        fresh_plain = [r.fresh_plain for r in results]
+        fresh_corrected = [r.fresh_corrected for r in results]
+        fresh_luck = [p - c for p, c in zip(fresh_plain, fresh_corrected, strict=True)]
+        bias = f"{statistics.fmean(fresh_luck):+.4f} ± {statistics.stdev(fresh_luck) / n**0.5:.4f}"
+        ratio = statistics.variance(fresh_corrected) / statistics.variance(plain)
+        print(
+            f"{args.game}: fresh variance ratio {ratio:.3f} (fresh corrected / plain duplicate set score), "
+            f"bias {bias} over {2 * n} matches"
+        )
     return 0
 
 

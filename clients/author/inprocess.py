@@ -40,7 +40,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from croupier.clients.results.luck import Evaluator, LuckMeter
+from croupier.clients.results.luck import Evaluator, LuckMeter, seat_luck
 from croupier.clients.results.schedule import Deals, MatchKey, set_seed
 from croupier.clients.results.store import FinishedMatch, MatchRecord, SeatResult, Store, Tournament
 from croupier.clients.sdk import Bot, BotFactory
@@ -424,11 +424,11 @@ def play_plan(
     *,
     processes: int | None = None,
     stopping: Callable[[], bool] = lambda: False,
-    luck: tuple[str, str, Evaluator, dict[int, float]] | None = None,
+    luck: tuple[str, str, Evaluator] | None = None,
 ) -> bool:
     """Play ``plan``'s sets in worker processes until it is settled (True) or ``stopping`` (False),
-    every result in the store; ``luck``: NEW, OLD and the V to measure NEW's luck against OLD with,
-    and where to note each match's (by record id) before its set is over."""
+    every result in the store; ``luck``: NEW, OLD and the V to measure NEW's luck against OLD with
+    (kept with each seat's result)."""
     assert tournament.secret is not None
     records = _redeal_abandoned(plan, store, tournament)
     by_set: dict[int, list[MatchRecord]] = {}
@@ -468,7 +468,7 @@ def play_plan(
                         options,
                         tuple((r.id, r.seed, r.seats) for r in pending),
                         specs,
-                        None if luck is None else luck[:3],
+                        luck,
                     )
                     running[executor.submit(play_set, job)] = pending
                 if not running:
@@ -477,8 +477,6 @@ def play_plan(
                 for future in done:
                     pending = running.pop(future)
                     for record, played in zip(pending, future.result(), strict=True):
-                        if luck is not None and played.luck:
-                            luck[3][record.id] = played.luck[0][2]
                         results = seat_results(record, played, versions)
                         store.record_result(record.id, results, None)
                         finished.setdefault(record.key.deal, []).append(FinishedMatch(record, tuple(results)))
@@ -492,7 +490,8 @@ def play_plan(
 
 
 def seat_results(record: MatchRecord, played: Played, versions: dict[str, str]) -> list[SeatResult]:
-    """A finished match's lines for the results database."""
+    """A finished match's lines for the results database, with each seat's luck where measured."""
+    luck = seat_luck(played.luck, len(record.seats))
     return [
         SeatResult(
             seat=index,
@@ -504,6 +503,7 @@ def seat_results(record: MatchRecord, played: Played, versions: dict[str, str]) 
             forfeited=bool(played.forfeited[index]),
             note=played.forfeited[index],
             version=versions.get(bot, ""),
+            luck=luck[index],
         )
         for index, bot in enumerate(record.seats)
     ]

@@ -46,9 +46,8 @@ class SprtPlan:
         self.secret = secret
         self.rotations = rotation_count(self.game.seats, config.rotations)
         self.evaluator = luck
-        self.luck: dict[int, float] = {}
-        """With the luck correction: the luck of NEW against OLD in each match played here, by record id
-        (a set finished before an interruption reads uncorrected: its luck was not kept)."""
+        """With the luck correction: each set is read less NEW's luck against OLD, kept in the store
+        with every result (so a resumed test reads its earlier sets as it read them)."""
         self.progress: Progress | NormalProgress = (
             Progress(test, grid(self.rotations)) if luck is None else NormalProgress(test)
         )
@@ -88,7 +87,9 @@ class SprtPlan:
     def set_over(self, deal: int, matches: Sequence[FinishedMatch], replayed: bool = False) -> None:
         """Set ``deal`` is over (``replayed``: it was found so on resuming)."""
         places: list[Places] = [match.places for match in matches]
-        luck = sum(self.luck.get(match.record.id, 0.0) for match in matches) / len(matches)
+        luck = 0.0
+        if self.evaluator is not None:
+            luck = sum(luck_of(match, self.new) for match in matches) / len(matches)
         self.scores[deal] = set_score(places, self.new, self.old) - luck
         self.pairs[deal] = pair_points_of(matches, self.new, self.old)
         self.games += len(matches)
@@ -185,6 +186,13 @@ def pair_points_of(matches: Sequence[FinishedMatch], new: str, old: str) -> list
         if seats < twin.record.seats:  # each pair once
             pairs.append(sum(pair_points(m.places[new], m.places[old]) for m in (match, twin)))
     return pairs
+
+
+def luck_of(match: FinishedMatch, bot: str) -> float:
+    """The luck ``bot`` was measured to have in ``match`` against its rival (0 where none was: the
+    set's mean stays right, only its spread is the plain one)."""
+    found = next((result.luck for result in match.results if result.bot == bot), None)
+    return 0.0 if found is None else found
 
 
 def elo_text(value: float) -> str:

@@ -13,8 +13,9 @@ over for ``croupier verify``, every result in the results database. Interrupted 
 the sets in progress finish; twice: at once), the same command goes on where it stopped.
 --in-process plays Python SDK bots (random, heuristic, boss-1, boss-2, FILE.py, module:Class) inside worker
 processes, one per core, without a referee or gRPC: the same views, much faster; in the games of
-``LUCK_DEFAULT``, with --luck-correction, it reads each set's score less the luck chance dealt after
-the deal (results/luck.py) with the normalised GSPRT.
+``LUCK_DEFAULT`` it reads each set's score less the luck chance dealt after the deal (results/luck.py,
+kept with every result so a resumed test reads its earlier sets alike) with the normalised GSPRT,
+unless --no-luck-correction.
 
 Exit codes: 0 H1 accepted, 3 H0 accepted, 4 inconclusive, 130 interrupted (run it again to go
 on), 1 a failure (a bot that never connected, a referee error), 2 a command line to mend.
@@ -56,7 +57,7 @@ if TYPE_CHECKING:
 
 EXIT_H1, EXIT_H0, EXIT_INCONCLUSIVE, EXIT_INTERRUPTED = 0, 3, 4, 130
 LUCK_DEFAULT = frozenset({"chinese_ten"})
-"""Games whose --in-process tests may read luck-corrected set scores (--luck-correction): where the
+"""Games whose --in-process tests read luck-corrected set scores unless --no-luck-correction: where the
 correction measurably narrows them (bench.luck, docs/testing-bots.md)."""
 EXITS = {Verdict.H1: EXIT_H1, Verdict.H0: EXIT_H0, Verdict.CONTINUE: EXIT_INCONCLUSIVE}
 DEFAULT_MAX_GAMES = 20_000
@@ -109,10 +110,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     group.add_argument(
         "--luck-correction",
-        action="store_true",
-        help="with --in-process, in " + ", ".join(sorted(LUCK_DEFAULT)) + ": read each set's score less "
-        "the luck chance dealt after the deal (docs/testing-bots.md); not yet the default, since a "
-        "test resumed after an interruption reads the sets played before it plain",
+        action=argparse.BooleanOptionalAction,
+        help="with --in-process, in " + ", ".join(sorted(LUCK_DEFAULT)) + " (the default there): read each "
+        "set's score less the luck chance dealt after the deal (docs/testing-bots.md); "
+        "--no-luck-correction reads the plain scores",
     )
 
 
@@ -143,7 +144,13 @@ def run(args: argparse.Namespace) -> int:
             return fail(f"croupier match --in-process: {exc}", 2)
     console = Console(width=None if sys.stdout.isatty() else 120)
     luck = None
-    if args.in_process and args.luck_correction and args.game in LUCK_DEFAULT:
+    if args.luck_correction and not (args.in_process and args.game in LUCK_DEFAULT):
+        return fail(
+            "croupier match: --luck-correction needs --in-process and one of "
+            + ", ".join(sorted(LUCK_DEFAULT)),
+            2,
+        )
+    if args.in_process and args.luck_correction is not False and args.game in LUCK_DEFAULT:
         from croupier.clients.results.luck import default_evaluator
 
         luck = default_evaluator(args.game)
@@ -175,7 +182,7 @@ def run(args: argparse.Namespace) -> int:
                     say(
                         console,
                         f"luck-corrected set scores, V {luck.identity()['hash'][:16]}"
-                        " (without --luck-correction: plain)",
+                        " (--no-luck-correction: plain)",
                     )
                 code = _play_in_process(store, tournament, config, plan, strategies, live)
             else:
@@ -352,7 +359,7 @@ def _play_in_process(
             versions,
             dict(config.games[0].options),
             stopping=lambda: stopping,
-            luck=None if plan.evaluator is None else (plan.new, plan.old, plan.evaluator, plan.luck),
+            luck=None if plan.evaluator is None else (plan.new, plan.old, plan.evaluator),
         )
     except KeyboardInterrupt:
         settled = False

@@ -3,7 +3,9 @@ points, with a value function fixed before the first deal.
 
 The referee sees the full state. ``Evaluator.value(state, a, b)`` estimates, from it, the points
 seat ``a`` will score against seat ``b`` (1 ahead, ½ level, 0 behind: sets.py's pair points):
-the score so far and a normal spread for what remains to be scored. At every chance event the
+the score so far (in Chinese Ten with what a linear model fitted offline expects each seat still to
+take of the deal, from the hands and the table: luck_games.CHINESE_TEN_WEIGHTS) and a normal spread
+for what remains to be scored. At every chance event the
 corrected points subtract ``V(after) − E[V(after)]``, the expectation over chance's outcomes with
 their true probabilities given what came before. Each term has mean zero whatever ``V`` is (the
 tower rule), and the number of terms is decided before each of their draws, so the corrected
@@ -55,9 +57,9 @@ from croupier.clients.results.sets import pair_points
 from croupier.engine.core import GameSpec
 from croupier.engine.rng import Rng
 
-__all__ = ["EVALUATOR_VERSION", "Evaluator", "LuckMeter", "default_evaluator"]
+__all__ = ["EVALUATOR_VERSION", "Evaluator", "LuckMeter", "default_evaluator", "seat_luck"]
 
-EVALUATOR_VERSION = 1
+EVALUATOR_VERSION = 2
 T = TypeVar("T")
 SOURCES = (Path(__file__), Path(__file__).with_name("luck_games.py"))
 """The code V and its chance model are: its identity holds their digest."""
@@ -69,7 +71,8 @@ SOURCES = (Path(__file__), Path(__file__).with_name("luck_games.py"))
 @dataclass(frozen=True, slots=True)
 class Evaluator:
     """``V``: the pair points seat ``a`` will score against ``b``, from a full state: the leader by
-    the score so far, with a normal spread of ``scale`` times the root of what remains."""
+    the score so far and what each seat is expected to take yet (``PROGRESS``), with a normal spread
+    of ``scale`` times the root of what remains."""
 
     game: str
     scale: float
@@ -112,6 +115,17 @@ def default_evaluator(game: str, **overrides: Any) -> Evaluator:
     if game not in PROGRESS:
         raise ValueError(f"no luck evaluator for {game}; known: {', '.join(sorted(PROGRESS))}")
     return Evaluator(game, **{"scale": SCALES[game], **overrides})
+
+
+def seat_luck(pairs: Sequence[tuple[int, int, float]], seats: int) -> list[float | None]:
+    """Each seat's luck from the luck of pairs (``a`` against ``b``): its mean over the pairs it is
+    in, ``b``'s the negative of ``a``'s (V of b against a is 1 − V of a against b); None for a seat
+    in none."""
+    found: list[list[float]] = [[] for _ in range(seats)]
+    for a, b, luck in pairs:
+        found[a].append(luck)
+        found[b].append(-luck)
+    return [sum(values) / len(values) if values else None for values in found]
 
 
 # --- chance's draws, one uniform pick at a time ------------------------------------------------------
@@ -223,6 +237,10 @@ class LuckMeter:
     """The deal is chance too (fresh deals; duplicate cancels it)."""
     luck: dict[tuple[int, int], float] = field(default_factory=dict)
     events: int = 0
+    declared: dict[int, Sequence[float]] = field(default_factory=dict)
+    """A seat's policy at its next decision, declared by a bot whose policy is known exactly: each
+    legal action's probability, in ``legal_actions``' order. That decision's term is added (AIVAT's:
+    ``E[V | the action taken] − Σ π(a) E[V | a]``, mean zero under that policy)."""
     _draws: random.Random = field(default_factory=random.Random)
 
     def __post_init__(self) -> None:
@@ -244,6 +262,9 @@ class LuckMeter:
     def step(self, state: Any, seat: int, action: Any, run: Step) -> Any:
         """Run one step (``run(state)``: an action, a wait for the clock) and add its chance term."""
         game = self.evaluator.game
+        policy = self.declared.pop(seat, None) if action is not None else None
+        if policy is not None:
+            self._add_decision(state, seat, action, policy)
         outcomes = None
         worked_out = WORKED_OUT.get(game)
         seen = worked_out[0](state, seat, action) if worked_out is not None else None
@@ -269,13 +290,42 @@ class LuckMeter:
             expected = sum(p * value(state, a, b) for p, state in outcomes)
             self.luck[(a, b)] += value(after, a, b) - expected
 
-    def _add_turn_up(self, outcomes: list[tuple[float, float, list[float], float]]) -> None:
+    def _add_decision(self, state: Any, seat: int, chosen: Any, policy: Sequence[float]) -> None:
+        legal = state.legal_actions(seat)
+        if len(legal) != len(policy):
+            raise ValueError(f"a policy of {len(policy)} actions declared for {len(legal)} legal ones")
         self.events += 1
-        value = self.evaluator.value_of
-        for a, b in self.pairs:
-            self.luck[(a, b)] += sum(
-                (top - p) * value(scores, rest, a, b) for p, top, scores, rest in outcomes
-            )
+        for action, p in zip(legal, policy, strict=True):
+            if p or action == chosen:
+                expected = self._expected(state, seat, action)
+                for pair, value in expected.items():
+                    self.luck[pair] += ((action == chosen) - p) * value
+
+    def _expected(self, state: Any, seat: int, action: Any) -> dict[tuple[int, int], float]:
+        """Each pair's expected V once ``seat`` plays ``action``, over chance's outcomes after it."""
+        game = self.evaluator.game
+        worked_out = WORKED_OUT.get(game)
+        seen = worked_out[0](state, seat, action) if worked_out is not None else None
+        if seen is not None:
+            outcomes, alike = seen
+            value_of = self.evaluator.value_of
+            return {
+                (a, b): sum(count * value_of(*after, a, b) for after, count in alike.items()) / len(outcomes)
+                for a, b in self.pairs
+            }
+
+        def run(twin: Any) -> Any:
+            return twin.apply(seat, action)
+
+        if MAY_DRAW[game](state, seat, action):
+            found = self._outcomes(state, run)
+        else:
+            twin = TWIN.get(game, _copy)(state)
+            twin.rng = _Picks()
+            run(twin)
+            found = [(1.0, twin)]
+        value = self.evaluator.value
+        return {(a, b): sum(p * value(after, a, b) for p, after in found) for a, b in self.pairs}
 
     def _add_seen(self, worked: Worked, chosen: object) -> None:
         self.events += 1

@@ -30,7 +30,78 @@ def _chinese_ten(state: Any) -> tuple[list[float], float]:
     if state.turned is not None:  # the turn-up waits for its player's pick: the best is as good as taken
         taken = max(pile_points((state.turned, t), scoring) for t in captures(state.turned, state.table))
         scores[state.turn] += taken
-    return scores, _chinese_ten_rest(state, scores, _deck_points(scoring) - sum(state.points))
+    rest = _chinese_ten_rest(state, scores, _deck_points(scoring) - sum(state.points))
+    if state.turned is None:
+        mover = state.turn
+        best, _second, table_points = _table_for(_reach(state.hands[mover], scoring), state.table, scoring)
+        held = [float(pile_points(hand, scoring)) for hand in state.hands]
+        outlook = _chinese_ten_outlook(held, mover, best, table_points)
+        scores = [score + gain for score, gain in zip(scores, outlook, strict=True)]
+    return scores, rest
+
+
+CHINESE_TEN_WEIGHTS = (-2.5906, 0.3084, 0.5965, 0.4276, 1.3650)
+"""The deal points a seat is still to take, per feature of the state (``chinese_ten_features``):
+fitted offline by least squares on self-play (bench/luck_fit.py, docs/testing-bots.md)."""
+
+
+def chinese_ten_features(
+    held: Sequence[float], mover: int, best: float, table_points: float
+) -> list[tuple[float, ...]]:
+    """Per seat, what V reads beyond the score: whether it moves next, the best capture it has on
+    the table then (the mover's alone: the table changes before the others play), the table's
+    points (the mover's to take first), and the points ``held`` in its hand."""
+    return [
+        (
+            float(seat == mover),
+            best if seat == mover else 0.0,
+            table_points if seat == mover else 0.0,
+            table_points if seat != mover else 0.0,
+            points,
+        )
+        for seat, points in enumerate(held)
+    ]
+
+
+def _chinese_ten_outlook(held: Sequence[float], mover: int, best: float, table_points: float) -> list[float]:
+    """The deal points each seat is still expected to take (what V adds to its score)."""
+    w = CHINESE_TEN_WEIGHTS
+    rest = w[3] * table_points
+    return [
+        w[4] * points + (w[0] + w[1] * best + w[2] * table_points if seat == mover else rest)
+        for seat, points in enumerate(held)
+    ]
+
+
+def _reach(hand: Sequence[Any], scoring: Any) -> dict[Any, int]:
+    """The best points a hand's card adds to a capture of a table card, by that card's rank."""
+    from croupier.engine.games.chinese_ten import CAPTURE_PARTNER, card_points
+
+    reach: dict[Any, int] = {}
+    for card in hand:
+        rank, points = CAPTURE_PARTNER[card.rank], card_points(card, scoring)
+        if points >= reach.get(rank, -1):
+            reach[rank] = points
+    return reach
+
+
+def _table_for(reach: dict[Any, int], table: Sequence[Any], scoring: Any) -> tuple[float, float, float]:
+    """The best and second best capture a hand (its ``reach``) has on ``table``, and its points."""
+    from croupier.engine.games.chinese_ten import card_points
+
+    best = second = 0.0
+    total = 0.0
+    for card in table:
+        points = card_points(card, scoring)
+        total += points
+        own = reach.get(card.rank)
+        if own is not None:
+            value = own + points
+            if value > best:
+                best, second = value, best
+            elif value > second:
+                second = value
+    return best, second, total
 
 
 def _chinese_ten_rest(state: Any, scores: list[float], left: float) -> float:
@@ -56,7 +127,7 @@ def _chinese_ten_turn_ups(state: Any, seat: int, action: Any) -> Worked | None:
     card leaves (the engine's own capture rule, asked of the state with that table for a moment)
     rather than a replay of the whole step per card. None where the Play ends the deal (the next
     one is shuffled: the step is replayed)."""
-    from croupier.engine.games.chinese_ten import Play, pile_points
+    from croupier.engine.games.chinese_ten import Play, card_points, pile_points
 
     if not isinstance(action, Play) or (len(state.stock) <= 1 and sum(len(h) for h in state.hands) <= 1):
         return None
@@ -72,22 +143,59 @@ def _chinese_ten_turn_ups(state: Any, seat: int, action: Any) -> Worked | None:
         after = [*table, action.card]
     base = [float(t + p) for t, p in zip(state.totals, state.points, strict=True)]
     left = _deck_points(scoring) - sum(state.points) - gained
+    mover = (seat + 1) % state.players
+    held = [float(pile_points(hand, scoring)) for hand in state.hands]
+    held[seat] -= pile_points((action.card,), scoring)
+    reach = _reach(state.hands[mover], scoring)
+    best, second, table_points = _table_for(reach, after, scoring)
     found: dict[object, Seen] = {}
     alike: dict[Seen, int] = {}
-    known: dict[tuple[int, int], Seen] = {}
+    known: dict[tuple[int, int, float, float], Seen] = {}
+    by_card: dict[tuple[Any, int], Seen] = {}  # what a turn-up leads to depends on its rank and points
+    by_rank: dict[Any, tuple[list[tuple[Any, ...]], list[int]]] = {}
     state.table = after
     try:
         for card in state.stock:
-            taken = [pile_points((card, *option), scoring) for option in state._capture_options(card)]
-            key = (
-                max(taken, default=0),
-                taken[0] if len(taken) == 1 else 0,
-            )  # a pick still to make has not scored
-            seen = known.get(key)
+            points = card_points(card, scoring)
+            seen = by_card.get((card.rank, points))
             if seen is None:
-                scores = base[:]
-                scores[seat] += gained + key[0]
-                seen = known[key] = (tuple(scores), _chinese_ten_rest(state, scores, left - key[1]))
+                captured = by_rank.get(card.rank)
+                if captured is None:
+                    options = state._capture_options(card)
+                    captured = by_rank[card.rank] = (options, [pile_points(o, scoring) for o in options])
+                options, option_points = captured
+                if not options:  # laid: the mover may take it
+                    own = reach.get(card.rank)
+                    next_table = (max(best, own + points) if own is not None else best, table_points + points)
+                elif len(options) == 1 and len(options[0]) == 1:  # one card taken from the table
+                    (target,) = options[0]
+                    own, lost = reach.get(target.rank), option_points[0]
+                    next_table = (
+                        second if own is not None and own + lost == best else best,
+                        table_points - lost,
+                    )
+                else:  # the layout's three, or a pick to make (as if its best were taken): worked out afresh
+                    chosen = options[option_points.index(max(option_points))]
+                    mover_best, _, on_table = _table_for(
+                        reach, [t for t in after if t not in chosen], scoring
+                    )
+                    next_table = (mover_best, on_table)
+                key = (
+                    points + max(option_points) if options else 0,
+                    points + option_points[0]
+                    if len(options) == 1
+                    else 0,  # a pick still to make has not scored
+                    *next_table,
+                )
+                seen = known.get(key)
+                if seen is None:
+                    scores = base[:]
+                    scores[seat] += gained + key[0]
+                    rest_to_score = _chinese_ten_rest(state, scores, left - key[1])
+                    outlook = _chinese_ten_outlook(held, mover, key[2], key[3])
+                    scores = [score + gain for score, gain in zip(scores, outlook, strict=True)]
+                    seen = known[key] = (tuple(scores), rest_to_score)
+                by_card[(card.rank, points)] = seen
             found[card] = seen
             alike[seen] = alike.get(seen, 0) + 1
     finally:

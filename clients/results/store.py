@@ -32,7 +32,7 @@ from croupier.clients.results.schedule import SECRET_BYTES, MatchKey, ScheduledM
 from croupier.clients.results.sets import Table, evidence
 from croupier.server.datafiles import FILE_MODE, FOLDER_MODE, open_private
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 
 _SCHEMA = """
 CREATE TABLE tournaments (
@@ -79,6 +79,7 @@ CREATE TABLE results (
     forfeited INTEGER NOT NULL,         -- 0 or 1
     note TEXT NOT NULL DEFAULT '',      -- why it forfeited, if it did
     version TEXT NOT NULL DEFAULT '',   -- the bot's version ('' before schema version 3)
+    luck REAL,                          -- what chance gave the seat after the deal (NULL: not measured)
     PRIMARY KEY (match_id, seat)
 );
 CREATE INDEX matches_by_game ON matches (game, status);
@@ -121,6 +122,8 @@ _MIGRATIONS = {
     "ALTER TABLE results ADD COLUMN version TEXT NOT NULL DEFAULT ''; " + _VOIDED,
     # 3 -> 4: ladders (croupier ladder) and their bots' versions
     3: _VERSIONS,
+    # 4 -> 5: each seat's luck, where it was measured (results/luck.py), so a resumed test reads it
+    4: "ALTER TABLE results ADD COLUMN luck REAL",
 }
 """From each older schema version to the next."""
 
@@ -142,6 +145,9 @@ class SeatResult:
     forfeited: bool = False
     note: str = ""
     version: str = ""
+    luck: float | None = None
+    """What chance gave this seat after the deal against the seat it was measured with (results/luck.py,
+    ``LuckMeter.seat_luck``); None where it was not measured."""
 
     @property
     def identity(self) -> str:
@@ -447,8 +453,8 @@ class Store:
                 return False
             self._db.executemany(
                 "INSERT INTO results "
-                "(match_id, seat, bot, score, place, timeouts, refusals, forfeited, note, version) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "(match_id, seat, bot, score, place, timeouts, refusals, forfeited, note, version, luck) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 [
                     (
                         match_id,
@@ -461,6 +467,7 @@ class Store:
                         int(r.forfeited),
                         r.note,
                         r.version,
+                        r.luck,
                     )
                     for r in results
                 ],
@@ -487,15 +494,27 @@ class Store:
             ).fetchall()
             result_rows = self._db.execute(
                 "SELECT r.match_id, r.seat, r.bot, r.score, r.place, r.timeouts, r.refusals, r.forfeited, "
-                "r.note, r.version FROM results r JOIN matches m ON m.id = r.match_id "
+                "r.note, r.version, r.luck FROM results r JOIN matches m ON m.id = r.match_id "
                 f"WHERE {' AND '.join(where)} ORDER BY r.match_id, r.seat",
                 params,
             ).fetchall()
         records = [_match_record(row) for row in rows]
         seat_rows: dict[int, list[SeatResult]] = {record.id: [] for record in records}
-        for match_id, seat, bot, score, place, timeouts, refusals, forfeited, note, version in result_rows:
+        for (
+            match_id,
+            seat,
+            bot,
+            score,
+            place,
+            timeouts,
+            refusals,
+            forfeited,
+            note,
+            version,
+            luck,
+        ) in result_rows:
             seat_rows[match_id].append(
-                SeatResult(seat, bot, score, place, timeouts, refusals, bool(forfeited), note, version)
+                SeatResult(seat, bot, score, place, timeouts, refusals, bool(forfeited), note, version, luck)
             )
         return [FinishedMatch(record, tuple(seat_rows[record.id])) for record in records]
 

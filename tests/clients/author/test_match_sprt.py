@@ -264,10 +264,10 @@ def test_in_process_and_over_grpc_the_same_deals_give_the_same_test(tmp_path: Pa
     assert places[0] == places[1] and places[0]
 
 
-def test_in_process_chinese_ten_reads_luck_corrected_sets_when_asked(tmp_path: Path) -> None:
+def test_in_process_chinese_ten_reads_luck_corrected_sets_unless_told_not_to(tmp_path: Path) -> None:
     """The corrected scores are off the grid: the normal GSPRT reads them, and decides nothing
-    before its 30 sets however clear the sets; without --luck-correction it is the plain test
-    (another name)."""
+    before its 30 sets however clear the sets; with --no-luck-correction it is the plain test
+    (another name); --luck-correction where it cannot be measured is refused in one line."""
     args = (
         "chinese_ten",
         "--bot",
@@ -279,13 +279,18 @@ def test_in_process_chinese_ten_reads_luck_corrected_sets_when_asked(tmp_path: P
         "elo1=10",
         "--in-process",
     )
-    corrected = run(tmp_path, *args, *QUICK["chinese_ten"], "--seed", "3", "--luck-correction")
+    corrected = run(tmp_path, *args, *QUICK["chinese_ten"], "--seed", "3")
     assert corrected.returncode == EXIT_H1, corrected.stdout + corrected.stderr
     assert "luck-corrected set scores, V " in corrected.stdout
     live = [line for line in corrected.stdout.splitlines() if re.match(r"\d+ games, \d+ sets \|", line)]
     found = re.search(r"(\d+) sets", live[-1])
     assert found and int(found.group(1)) >= 30
-    plain = run(tmp_path, *args, *QUICK["chinese_ten"], "--seed", "3")
+    plain = run(tmp_path, *args, *QUICK["chinese_ten"], "--seed", "3", "--no-luck-correction")
     assert plain.returncode == EXIT_H1, plain.stdout + plain.stderr
     assert "luck-corrected" not in plain.stdout
+    refused = run(tmp_path, "spoil_five", *args[1:], "--luck-correction")
+    assert refused.returncode == 2
+    assert refused.stderr.strip().splitlines() == [
+        "croupier match: --luck-correction needs --in-process and one of chinese_ten"
+    ]
     assert " run 1:" in plain.stdout  # a test of its own, not the corrected one resumed

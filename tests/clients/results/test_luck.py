@@ -136,3 +136,34 @@ def test_a_quick_twin_plays_on_as_a_deep_copy_and_leaves_the_original_alone(name
             assert twin.full_view() == deep.full_view()
             assert state.full_view() == before
             state.apply(seat, action)
+
+
+@pytest.mark.parametrize("name", ["chinese_ten", "platinum_fish"])
+def test_a_declared_policys_decision_terms_average_to_zero_under_that_policy(name: str) -> None:
+    """A seat declares a policy (here a lopsided one): each legal action taken in turn, its term
+    weighed by its probability, the decision terms sum to exactly zero; not action by action."""
+    spec = get_game(name)
+    options = spec.options({"players": 2})
+    state = spec.new_game(options, Rng(4))
+    choices = random.Random(4)
+    for _ in range(5):  # a few moves in: a table to capture from
+        (seat,) = state.to_act()
+        state.apply(seat, choices.choice(state.legal_actions(seat)))
+    (seat,) = state.to_act()
+    legal = state.legal_actions(seat)
+    assert len(legal) > 1
+    policy = [2.0 * (i + 1) / (len(legal) * (len(legal) + 1)) for i in range(len(legal))]
+    lucks = []
+    for action in legal:
+        meter = LuckMeter(default_evaluator(name), [(seat, 1 - seat)])
+        followed = meter.follow(state.copy(), spec, options)
+        chance_only = LuckMeter(default_evaluator(name), [(seat, 1 - seat)])
+        chance_only._draws = random.Random(meter.evaluator.seed)
+        twin = state.copy()
+        twin.rng = copy.deepcopy(state.rng)
+        chance_only.follow(twin, spec, options).apply(seat, action)
+        meter.declared[seat] = policy
+        followed.apply(seat, action)
+        lucks.append(meter.luck[(seat, 1 - seat)] - chance_only.luck[(seat, 1 - seat)])
+    assert abs(sum(p * luck for p, luck in zip(policy, lucks, strict=True))) < 1e-12
+    assert max(abs(luck) for luck in lucks) > 1e-4

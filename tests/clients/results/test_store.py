@@ -11,8 +11,9 @@ from croupier.clients.results.schedule import game_schedule
 from croupier.clients.results.store import SeatResult, Store, StoreError
 
 SECRET = bytes(32)
+VERSION_5_TO_4 = "ALTER TABLE results DROP COLUMN luck; "
 VERSION_3_TO_2 = (
-    "DROP TABLE ladder_versions; "
+    VERSION_5_TO_4 + "DROP TABLE ladder_versions; "
     "ALTER TABLE tournaments DROP COLUMN secret; ALTER TABLE tournaments DROP COLUMN revealed_at; "
     "ALTER TABLE matches DROP COLUMN redeal; ALTER TABLE results DROP COLUMN version; DROP TABLE voided; "
 )
@@ -27,7 +28,7 @@ def test_a_new_database_is_in_wal_mode_with_a_schema_version(tmp_path: Path) -> 
     Store(tmp_path / "r.db").close()
     db = sqlite3.connect(tmp_path / "r.db")
     assert db.execute("PRAGMA journal_mode").fetchone() == ("wal",)
-    assert db.execute("PRAGMA user_version").fetchone() == (4,)
+    assert db.execute("PRAGMA user_version").fetchone() == (5,)
 
 
 def test_a_version_1_database_gains_the_replica_column_and_its_started_matches_resume(tmp_path: Path) -> None:
@@ -49,7 +50,28 @@ def test_a_version_1_database_gains_the_replica_column_and_its_started_matches_r
         "m-2",
         "10.0.0.2:50051",
     )
-    assert sqlite3.connect(tmp_path / "r.db").execute("PRAGMA user_version").fetchone() == (4,)
+    assert sqlite3.connect(tmp_path / "r.db").execute("PRAGMA user_version").fetchone() == (5,)
+
+
+def test_a_seats_luck_is_kept_with_its_result_and_a_version_4_database_reads_none(tmp_path: Path) -> None:
+    (duplicate,) = game_schedule("g", ["a", "b"], 2, 1, 1, seed=1, secret=SECRET)
+    with Store(tmp_path / "r.db") as store:
+        t = store.open_tournament("t", "fp", {}, again=False)
+        store.schedule(t.id, duplicate.matches)
+        first, second = store.matches(t.id).values()
+        store.record_result(
+            first.id, [SeatResult(0, "a", 3, 1, luck=0.25), SeatResult(1, "b", 1, 2, luck=-0.25)], None
+        )
+    with Store(tmp_path / "r.db") as store:
+        ((match,),) = [store.finished(t.id)]
+    assert [r.luck for r in match.results] == [0.25, -0.25]
+    db = sqlite3.connect(tmp_path / "r.db")
+    db.executescript(VERSION_5_TO_4 + "PRAGMA user_version = 4;")
+    db.close()
+    with Store(tmp_path / "r.db") as store:
+        store.record_result(second.id, results_of(second.seats), None)
+        done = store.finished(t.id)
+    assert [[r.luck for r in m.results] for m in done] == [[None, None], [None, None]]
 
 
 def test_a_database_from_a_newer_version_is_refused(tmp_path: Path) -> None:
