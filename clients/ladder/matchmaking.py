@@ -125,14 +125,15 @@ def set_scores(rated: RatedSet) -> dict[tuple[str, str], float]:
 def tie_known(scores: Sequence[float], elo: float = TIE_ELO) -> bool:
     """Whether per-set scores of one pair put its difference within ``elo`` Elo: from ``TIE_SETS``
     sets on, the mean's 95% interval (Student's t on the sets' own spread, so that two identical
-    deterministic bots, drawing every set, are known tied at once and two random ones never)
+    deterministic bots, drawing every set, are known tied at their ``TIE_SETS``th and two random
+    ones, whose sets spread, never in practice)
     inside the expected scores of a gap of ±``elo``."""
     n = len(scores)
     if n < TIE_SETS:
         return False
     mean = sum(scores) / n
     spread = math.sqrt(sum((x - mean) ** 2 for x in scores) / (n - 1))
-    margin = 1.0 / (1.0 + 10.0 ** (-elo / 400.0)) - 0.5
+    margin = 1.0 / (1.0 + math.pow(10.0, -elo / 400.0)) - 0.5
     return abs(mean - 0.5) + t_975(n - 1) * spread / math.sqrt(n) < margin
 
 
