@@ -308,8 +308,11 @@ class _Table:
         strength = np.array([elo.get(bot, ANCHOR) for bot in self.bots])
         self.information = maker._informations(self.bots)
         order = np.lexsort((np.array(self.bots), -strength))
-        ties = maker.known_ties()
-        self.tied = [{self.index[o] for o in _partners(bot, ties) if o in self.index} for bot in self.bots]
+        self.tied: list[set[int]] = [set() for _ in self.bots]  # each bot's partners known tied with it
+        for a, b in maker.known_ties():
+            if a in self.index and b in self.index:
+                self.tied[self.index[a]].add(self.index[b])
+                self.tied[self.index[b]].add(self.index[a])
         open_claim = np.array([int(b) not in self.tied[a] for a, b in itertools.pairwise(order)], dtype=float)
         self.weight = np.zeros(len(self.bots))  # each bot's neighbour claims not known tied
         np.add.at(self.weight, order[:-1], open_claim)
@@ -363,10 +366,6 @@ class _Table:
             group.append(int(pool[pick]))
             gain = float(gains[pick])
         return group, gain
-
-
-def _partners(bot: str, ties: set[tuple[str, str]]) -> list[str]:
-    return [b if a == bot else a for a, b in ties if bot in (a, b)]
 
 
 def fair_share(counts: Mapping[str, int]) -> float:
