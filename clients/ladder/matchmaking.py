@@ -19,7 +19,8 @@ else: it once weighed each claim by 1/gap² and each result by p(1-p) at the fit
 gap too wide by chance then looked both sure and not worth a set, so it stayed too wide while one
 too narrow drew sets and was corrected (selection on the outcome: neighbour gaps +20 Elo, 95%
 intervals covering 87-91%, bench/ladder_honesty.py). A pair *known tied* (``known_ties``: their
-head-to-head per-set scores put them within ``TIE_ELO``) carries no claim and is not seated again.
+head-to-head set scores put them within results/sets.py's ``TIE_ELO``) carries no claim and is
+not seated again.
 
 Groups are grown from the few bots carrying the most uncertainty, each adding the partner that
 lowers it most (vectorized over every free bot): a choice among 1,000 bots takes milliseconds
@@ -65,8 +66,8 @@ from croupier.clients.results.ratings import (
     fit,
     merged,
     pairwise_results,
-    t_975,
 )
+from croupier.clients.results.sets import set_scores, tie_known
 
 __all__ = ["Fit", "Matchmaker", "refit"]
 
@@ -76,10 +77,6 @@ SEEDS = 8
 PER_RESULT = 0.25
 """What one pairwise result tells about the difference of its bots: p(1-p) at p = 1/2, the design's
 information, the same whatever the results (read at the fitted gap, it chased the noise)."""
-TIE_ELO = 10.0
-"""A pair whose head-to-head score puts them within this many Elo (95%) is known tied."""
-TIE_SETS = 8
-"""...from this many sets between them on (fewer say too little about the spread of a set's score)."""
 DEFAULT_FLOOR = 0.5
 DEFAULT_PROVISIONAL_WIDTH = 400.0
 Vector = npt.NDArray[np.float64]
@@ -110,31 +107,6 @@ def _absorb(information: dict[str, float], rated: RatedSet) -> None:
         for a, b, _ in pairwise_results(places):
             information[a] = information.get(a, 0.0) + PER_RESULT
             information[b] = information.get(b, 0.0) + PER_RESULT
-
-
-def set_scores(rated: RatedSet) -> dict[tuple[str, str], float]:
-    """Per pair (a, b) of the set's bots, a before b by name: a's share of the points between them
-    in the set, the unit the ladder's statistics read (a luck-corrected score may replace it)."""
-    points: dict[tuple[str, str], list[float]] = {}
-    for places in rated.matches:
-        for a, b, won in pairwise_results(places):
-            points.setdefault((a, b), []).append(won)
-    return {pair: sum(won) / len(won) for pair, won in points.items()}
-
-
-def tie_known(scores: Sequence[float], elo: float = TIE_ELO) -> bool:
-    """Whether per-set scores of one pair put its difference within ``elo`` Elo: from ``TIE_SETS``
-    sets on, the mean's 95% interval (Student's t on the sets' own spread, so that two identical
-    deterministic bots, drawing every set, are known tied at their ``TIE_SETS``th and two random
-    ones, whose sets spread, never in practice)
-    inside the expected scores of a gap of ±``elo``."""
-    n = len(scores)
-    if n < TIE_SETS:
-        return False
-    mean = sum(scores) / n
-    spread = math.sqrt(sum((x - mean) ** 2 for x in scores) / (n - 1))
-    margin = 1.0 / (1.0 + math.pow(10.0, -elo / 400.0)) - 0.5
-    return abs(mean - 0.5) + t_975(n - 1) * spread / math.sqrt(n) < margin
 
 
 @dataclass
@@ -198,7 +170,7 @@ class Matchmaker:
         return self._information
 
     def known_ties(self) -> set[tuple[str, str]]:
-        """The pairs (a, b), a before b by name, known to be within ``TIE_ELO`` of each other."""
+        """The pairs (a, b), a before b by name, known tied (results/sets.py's ``tie_known``)."""
         if self._scored > len(self.sets):
             self._scores, self._scored = {}, 0
         for rated in self.sets[self._scored :]:

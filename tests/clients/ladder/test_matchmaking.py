@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import itertools
 
-from croupier.clients.ladder.matchmaking import TIE_SETS, Matchmaker, tie_known
+from croupier.clients.ladder.matchmaking import Matchmaker
 from croupier.clients.results.ratings import RatedSet
+from croupier.clients.results.sets import TIE_SETS, tie_known
 
 
 def duel(a: str, b: str, winner: str | None = None) -> RatedSet:
