@@ -18,9 +18,10 @@ anchored scale, the set bootstrap) and its claims are checked against the truth:
   the true gap, averaged over the 7 pairs and the seeds (a ± of two standard errors over seeds);
 - coverage: the share of (bot, seed) whose 95% interval holds its true rating, on the board's own
   scale (``ratings.Anchor``'s: the established bots average 1500; the truth is moved the same way);
-- LOS claims: every bot the board puts ahead of the next one down by LOS >= 95%, and the share of
-  those claims that are false (the lower one is truly as good or better); with twins, the share
-  of boards claiming LOS >= 95% between them, and their share of the sets.
+- LOS claims: every bot the board puts ahead of the next one down by LOS >= 95% (but a pair the
+  ladder knows tied, which its board shows as tied), and the share of those claims that are false
+  (the lower one is truly as good or better); with twins, the share of boards claiming LOS >= 95%
+  between them, and their share of the sets.
 
 And, at the last count, where the sets went: the share between true neighbours, and the gap error
 of the neighbour pairs that got at most their seed's median of sets against those that got more
@@ -45,6 +46,7 @@ import numpy as np
 
 from croupier.clients.ladder.matchmaking import Matchmaker
 from croupier.clients.results.ratings import ANCHOR, SCALE, Anchor, RatedSet, rate
+from croupier.clients.results.sets import ties_known
 
 BOTS = 8
 GAP = 80.0
@@ -117,8 +119,10 @@ def judge(truth: dict[str, float], names: list[str], sets: list[RatedSet], sampl
     true_elo = {bot: ANCHOR + SCALE * float(moved[i]) for i, bot in enumerate(names)}
     claims = false = 0
     twins_claimed = False
+    ties = ties_known(sets)  # the ladder's board says "tied" for these, not an LOS
     for upper, lower in itertools.pairwise(ratings):
-        if upper.los_next is not None and upper.los_next >= LOS:
+        tied = tuple(sorted((upper.bot, lower.bot))) in ties
+        if upper.los_next is not None and upper.los_next >= LOS and not tied:
             claims += 1
             false += truth[upper.bot] <= truth[lower.bot]
             twins_claimed |= {upper.bot, lower.bot} == set(TWIN)
