@@ -10,8 +10,10 @@ from the same secret and deal number): one seats the group the ladder's matchmak
 (clients/ladder/matchmaking.py) picks, the other cycles uniformly through every pair, in a
 round robin. After every ``--every`` sets each is rated as ``croupier ratings`` rates (Plackett-
 Luce, set bootstrap, here 200 samples) and the figure is the games (matches) played when the
-table first shows the true order with every neighbour ahead of the next by LOS >= 95%. Also the
-slowest bot's share of sets against the mean (1: even; the starvation floor keeps it from 0).
+ladder first holds its order decided, by what it knows alone: every bot of its table ahead of the
+next one down by LOS >= 95%, or known tied with it (the matchmaker's ``known_ties``). Whether that
+order is the true one is checked after, not used to stop. Also the slowest bot's share of sets
+against the mean (1: even; the starvation floor keeps it from 0).
 
 Sets are played in-process (clients/author/inprocess.py), one after another, rather than over gRPC: the
 scheduling is what is measured, and a referee would only make it slower. The real ladder chooses
@@ -23,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import itertools
+import os
 import random
 import statistics
 import time
@@ -45,17 +48,25 @@ SAMPLES = 200
 Chooser = Callable[[int], tuple[str, ...]]
 
 
-def separated(sets: Sequence[RatedSet], seed: int) -> bool:
-    """The table's order is the true one, each bot ahead of the next by LOS >= 95%."""
+def decided(sets: Sequence[RatedSet], seed: int, ties: set[tuple[str, str]]) -> list[str] | None:
+    """The table's order if the ladder holds it decided: every bot ahead of the next one down by
+    LOS >= 95% or known tied with it (``ties``), all of them rated; else None."""
     table = rate(sets, samples=SAMPLES, seed=seed)
-    if [rating.bot for rating in table] != list(NAMES):
-        return False
-    return all(rating.los_next is not None and rating.los_next >= LOS for rating in table[:-1])
+    if len(table) < len(NAMES):
+        return None
+    for upper, lower in itertools.pairwise(table):
+        sure = upper.los_next is not None and upper.los_next >= LOS
+        if not sure and tuple(sorted((upper.bot, lower.bot))) not in ties:
+            return None
+    return [rating.bot for rating in table]
 
 
-def run(game: str, how: str, seed: int, max_sets: int, every: int) -> tuple[int | None, float, float]:
-    """Games to a separated true order (None: not within ``max_sets``), the slowest bot's share of
-    sets against the mean, and seconds spent choosing."""
+Outcome = tuple[int | None, bool, float, float]
+
+
+def run(game: str, how: str, seed: int, max_sets: int, every: int) -> Outcome:
+    """Games to an order the ladder holds decided (None: not within ``max_sets``), whether it is the
+    true one, the slowest bot's share of sets against the mean, and seconds spent choosing."""
     spec = get_game(game)
     options = spec.options(OPTIONS[game])
     rotations = rotation_count(2, Rotations.WILLIAMS)
@@ -87,9 +98,9 @@ def run(game: str, how: str, seed: int, max_sets: int, every: int) -> tuple[int 
         sets.append(rated)
         maker.add(rated)
         counts.update(group)
-        if (number + 1) % every == 0 and separated(sets, seed):
-            return (number + 1) * rotations, fair_share(counts), choosing
-    return None, fair_share(counts), choosing
+        if (number + 1) % every == 0 and (order := decided(sets, seed, maker.known_ties())) is not None:
+            return (number + 1) * rotations, order == list(NAMES), fair_share(counts), choosing
+    return None, False, fair_share(counts), choosing
 
 
 def main() -> None:
@@ -102,35 +113,45 @@ def main() -> None:
     parser.add_argument("--max-sets", type=int, default=1500, help="give up after this many sets")
     parser.add_argument("--every", type=int, default=8, help="rate after every N sets (default: %(default)s)")
     args = parser.parse_args()
+    print(f"load before: {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
     print(f"bots: {', '.join(NAMES)} (share of random moves; the true order)")
     lines = []
     for game in args.game or ["platinum_fish"]:
-        figures: dict[str, list[tuple[int | None, float, float]]] = {}
+        figures: dict[str, list[Outcome]] = {}
         for how in ("information", "uniform"):
             seeds = range(args.first_seed, args.first_seed + args.runs)
             figures[how] = [run(game, how, seed, args.max_sets, args.every) for seed in seeds]
-            for seed, (games, share, choosing) in zip(seeds, figures[how], strict=True):
-                reached = f"{games} games" if games is not None else f"not within {args.max_sets} sets"
+            for seed, (games, right, share, choosing) in zip(seeds, figures[how], strict=True):
+                reached = (
+                    f"{games} games, the {'true' if right else 'WRONG'} order"
+                    if games is not None
+                    else f"not within {args.max_sets} sets"
+                )
                 print(
                     f"{game} {how:11} seed {seed}: {reached}; slowest bot {share:.2f} of the mean; "
                     f"choosing took {choosing:.1f} s"
                 )
         medians = {
-            how: statistics.median(g if g is not None else float("inf") for g, _, _ in runs)
+            how: statistics.median(g if g is not None else float("inf") for g, _, _, _ in runs)
             for how, runs in figures.items()
         }
         ratio = medians["information"] / medians["uniform"] if medians["uniform"] else float("nan")
-        slowest = {how: min(share for _, share, _ in runs) for how, runs in figures.items()}
+        slowest = {how: min(share for _, _, share, _ in runs) for how, runs in figures.items()}
+        wrong = {
+            how: sum(g is not None and not right for g, right, _, _ in runs) for how, runs in figures.items()
+        }
         lines.append(
             f"| {game} | {medians['information']:g} | {medians['uniform']:g} | {ratio:.2f} | "
-            f"{slowest['information']:.2f} | {slowest['uniform']:.2f} |"
+            f"{slowest['information']:.2f} | {slowest['uniform']:.2f} | "
+            f"{wrong['information']} | {wrong['uniform']} |"
         )
     print(
         "\n| game | games, information (median) | games, uniform (median) | ratio | slowest share, "
-        "information | slowest share, uniform |"
+        "information | slowest share, uniform | wrong orders, information | wrong orders, uniform |"
     )
-    print("|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|")
     print("\n".join(lines))
+    print(f"load after: {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
 
 
 if __name__ == "__main__":

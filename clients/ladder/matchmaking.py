@@ -2,27 +2,33 @@
 the table compares them, with a floor so that no connected bot starves.
 
 The criterion (argued in docs/tournaments.md). What a table claims is an order: each bot above
-the next one down. How sure it is of each claim is the variance of that rating difference
-against the gap's size (1/z²). Under the Bradley-Terry reading of the ratings, a result between
-i and j tells p(1-p) (p = i's expected score against j) about r_i - r_j; a bot's information is
-the sum over its results (its Fisher information), and the variance of r_a - r_b is read as
-1/I_a + 1/I_b (the diagonal of the information, not its inverse: a pair's own meetings count
-only through each bot's total, which costs O(1) per bot instead of a pseudo-inverse of the whole
-table, O(n³) per candidate, that took seconds at 100 bots). The uncertainty is the sum over
-neighbouring pairs of that variance over their gap squared (the gap at least ``CLOSE``), so each
-bot carries a weight, the sum of 1/gap² of its (at most two) neighbour claims, and a set of group
-G, adding ``rotations`` × p(1-p) to every pair of G, lowers it by Σ weight × (1/I - 1/I') over
-G. The set chosen lowers it most. It favours, without being told: a newcomer (its information is
-the prior's alone), bots whose neighbours are close (their claims are in doubt), and close pairs
-over lopsided ones (p(1-p) is largest at ½); it loses interest in a bot once its claims are sure.
+the next one down. How sure it is of each claim is the variance of that rating difference. A
+result between two bots tells about 1/4 about their difference (p(1-p) at p = 1/2: the design's
+information, read from the counts alone); a bot's information is the sum over its results, and
+the variance of r_a - r_b is read as 1/I_a + 1/I_b (the diagonal of the information, not its
+inverse: a pair's own meetings count only through each bot's total, which costs O(1) per bot
+instead of a pseudo-inverse of the whole table, O(n³) per candidate, that took seconds at 100
+bots). The uncertainty is the sum of those variances over neighbouring pairs, so each bot
+carries a weight, the number of its (at most two) neighbour claims, and a set of group G,
+adding ``rotations`` / 4 to every pair of G, lowers it by Σ weight × (1/I - 1/I') over G. The set
+chosen lowers it most. It favours, without being told: a newcomer (its information is the
+prior's alone), and neighbours in the order over pairs far apart.
+
+What it reads from the results is the order (who neighbours whom) and the ties known, nothing
+else: it once weighed each claim by 1/gap² and each result by p(1-p) at the fitted gap, and a
+gap too wide by chance then looked both sure and not worth a set, so it stayed too wide while one
+too narrow drew sets and was corrected (selection on the outcome: neighbour gaps +20 Elo, 95%
+intervals covering 87-91%, bench/ladder_honesty.py). A pair *known tied* (``known_ties``: their
+head-to-head set scores put them within results/sets.py's ``TIE_ELO``) carries no claim and is
+not seated again.
+
 Groups are grown from the few bots carrying the most uncertainty, each adding the partner that
 lowers it most (vectorized over every free bot): a choice among 1,000 bots takes milliseconds
 (bench/matchmaking_speed.py); bench/ladder_scheduling.py measures what the criterion saves.
 
 Each bot's information starts at ``prior`` virtual draws (as the fit's prior), so a bot with no
-results has a wide but finite interval. The strengths it is read at are the last finished fit's:
-a ladder fits in a worker (``refit``) and hands the result over (``fitted``); sets over since are
-added to the information at once, on those strengths.
+results has a wide but finite interval. The order is the last finished fit's: a ladder fits in a
+worker (``refit``) and hands the result over (``fitted``); sets over since count at once.
 
 A new version (a bot's identity is NAME@VERSION) is *provisional* while its interval here,
 ±1.96 standard deviations of its difference from the bot it is best compared with, is wider
@@ -41,6 +47,7 @@ Pure: no I/O; the ladder (clients/ladder/arena.py) feeds it sets and asks it for
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -60,14 +67,16 @@ from croupier.clients.results.ratings import (
     merged,
     pairwise_results,
 )
+from croupier.clients.results.sets import set_scores, tie_known
 
 __all__ = ["Fit", "Matchmaker", "refit"]
 
 Z_975 = 1.959964
 SEEDS = 8
 """Groups are grown from this many starting bots (those carrying the most uncertainty)."""
-CLOSE = 20.0 / SCALE
-"""Neighbours closer than this (20 Elo) weigh as if this far apart: a tie is not worth every set."""
+PER_RESULT = 0.25
+"""What one pairwise result tells about the difference of its bots: p(1-p) at p = 1/2, the design's
+information, the same whatever the results (read at the fitted gap, it chased the noise)."""
 DEFAULT_FLOOR = 0.5
 DEFAULT_PROVISIONAL_WIDTH = 400.0
 Vector = npt.NDArray[np.float64]
@@ -88,23 +97,16 @@ def refit(sets: Sequence[RatedSet], prior: float = DEFAULT_PRIOR, model: Model =
     elo = fit(evidence, prior) if evidence else {}
     information: dict[str, float] = {}
     for rated in sets:
-        _absorb(information, elo, rated, 1.0)
+        _absorb(information, rated)
     return Fit(elo, information, len(sets))
 
 
-def _absorb(information: dict[str, float], elo: Mapping[str, float], rated: RatedSet, times: float) -> None:
-    """Add what a set's results tell about each of its bots, at the strengths ``elo``."""
+def _absorb(information: dict[str, float], rated: RatedSet) -> None:
+    """Add what a set's results tell about each of its bots (the design's information)."""
     for places in rated.matches:
         for a, b, _ in pairwise_results(places):
-            weight = times * _p_q(elo.get(a, ANCHOR), elo.get(b, ANCHOR))
-            information[a] = information.get(a, 0.0) + weight
-            information[b] = information.get(b, 0.0) + weight
-
-
-def _p_q(elo_a: float, elo_b: float) -> float:
-    """p(1-p), p the Bradley-Terry expected score of a against b."""
-    p = 1.0 / (1.0 + math.exp((elo_b - elo_a) / SCALE))
-    return p * (1.0 - p)
+            information[a] = information.get(a, 0.0) + PER_RESULT
+            information[b] = information.get(b, 0.0) + PER_RESULT
 
 
 @dataclass
@@ -129,7 +131,10 @@ class Matchmaker:
     _fit: Fit = field(default_factory=lambda: Fit({}, {}, 0))
     _information: dict[str, float] = field(default_factory=dict)
     _counted: int = 0
-    """Sets in ``_information`` (the fit's, then each added since at the fit's strengths)."""
+    """Sets in ``_information`` (the fit's, then each added since)."""
+    _scores: dict[tuple[str, str], list[float]] = field(default_factory=dict)
+    _scored: int = 0
+    """Sets in ``_scores``: each pair's per-set scores, head to head."""
 
     def add(self, rated: RatedSet) -> None:
         """A set of this game is over: its result counts from now on."""
@@ -139,6 +144,7 @@ class Matchmaker:
         """Every set of this game, read back (a resumed ladder): the next fit takes them all."""
         self.sets = list(sets)
         self._fit, self._information, self._counted = Fit({}, {}, 0), {}, 0
+        self._scores, self._scored = {}, 0
 
     def fitted(self, done: Fit) -> None:
         """A fit of the first ``done.sets`` sets is over (made in a worker): it is the one used."""
@@ -155,14 +161,23 @@ class Matchmaker:
         return self._fit.elo
 
     def information(self) -> dict[str, float]:
-        """Each bot's information: the last fit's, with the sets over since added at its strengths."""
-        elo = self.elo()
+        """Each bot's information: the last fit's, with the sets over since added."""
         if self._counted > len(self.sets):  # sets replaced by fewer: count them again
             self._information, self._counted = {}, 0
         for rated in self.sets[self._counted :]:
-            _absorb(self._information, elo, rated, 1.0)
+            _absorb(self._information, rated)
         self._counted = len(self.sets)
         return self._information
+
+    def known_ties(self) -> set[tuple[str, str]]:
+        """The pairs (a, b), a before b by name, known tied (results/sets.py's ``tie_known``)."""
+        if self._scored > len(self.sets):
+            self._scores, self._scored = {}, 0
+        for rated in self.sets[self._scored :]:
+            for pair, score in set_scores(rated).items():
+                self._scores.setdefault(pair, []).append(score)
+        self._scored = len(self.sets)
+        return {pair for pair, scores in self._scores.items() if tie_known(scores)}
 
     def spread(self, bots: Sequence[str]) -> dict[str, float]:
         """Each bot's 95% interval width here, in Elo, against the bot it is best compared with
@@ -262,17 +277,18 @@ class _Table:
         self.bots = list(bots)
         self.index = {bot: i for i, bot in enumerate(self.bots)}
         elo = maker.elo()
-        self.strength = np.array([(elo.get(bot, ANCHOR) - ANCHOR) / SCALE for bot in self.bots])
+        strength = np.array([elo.get(bot, ANCHOR) for bot in self.bots])
         self.information = maker._informations(self.bots)
-        order = np.lexsort((np.array(self.bots), -self.strength))
-        gaps = np.maximum(CLOSE, -np.diff(self.strength[order])) ** -2.0
-        self.weight = np.zeros(len(self.bots))  # each bot's neighbour claims, 1/gap² each
-        np.add.at(self.weight, order[:-1], gaps)
-        np.add.at(self.weight, order[1:], gaps)
-
-    def _p_q(self, a: int, others: npt.NDArray[np.intp]) -> Vector:
-        p: Vector = 1.0 / (1.0 + np.exp(self.strength[others] - self.strength[a]))
-        return p * (1.0 - p)
+        order = np.lexsort((np.array(self.bots), -strength))
+        self.tied: list[set[int]] = [set() for _ in self.bots]  # each bot's partners known tied with it
+        for a, b in maker.known_ties():
+            if a in self.index and b in self.index:
+                self.tied[self.index[a]].add(self.index[b])
+                self.tied[self.index[b]].add(self.index[a])
+        open_claim = np.array([int(b) not in self.tied[a] for a, b in itertools.pairwise(order)], dtype=float)
+        self.weight = np.zeros(len(self.bots))  # each bot's neighbour claims not known tied
+        np.add.at(self.weight, order[:-1], open_claim)
+        np.add.at(self.weight, order[1:], open_claim)
 
     def _gain(self, added: Vector, at: npt.NDArray[np.intp]) -> Vector:
         """How much the uncertainty falls when the bots ``at`` gain ``added`` information."""
@@ -293,6 +309,8 @@ class _Table:
         best: tuple[float, tuple[str, ...]] | None = None
         for start in starts:
             group, gain = self._grow(start, free, seats, rotations)
+            if len(group) < seats:  # every partner left is known tied with it
+                continue
             named = tuple(sorted(self.bots[i] for i in group))
             if best is None or (-gain, named) < (-best[0], best[1]):
                 best = (gain, named)
@@ -301,13 +319,17 @@ class _Table:
     def _grow(
         self, start: int, free: npt.NDArray[np.intp], seats: int, rotations: int
     ) -> tuple[list[int], float]:
-        """From ``start``, add the free bot that lowers the uncertainty most, until seated."""
+        """From ``start``, add the free bot that lowers the uncertainty most, until seated (or
+        until only bots known tied with a member are left)."""
         group = [start]
         added = np.zeros(1)  # each member's information from the pairs within the group so far
         gain = 0.0
         while len(group) < seats:
-            pool = free[~np.isin(free, group)]
-            pair = np.array([rotations * self._p_q(member, pool) for member in group])
+            tied = set().union(*(self.tied[member] for member in group))
+            pool = free[~np.isin(free, group) & ~np.isin(free, list(tied))]
+            if not pool.size:
+                break
+            pair = np.full((len(group), len(pool)), rotations * PER_RESULT)
             gains = self._gain(rotations * pair.sum(axis=0), pool)
             for row, member in enumerate(group):
                 gains += self._gain(added[row] + pair[row], np.full(len(pool), member))

@@ -24,10 +24,19 @@ so no bot meets the deal twice; ``evidence`` says what a set's tables tell the r
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import itertools
+import math
+from collections.abc import Iterable, Mapping, Sequence
 from typing import NamedTuple
 
-__all__ = ["Table", "evidence", "grid", "pair_points", "set_score"]
+from croupier.clients.results.ratings import RatedSet, t_975
+
+__all__ = ["Table", "evidence", "grid", "pair_points", "set_score", "set_scores", "tie_known", "ties_known"]
+
+TIE_ELO = 10.0
+"""A pair whose set scores put them within this many Elo (95%) is known tied..."""
+TIE_SETS = 8
+"""...from this many sets between them on (fewer say too little about the spread of a set's score)."""
 
 
 class Table(NamedTuple):
@@ -68,3 +77,34 @@ def grid(rotations: int) -> tuple[float, ...]:
         raise ValueError(f"a duplicate set has at least one rotation, not {rotations}")
     steps = 2 * rotations
     return tuple(k / steps for k in range(steps + 1))
+
+
+def set_scores(rated: RatedSet) -> dict[tuple[str, str], float]:
+    """Per pair (a, b) of bots that met in the set, a before b by name: a's set score against b
+    (the unit a luck-corrected score will replace)."""
+    pairs = {pair for places in rated.matches for pair in itertools.combinations(sorted(places), 2)}
+    return {(a, b): set_score(rated.matches, a, b) for a, b in sorted(pairs)}
+
+
+def ties_known(sets: Iterable[RatedSet]) -> set[tuple[str, str]]:
+    """The pairs (a, b), a before b by name, that ``sets`` show within ``TIE_ELO`` of each other."""
+    scores: dict[tuple[str, str], list[float]] = {}
+    for rated in sets:
+        for pair, score in set_scores(rated).items():
+            scores.setdefault(pair, []).append(score)
+    return {pair for pair, each in scores.items() if tie_known(each)}
+
+
+def tie_known(scores: Sequence[float], elo: float = TIE_ELO) -> bool:
+    """Whether per-set scores of one pair put its difference within ``elo`` Elo: from ``TIE_SETS``
+    sets on, the mean's 95% interval (Student's t on the sets' own spread, so that two identical
+    deterministic bots, drawing every set, are known tied at their ``TIE_SETS``th and two random
+    ones, whose sets spread, never in practice)
+    inside the expected scores of a gap of ±``elo``."""
+    n = len(scores)
+    if n < TIE_SETS:
+        return False
+    mean = sum(scores) / n
+    spread = math.sqrt(sum((x - mean) ** 2 for x in scores) / (n - 1))
+    margin = 1.0 / (1.0 + math.pow(10.0, -elo / 400.0)) - 0.5
+    return abs(mean - 0.5) + t_975(n - 1) * spread / math.sqrt(n) < margin

@@ -14,6 +14,7 @@ computed, with when it was, so a hundred watchers cost the play nothing.
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 import multiprocessing
 import threading
@@ -27,7 +28,7 @@ from typing import Any
 from aiohttp import web
 
 from croupier.clients.results.ratings import RatedSet, Rating, anchored_fit, rate
-from croupier.clients.results.sets import set_score
+from croupier.clients.results.sets import set_score, ties_known
 from croupier.clients.results.store import FinishedMatch, Store
 from croupier.clients.web import STATIC
 from croupier.clients.web.tournaments import NoDatabase
@@ -92,6 +93,8 @@ def leaderboard(db: Path, name: str, fits: Fits | None = None) -> dict[str, Any]
     tables = []
     for game, sets in games.items():
         ratings, earlier = fits.of(db, name, game, sets)
+        ties = ties_known(sets)  # a pair the ladder knows tied is shown so, whatever its LOS
+        below = {upper.bot: lower.bot for upper, lower in itertools.pairwise(ratings)}
         played: dict[str, int] = defaultdict(int)
         for rated in sets:
             for bot in rated.group:
@@ -103,6 +106,7 @@ def leaderboard(db: Path, name: str, fits: Fits | None = None) -> dict[str, Any]
                 "low": None if r.low is None else round(r.low),
                 "high": None if r.high is None else round(r.high),
                 "los_next": r.los_next,
+                "tied_next": r.bot in below and tuple(sorted((r.bot, below[r.bot]))) in ties,
                 "sets": played[r.bot],
                 "games": r.games,
                 "forfeits": forfeits.get(r.bot, 0),

@@ -35,7 +35,7 @@
       const rows = g.ratings.map((r, i) => {
         const interval = r.low === null ? "n/a (one set)" : `${r.low} – ${r.high}`;
         const trend = r.trend === null ? "" : `${r.trend > 0 ? "+" : ""}${r.trend}`;
-        const row = el("tr", "rating", el("td", "num", `${i + 1}`), el("td", "", link(botHref(board.name, r.bot), r.bot)), el("td", "num elo", `${r.elo}`), el("td", "num", interval), el("td", "num", r.los_next === null ? "" : `${Math.round(100 * r.los_next)}%`), el("td", "num", `${r.sets}`), el("td", "num", `${r.forfeits}`), el("td", "", ago(r.last_played)), el("td", "num", trend));
+        const row = el("tr", "rating", el("td", "num", `${i + 1}`), el("td", "", link(botHref(board.name, r.bot), r.bot)), el("td", "num elo", `${r.elo}`), el("td", "num", interval), el("td", "num", r.tied_next ? "tied" : r.los_next === null ? "" : `${Math.round(100 * r.los_next)}%`), el("td", "num", `${r.sets}`), el("td", "num", `${r.forfeits}`), el("td", "", ago(r.last_played)), el("td", "num", trend));
         row.dataset.bot = r.bot;
         return row;
       });

@@ -6,6 +6,7 @@ import itertools
 
 from croupier.clients.ladder.matchmaking import Matchmaker
 from croupier.clients.results.ratings import RatedSet
+from croupier.clients.results.sets import TIE_SETS, tie_known
 
 
 def duel(a: str, b: str, winner: str | None = None) -> RatedSet:
@@ -30,12 +31,35 @@ def test_a_bot_with_a_wide_interval_is_chosen_first_by_the_information_alone() -
     assert "dan" in (maker.choose(["ann", "bob", "cat", "dan"]) or ())
 
 
-def test_the_criterion_prefers_neighbours_in_doubt_to_a_pair_whose_order_is_known() -> None:
+def test_a_gap_wide_by_chance_is_not_left_the_criterion_reads_the_design_not_the_gap() -> None:
     maker = Matchmaker(seats=2, rotations=2, provisional_width=1e9)
-    # ann far above bob, which is known; bob and cat close and little played
-    maker.sets = [duel("ann", "bob", "ann") for _ in range(12)]
-    maker.sets += [duel("bob", "cat"), duel("ann", "cat", "ann")]
-    assert maker.choose(["ann", "bob", "cat"]) == ("bob", "cat")
+    # ann and bob even and well played; cat lost its one set to bob: a gap that looks huge on 2 games
+    maker.sets = [duel("ann", "bob", "ann"), duel("ann", "bob", "bob")] * 6 + [duel("bob", "cat", "bob")]
+    assert maker.elo()["bob"] - maker.elo()["cat"] > 400
+    # read at the fitted gap, cat's claim looked sure and a set with it worth nothing: never corrected
+    assert "cat" in (maker.choose(["ann", "bob", "cat"]) or ())
+
+
+def test_a_pair_known_tied_is_not_seated_again() -> None:
+    maker = Matchmaker(seats=2, rotations=2, provisional_width=1e9)
+    drawn = RatedSet("ladder", ("ann", "bob"), ({"ann": 1, "bob": 1}, {"ann": 1, "bob": 1}))
+    maker.sets = [drawn] * TIE_SETS + [duel("ann", "cat", "ann"), duel("bob", "cat", "bob")]
+    assert maker.known_ties() == {("ann", "bob")}
+    for _ in range(10):
+        group = maker.choose(["ann", "bob", "cat"])
+        assert group is not None and "cat" in group, group
+        maker.seated(group, ["ann", "bob", "cat"])
+    assert maker.choose(["ann", "bob"]) is None  # the two alone: nothing worth a set
+    maker.sets = maker.sets[1:]  # one set fewer: not known yet
+    assert maker.known_ties() == set() and maker.choose(["ann", "bob"]) == ("ann", "bob")
+
+
+def test_a_tie_is_known_from_the_sets_own_spread_not_from_their_number_alone() -> None:
+    assert tie_known([0.5] * TIE_SETS)  # identical deterministic bots: every set even
+    assert not tie_known([0.5] * (TIE_SETS - 1))
+    assert not tie_known([0.0, 1.0, 0.5, 0.5] * 100)  # even on average, but each set says little
+    assert tie_known([0.5, 0.5, 0.5, 0.51] * 4)
+    assert not tie_known([0.55] * TIE_SETS)  # surely apart: 35 Elo
 
 
 def test_a_provisional_version_is_seated_until_its_interval_narrows() -> None:

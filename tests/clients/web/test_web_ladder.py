@@ -16,6 +16,7 @@ from croupier.clients.bots import RandomBot
 from croupier.clients.ladder.arena import Ladder
 from croupier.clients.results.ratings import rate
 from croupier.clients.results.schedule import duplicate_set
+from croupier.clients.results.sets import TIE_SETS
 from croupier.clients.results.store import SeatResult, Store
 from croupier.clients.sdk import Client
 from croupier.clients.tournament.referee_client import Replicas
@@ -166,3 +167,29 @@ def test_the_leaderboard_fits_the_ratings_again_only_when_a_set_is_over(
         play_set(1)
         after = ladders.leaderboard(db, "open", fits)
     assert fitted == [1, 2] and after["games"][0]["sets"] == 2
+
+
+def test_the_leaderboard_shows_a_pair_the_ladder_knows_tied_as_tied_whatever_its_los(tmp_path: Path) -> None:
+    """Two bots that split every set (each wins its seat 0) are known tied from the 8th set on: the
+    board says so rather than an LOS the bootstrap may put anywhere."""
+    db = tmp_path / "results.db"
+    with Store(db) as store:
+        epoch = store.open_tournament("open", "fingerprint", {}, again=False)
+        assert epoch.secret is not None
+        for name, bot_id in (("ann", "b-1"), ("bob", "b-2")):
+            store.add_version("open", bot_id, name)
+        tied = []
+        for deal in range(TIE_SETS):
+            dealt = duplicate_set("chinese_ten", ("ann@1", "bob@1"), 0, 0, deal, seed=1, secret=epoch.secret)
+            store.schedule(epoch.id, dealt.matches)
+            for record in store.matches(epoch.id).values():
+                if record.status != "done":
+                    store.mark_started(record.id, f"m-{record.id}", None)
+                    results = [
+                        SeatResult(i, bot.partition("@")[0], 0, i + 1, version="1")
+                        for i, bot in enumerate(record.seats)
+                    ]
+                    store.record_result(record.id, results, None)
+            rows = ladders.leaderboard(db, "open", ladders.Fits(samples=20))["games"][0]["ratings"]
+            tied.append([row["tied_next"] for row in rows])
+    assert tied[-1] == [True, False] and all(row == [False, False] for row in tied[:-1]), tied
