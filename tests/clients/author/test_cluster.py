@@ -40,6 +40,12 @@ class Slow(HeuristicBot):
         time.sleep(0.01)
         return super().choose(view, legal)
 """
+PLAIN = """from croupier.clients.bots import HeuristicBot
+
+
+class Plain(HeuristicBot):
+    pass
+"""
 NEEDY = """import croupier_test_dependency
 
 from croupier.clients.bots import HeuristicBot
@@ -65,7 +71,10 @@ def test_a_worker_killed_mid_run_changes_no_result(
     sleep), a worker killed once the cluster's run is under way."""
     address, workers = cluster
     (tmp_path / "slow.py").write_text(SLOW_HEURISTIC)
-    test = [*GAME, "--bot", "slow.py", "--bot", "heuristic", "--sprt", "elo0=0", "elo1=10"]
+    (tmp_path / "helpers").mkdir()  # a package of the author's: shipped zipped, as slow.py is as a file
+    (tmp_path / "helpers" / "__init__.py").write_text("")
+    (tmp_path / "helpers" / "plain.py").write_text(PLAIN)
+    test = [*GAME, "--bot", "slow.py", "--bot", "helpers.plain:Plain", "--sprt", "elo0=0", "elo1=10"]
     test += ["--in-process", "--seed", "11", "--max-games", str(2 * SETS), "--plain"]
     runs = {
         where: subprocess.Popen(
