@@ -27,7 +27,7 @@ import sys
 import sysconfig
 import tempfile
 import zipfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -78,9 +78,10 @@ def _client(address: str) -> Client:
 
 
 @contextlib.contextmanager
-def connect(address: str, specs: dict[str, str]) -> Iterator[Cluster]:
+def connect(address: str, specs: dict[str, str], code: Sequence[str] = ()) -> Iterator[Cluster]:
     """The Dask scheduler at ``address`` with the bots of ``specs`` (bot name: SDK strategy)
-    shipped to its workers; closed (its outstanding sets cancelled) on leaving."""
+    shipped to its workers, and the packages named in ``code`` (a bench's own: imported there as
+    they arrive); closed (its outstanding sets cancelled) on leaving."""
     client = _client(address)
     with client, tempfile.TemporaryDirectory(prefix="croupier-ship-") as folder:
         try:
@@ -91,6 +92,11 @@ def connect(address: str, specs: dict[str, str]) -> Iterator[Cluster]:
                 f"(dask worker {address})"
             ) from None
         shipped = {bot: ship(client, spec, Path(folder)) for bot, spec in specs.items()}
+        for name in code:
+            package = _own_code(name)
+            if package is None:
+                raise ClusterError(f"{name} is installed here, not code to ship: install it on the workers")
+            client.upload_file(str(_zipped(package, Path(folder))), load=True)
         threads = sum(client.nthreads().values())
         yield Cluster(Sets(client), shipped, threads)
 
