@@ -22,6 +22,7 @@ import dataclasses
 import functools
 import hashlib
 import importlib.util
+import logging
 import shutil
 import sys
 import sysconfig
@@ -71,6 +72,9 @@ def _client(address: str) -> Client:
     require()
     from distributed import Client
 
+    # Dask's own notes (an event loop slow on a loaded machine, a worker gone) go to stderr, where
+    # they would bury the test's lines: its errors alone, and the sets' failures in one line.
+    logging.getLogger("distributed").setLevel(logging.ERROR)
     try:
         return Client(address, timeout=CONNECT_SECONDS, set_as_default=False)
     except (OSError, TimeoutError, ValueError) as exc:
