@@ -62,6 +62,21 @@ def play_all(executor: concurrent.futures.Executor, jobs: list[SetJob], in_fligh
     return time.perf_counter() - start
 
 
+def side_by_side(
+    paths: dict[str, concurrent.futures.Executor],
+    batches: Iterator[list[SetJob]],
+    rounds: int,
+    in_flight: int,
+) -> Iterator[dict[str, float]]:
+    """Per round, each path's sets a second on a batch of its own, the paths in turns."""
+    for _ in range(rounds):
+        rates = {}
+        for name, executor in paths.items():
+            jobs = next(batches)
+            rates[name] = len(jobs) / play_all(executor, jobs, in_flight)
+        yield rates
+
+
 def load() -> str:
     return " ".join(f"{value:.2f}" for value in os.getloadavg())
 
@@ -98,9 +113,9 @@ def main() -> None:
         print("\n| turn | local pool sets/s | Dask sets/s | Dask / local | load (1, 5, 15 min) |")
         print("| --- | --- | --- | --- | --- |")
         ratios = []
-        for turn in range(1, args.rounds + 1):
-            here = args.sets / play_all(local, next(batches), 2 * cores)
-            there = args.sets / play_all(dask, next(batches), 2 * cores)
+        paths = {"local": local, "dask": dask}
+        for turn, rates in enumerate(side_by_side(paths, batches, args.rounds, 2 * cores), start=1):
+            here, there = rates["local"], rates["dask"]
             ratios.append(there / here)
             print(f"| {turn} | {here:.1f} | {there:.1f} | {there / here:.2f} | {load()} |", flush=True)
         ratio = statistics.median(ratios)

@@ -21,7 +21,9 @@ from typing import Any
 import pytest
 from distributed import Client
 
-from croupier.clients.author.inprocess import play_plan
+from bench.cluster import dealt, side_by_side
+from croupier.clients.author.cluster import Sets
+from croupier.clients.author.inprocess import play_plan, pool
 from croupier.clients.results.schedule import DuplicateSet, duplicate_set
 from croupier.clients.results.store import FinishedMatch, Store
 from tests.clients.terminal import croupier
@@ -304,3 +306,13 @@ def test_the_sets_a_settled_test_no_longer_needs_are_cancelled(tmp_path: Path) -
     assert sorted(m.key.deal for m in matches if m.status == "done") == [0, 0, 1, 1]
     waiting = [m for m in matches if m.status != "done"]
     assert {(m.key.deal, m.status) for m in waiting} == {(2, "scheduled"), (3, "scheduled")}
+
+
+def test_the_cluster_bench_plays_both_paths_in_turns(cluster: tuple[str, dict[str, int]]) -> None:
+    """bench/cluster.py's measurement, on this machine's pool and the real cluster (its figures are
+    the bench's to print: nothing here reads a timing)."""
+    address, _ = cluster
+    with pool(1) as local, Client(address, set_as_default=False, timeout=30) as client:
+        paths = {"local": local, "dask": Sets(client)}
+        rounds = list(side_by_side(paths, dealt("pair_battle", 2), rounds=2, in_flight=2))
+    assert [sorted(rates) for rates in rounds] == [["dask", "local"]] * 2
