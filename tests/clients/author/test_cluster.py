@@ -1,7 +1,10 @@
 """``croupier match ... --in-process --cluster``: a real Dask scheduler and two workers, each its own
 process on 127.0.0.1. A worker SIGKILLed mid-run loses nothing and doubles nothing: the results are
-those of a local run on the same deals, set for set; a worker without a bot's dependency fails the
-run in one line; without the extra, one line says how to install it."""
+those of a local run on the same deals, set for set (one bot a file, the other a package of the
+author's, both shipped to the workers); a worker without a bot's dependency fails the run in one
+line; without the extra, one line says how to install it. A settled test cancels the sets it no
+longer needs, and bench/cluster.py's turns run on the same cluster. The cluster is started once for
+the file: the tests hold whichever order they run in (the kill leaves one worker)."""
 
 from __future__ import annotations
 
