@@ -319,3 +319,23 @@ def test_the_cluster_bench_plays_both_paths_in_turns(cluster: tuple[str, dict[st
         paths = {"local": local, "dask": Sets(client)}
         rounds = list(side_by_side(paths, dealt("pair_battle", 2), rounds=2, in_flight=2))
     assert [sorted(rates) for rates in rounds] == [["dask", "local"]] * 2
+
+
+def test_cluster_without_in_process_is_a_command_line_to_mend(tmp_path: Path) -> None:
+    run = subprocess.run(
+        [
+            *croupier("match", *GAME, "--bot", "heuristic", "--bot", "random", "--sprt", "elo0=0", "elo1=10"),
+            "--cluster",
+            "tcp://127.0.0.1:1",
+            "--data",
+            "data",
+        ],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=WAIT,
+    )
+    assert run.returncode == 2, run.stdout + run.stderr
+    assert run.stderr.splitlines() == [
+        "croupier match: --cluster plays Python SDK bots on a Dask cluster: give --in-process too"
+    ]
