@@ -35,8 +35,9 @@ COPY clients/ clients/
 COPY proto/ proto/
 COPY gen/croupier/ gen/croupier/
 # setup.py generates the croupier.v1 stubs into the wheel and compiles the engine; a build that fell
-# back to pure Python (no compiler found) fails here rather than ship a slow image.
-RUN /opt/croupier/bin/pip install . \
+# back to pure Python (no compiler found) fails here rather than ship a slow image. With Dask's
+# distributed (croupier[cluster]): the image is also a Dask scheduler and worker (deploy/k8s/cluster.yaml).
+RUN /opt/croupier/bin/pip install ".[cluster]" \
  && /opt/croupier/bin/croupier --version | tee /dev/stderr | grep -q "hot path: compiled"
 
 FROM ${BASE_IMAGE}

@@ -1,6 +1,7 @@
 """Calibration of ``croupier match --sprt`` on real games, played in-process (clients/author/inprocess.py).
 
 Usage: python -m bench.sprt_calibration [--game NAME] [--runs N] [--power-runs N] [--fresh-runs N]
+                                        [--cluster tcp://HOST:8786]
 
 Per game, two seats, the test elo0=0 elo1=10 with α = β = 0.05, every run to its decision:
 
@@ -22,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import concurrent.futures
+import contextlib
 import math
 import random
 import statistics
@@ -285,13 +287,20 @@ def main() -> None:
         "--max-games", type=int, default=20_000, help="a duplicate test's cap (default: %(default)s)"
     )
     parser.add_argument("--q", type=float, help="the share of random moves (default: from a pilot, per game)")
+    parser.add_argument(
+        "--cluster", metavar="ADDRESS", help="run the tests on a Dask scheduler's workers (croupier[cluster])"
+    )
     args = parser.parse_args()
     results = []
-    with pool() as executor:
-        print(
-            f"{workers()} worker processes; test elo0={TEST.elo0:g} elo1={TEST.elo1:g}, α=β={TEST.alpha}",
-            flush=True,
-        )
+    with contextlib.ExitStack() as stack:
+        if args.cluster:
+            from croupier.clients.author.cluster import connect
+
+            cluster = stack.enter_context(connect(args.cluster, {}, code=["bench"]))  # one_run is here
+            executor, where = cluster.executor, f"Dask at {args.cluster}, {cluster.threads} worker threads"
+        else:
+            executor, where = stack.enter_context(pool()), f"{workers()} worker processes"
+        print(f"{where}; test elo0={TEST.elo0:g} elo1={TEST.elo1:g}, α=β={TEST.alpha}", flush=True)
         for game in args.game or sorted(OPTIONS):
             results.append(calibrate(executor, game, args))
     table(results)

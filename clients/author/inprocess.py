@@ -425,10 +425,14 @@ def play_plan(
     processes: int | None = None,
     stopping: Callable[[], bool] = lambda: False,
     luck: tuple[str, str, Evaluator] | None = None,
+    executor: concurrent.futures.Executor | None = None,
+    player: Callable[[SetJob], list[Played]] = play_set,
 ) -> bool:
     """Play ``plan``'s sets in worker processes until it is settled (True) or ``stopping`` (False),
     every result in the store; ``luck``: NEW, OLD and the V to measure NEW's luck against OLD with
-    (kept with each seat's result)."""
+    (kept with each seat's result). ``executor`` (a cluster's, ``processes`` sets at once) plays them
+    with ``player`` instead of a local pool; the sets it has not begun when the test is settled are
+    cancelled, to be dealt again if ever needed. A set that fails raises SetFailed."""
     assert tournament.secret is not None
     records = _redeal_abandoned(plan, store, tournament)
     by_set: dict[int, list[MatchRecord]] = {}
@@ -446,7 +450,7 @@ def play_plan(
     dealt = max(by_set, default=-1) + 1
     cores = processes or workers()
     running: dict[concurrent.futures.Future[list[Played]], list[MatchRecord]] = {}
-    with pool(cores) as executor:
+    with contextlib.nullcontext(executor) if executor is not None else pool(cores) as runner:
         try:
             while True:
                 while not stopping() and not plan.settled() and len(running) < 2 * cores:
@@ -470,13 +474,19 @@ def play_plan(
                         specs,
                         luck,
                     )
-                    running[executor.submit(play_set, job)] = pending
+                    running[runner.submit(player, job)] = pending
+                if plan.settled():
+                    _cancel_unneeded(running, store)
                 if not running:
                     break
                 done, _ = concurrent.futures.wait(running, return_when=concurrent.futures.FIRST_COMPLETED)
                 for future in done:
                     pending = running.pop(future)
-                    for record, played in zip(pending, future.result(), strict=True):
+                    try:
+                        sets = future.result()
+                    except Exception as exc:
+                        raise SetFailed(pending[0].key.deal, exc) from exc
+                    for record, played in zip(pending, sets, strict=True):
                         results = seat_results(record, played, versions)
                         store.record_result(record.id, results, None)
                         finished.setdefault(record.key.deal, []).append(FinishedMatch(record, tuple(results)))
@@ -487,6 +497,26 @@ def play_plan(
             for future in running:
                 future.cancel()
     return plan.settled()
+
+
+class SetFailed(Exception):
+    """A set could not be played: its bot's code failed to load, or the workers running it died."""
+
+    def __init__(self, deal: int, cause: BaseException) -> None:
+        super().__init__(f"set {deal}: {type(cause).__name__}: {str(cause).partition(chr(10))[0]}")
+        self.deal = deal
+        self.cause = cause
+
+
+def _cancel_unneeded(
+    running: dict[concurrent.futures.Future[list[Played]], list[MatchRecord]], store: Store
+) -> None:
+    """The test has decided: the sets not yet begun are not needed (a cluster's queue may hold many);
+    their matches are scheduled again, as never played, and no longer waited for (a cancelled future
+    is done for ``wait`` only once its executor notices)."""
+    for future in [future for future in running if future.cancel()]:
+        for record in running.pop(future):
+            store.mark_failed(record.id, "not needed: the test had decided")
 
 
 def seat_results(record: MatchRecord, played: Played, versions: dict[str, str]) -> list[SeatResult]:

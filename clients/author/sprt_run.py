@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import hashlib
 import json
 import math
@@ -109,6 +110,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "per core, without a referee: the same views, many times faster",
     )
     group.add_argument(
+        "--cluster",
+        metavar="ADDRESS",
+        help="with --in-process: play the sets on the workers of the Dask scheduler at ADDRESS "
+        "(tcp://HOST:8786) instead of this machine's cores; needs croupier[cluster] (docs/operations.md)",
+    )
+    group.add_argument(
         "--luck-correction",
         action=argparse.BooleanOptionalAction,
         help="with --in-process, in " + ", ".join(sorted(LUCK_DEFAULT)) + " (the default there): read each "
@@ -184,7 +191,7 @@ def run(args: argparse.Namespace) -> int:
                         f"luck-corrected set scores, V {luck.identity()['hash'][:16]}"
                         " (--no-luck-correction: plain)",
                     )
-                code = _play_in_process(store, tournament, config, plan, strategies, live)
+                code = _play_in_process(store, tournament, config, plan, strategies, live, args.cluster)
             else:
                 code = asyncio.run(_play_on_referee(args, console, config, store, tournament, plan, live))
             if code == 0:
@@ -208,6 +215,15 @@ def _checked(args: argparse.Namespace) -> tuple[Sprt, list[str], dict[str, Any]]
         raise ValueError("--sprt plays too many games to watch; watch one with croupier watch meanwhile")
     if args.max_games < 1:
         raise ValueError("--max-games must be at least 1")
+    if args.cluster:
+        from croupier.clients.author.cluster import ClusterError, require
+
+        if not args.in_process:
+            raise ValueError("--cluster plays Python SDK bots on a Dask cluster: give --in-process too")
+        try:
+            require()
+        except ClusterError as exc:
+            raise ValueError(f"--cluster: {exc}") from None
     bounds: dict[str, float] = {}
     for text in args.sprt:
         key, equals, value = text.partition("=")
@@ -336,9 +352,11 @@ def _play_in_process(
     plan: SprtPlan,
     strategies: dict[str, str],
     live: LiveLine,
+    address: str | None = None,
 ) -> int:
-    """Play in worker processes; 0 once the test is settled, 130 if interrupted."""
-    from croupier.clients.author import inprocess
+    """Play in worker processes, this machine's or those of the Dask cluster at ``address``; 0 once
+    the test is settled, 130 if interrupted, 1 if a set failed."""
+    from croupier.clients.author import cluster, inprocess
 
     stopping = False
 
@@ -351,18 +369,33 @@ def _play_in_process(
     versions = {bot.name: bot.version for bot in config.bots}
     previous = signal.signal(signal.SIGINT, interrupted)
     try:
-        settled = inprocess.play_plan(
-            plan,
-            store,
-            tournament,
-            strategies,
-            versions,
-            dict(config.games[0].options),
-            stopping=lambda: stopping,
-            luck=None if plan.evaluator is None else (plan.new, plan.old, plan.evaluator),
-        )
+        with contextlib.ExitStack() as stack:
+            executor, processes, player = None, None, inprocess.play_set
+            if address is not None:
+                workers = stack.enter_context(cluster.connect(address, strategies))
+                executor, processes, player = workers.executor, workers.threads, cluster.play_shipped_set
+                strategies = workers.specs
+                live.note(f"playing on the Dask cluster at {address}, sets at a time: {workers.threads}")
+            settled = inprocess.play_plan(
+                plan,
+                store,
+                tournament,
+                strategies,
+                versions,
+                dict(config.games[0].options),
+                stopping=lambda: stopping,
+                luck=None if plan.evaluator is None else (plan.new, plan.old, plan.evaluator),
+                processes=processes,
+                executor=executor,
+                player=player,
+            )
     except KeyboardInterrupt:
         settled = False
+    except cluster.ClusterError as exc:
+        return fail(f"croupier match --cluster: {exc}", 1)
+    except inprocess.SetFailed as exc:
+        hint = " (every worker needs the bots' dependencies)" if isinstance(exc.cause, ImportError) else ""
+        return fail(f"croupier match --in-process: {exc}{hint}", 1)
     finally:
         signal.signal(signal.SIGINT, previous)
         live.end()

@@ -126,7 +126,11 @@ def _from_file(path: Path, attribute: str) -> BotFactory:
         sys.modules[name] = module  # dataclasses and pickling look classes up by module
         if str(path.resolve().parent) not in sys.path:
             sys.path.insert(0, str(path.resolve().parent))  # its own imports, as `python FILE.py` finds them
-        spec.loader.exec_module(module)
+        try:
+            spec.loader.exec_module(module)
+        except BaseException:
+            del sys.modules[name]  # half run: asked again (the next set of a worker), it fails alike
+            raise
     if attribute:
         factory: BotFactory = getattr(module, attribute)
         return factory

@@ -9,6 +9,7 @@ import importlib
 import json
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -26,6 +27,14 @@ def parse(argv: list[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog=f"croupier {name}", exit_on_error=False)
     importlib.import_module(module_name).add_arguments(parser)
     return parser.parse_args(rest)
+
+
+def parse_dask(argv: list[str]) -> dict[str, Any]:
+    """``dask scheduler|worker ARGV`` (deploy/k8s/cluster.yaml) parsed as Dask's CLI would."""
+    from distributed.cli import dask_scheduler, dask_worker
+
+    command = {"scheduler": dask_scheduler.main, "worker": dask_worker.main}[argv[1]]
+    return dict(command.make_context(f"dask {argv[1]}", argv[2:]).params)
 
 
 def yaml_command_lists(text: str) -> list[list[str]]:
@@ -60,7 +69,7 @@ def test_every_command_in_the_deployment_files_parses(path: Path) -> None:
     assert commands, f"no command found in {path}"
     for argv in commands:
         substituted = [re.sub(r"\$\{(\w+)[^}]*\}|\$\((\w+)\)", "x", arg) for arg in argv]
-        args = parse(substituted)
+        args = parse_dask(substituted) if argv[0] == "dask" else parse(substituted)
         assert args is not None
 
 
@@ -100,3 +109,13 @@ def test_the_deployed_runners_spread_over_every_replica_each_advertising_its_own
         assert parse(argv).advertise == f"{name}:50051"
     tournament = [parse(argv) for argv in yaml_command_lists(compose) if argv[0] == "tournament"]
     assert [args.server for args in tournament] == ["dns:///referees:50051"]
+
+
+def test_the_dask_workers_play_on_the_scheduler_s_service_one_set_at_a_time() -> None:
+    """deploy/k8s/cluster.yaml: the workers reach the scheduler by its Service, one thread each."""
+    k8s = (ROOT / "deploy" / "k8s" / "cluster.yaml").read_text()
+    service = re.search(r"kind: Service\nmetadata:\n  name: (\S+)", k8s)
+    assert service is not None
+    scheduler, worker = [parse_dask(argv) for argv in yaml_command_lists(k8s)]
+    assert worker["scheduler"] == f"tcp://{service.group(1)}:{scheduler['port']}"
+    assert worker["nthreads"] == 1

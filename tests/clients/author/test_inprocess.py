@@ -197,6 +197,16 @@ def test_a_bot_file_is_a_strategy_of_its_own_or_says_which_class_to_take(tmp_pat
         strategy(str(tmp_path / "none.py"))
 
 
+def test_a_bot_file_that_fails_to_load_fails_alike_when_asked_again(tmp_path: Path) -> None:
+    """A worker process asks for a set's bots set after set: a file whose import failed once is not
+    left half-loaded, to be found with no Bot in it the second time."""
+    needy = tmp_path / "needy.py"
+    needy.write_text("import croupier_test_missing\nfrom croupier.clients.bots import HeuristicBot\n")
+    for _ in range(2):
+        with pytest.raises(ModuleNotFoundError, match="croupier_test_missing"):
+            strategy(str(needy))
+
+
 ORPHAN = """
 import os, signal, sys, time
 from croupier.clients.author import inprocess

@@ -1,0 +1,341 @@
+"""``croupier match ... --in-process --cluster``: a real Dask scheduler and two workers, each its own
+process on 127.0.0.1. A worker SIGKILLed mid-run loses nothing and doubles nothing: the results are
+those of a local run on the same deals, set for set (one bot a file, the other a package of the
+author's, both shipped to the workers); a worker without a bot's dependency fails the run in one
+line; without the extra, one line says how to install it. A settled test cancels the sets it no
+longer needs, and bench/cluster.py's turns run on the same cluster. The cluster is started once for
+the file: the tests hold whichever order they run in (the kill leaves one worker)."""
+
+from __future__ import annotations
+
+import concurrent.futures
+import contextlib
+import os
+import re
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+from distributed import Client
+
+from bench.cluster import dealt, side_by_side
+from croupier.clients.author.cluster import Sets
+from croupier.clients.author.inprocess import play_plan, pool
+from croupier.clients.results.schedule import DuplicateSet, duplicate_set
+from croupier.clients.results.store import FinishedMatch, Store
+from tests.clients.terminal import croupier
+
+WAIT = 120
+"""Seconds before a run is given up as hung: a guard, never a timing check."""
+SLOW_HEURISTIC = """import time
+
+from croupier.clients.bots import HeuristicBot
+
+
+class Slow(HeuristicBot):
+    \"\"\"The heuristic, a little slow: sets last long enough to kill a worker in the middle of one.\"\"\"
+
+    def choose(self, view, legal):
+        time.sleep(0.01)
+        return super().choose(view, legal)
+"""
+PLAIN = """from croupier.clients.bots import HeuristicBot
+
+
+class Plain(HeuristicBot):
+    pass
+"""
+NEEDY = """import croupier_test_dependency
+
+from croupier.clients.bots import HeuristicBot
+
+
+class Needy(HeuristicBot):
+    pass
+"""
+SCHEDULER = ["--host", "127.0.0.1", "--port", "0", "--no-dashboard", "--idle-timeout", "120"]
+"""The scheduler ends by itself after two idle minutes, whatever becomes of the test."""
+WORKER = ["--host", "127.0.0.1", "--nthreads", "1", "--no-nanny", "--no-dashboard", "--death-timeout", "60"]
+"""One set at a time; nothing revives a killed worker; without its scheduler a minute, it ends."""
+GAME = ["spoil_five", "--option", "players=2"]
+SPRT = ("--sprt", "elo0=0", "elo1=10", "--in-process", "--data", "data", "--plain")
+SETS = 6
+"""Sets (of 2 games) each run plays: equal bots, so the test cannot decide before --max-games."""
+
+
+def test_a_worker_killed_mid_run_changes_no_result(
+    tmp_path: Path, cluster: tuple[str, dict[str, int]]
+) -> None:
+    """The same test on this machine's pool and on the cluster, side by side (the bots mostly
+    sleep), a worker killed once the cluster's run is under way."""
+    address, workers = cluster
+    (tmp_path / "slow.py").write_text(SLOW_HEURISTIC)
+    (tmp_path / "helpers").mkdir()  # a package of the author's: shipped zipped, as slow.py is as a file
+    (tmp_path / "helpers" / "__init__.py").write_text("")
+    (tmp_path / "helpers" / "plain.py").write_text(PLAIN)
+    test = [*GAME, "--bot", "slow.py", "--bot", "helpers.plain:Plain", "--sprt", "elo0=0", "elo1=10"]
+    test += ["--in-process", "--seed", "11", "--max-games", str(2 * SETS), "--plain"]
+    runs = {
+        where: subprocess.Popen(
+            croupier("match", *test, "--data", where, *extra),
+            cwd=tmp_path,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
+        for where, extra in (("local", []), ("cluster", ["--cluster", address]))
+    }
+    try:
+        with Client(address, set_as_default=False, timeout=30) as client:
+            holder = _worker_holding_a_set(client, runs["cluster"], tmp_path / "cluster")
+        os.kill(workers.pop(holder), signal.SIGKILL)
+        output = {where: run.communicate(timeout=WAIT)[0] for where, run in runs.items()}
+    finally:
+        for run in runs.values():
+            run.kill()
+    for where, run in runs.items():
+        assert run.returncode == 4 and "inconclusive" in output[where], output[where]  # every set played
+    played = _results(tmp_path / "cluster")
+    assert len(played) == SETS * 2 and played == _results(tmp_path / "local")
+
+
+def _worker_holding_a_set(client: Client, run: subprocess.Popen[str], data: Path) -> str:
+    """The address of a worker playing a set, once the run's first match is done (so the run is
+    well under way, and the worker's loss costs a set in the middle)."""
+    deadline = time.monotonic() + WAIT
+    while time.monotonic() < deadline and run.poll() is None:
+        busy = [worker for worker, tasks in client.processing().items() if tasks]
+        if busy and _done(data):
+            return busy[0]
+        time.sleep(0.02)
+    raise AssertionError(f"no set was being played on the cluster (run exited {run.poll()})")
+
+
+def _done(data: Path) -> int:
+    """The matches the run has finished so far."""
+    try:
+        with contextlib.closing(sqlite3.connect(f"file:{data / 'results.db'}?mode=ro", uri=True)) as db:
+            return int(db.execute("SELECT count(*) FROM matches WHERE status = 'done'").fetchone()[0])
+    except sqlite3.OperationalError:  # not there yet
+        return 0
+
+
+def _results(data: Path) -> dict[tuple[int, str], list[tuple[object, ...]]]:
+    """Every finished match of the run by deal and seating: each seat's bot, score, place, timeouts,
+    refusals and forfeit."""
+    with contextlib.closing(sqlite3.connect(data / "results.db")) as db:
+        rows = db.execute(
+            "SELECT m.deal, m.seats, r.seat, r.bot, r.score, r.place, r.timeouts, r.refusals, r.forfeited "
+            "FROM matches m JOIN results r ON r.match_id = m.id ORDER BY m.deal, m.seats, r.seat"
+        ).fetchall()
+    found: dict[tuple[int, str], list[tuple[object, ...]]] = {}
+    for deal, seats, *result in rows:
+        found.setdefault((deal, seats), []).append(tuple(result))
+    return found
+
+
+def test_a_worker_without_a_bot_s_dependency_fails_the_run_in_one_line(
+    tmp_path: Path, cluster: tuple[str, dict[str, int]]
+) -> None:
+    address, _ = cluster
+    (tmp_path / "needy.py").write_text(NEEDY)
+    (tmp_path / "installed").mkdir()
+    (tmp_path / "installed" / "croupier_test_dependency.py").write_text("")
+    here = {**os.environ, "PYTHONPATH": str(tmp_path / "installed")}  # on this machine, not the workers
+    run = subprocess.run(
+        croupier("match", *GAME, "--bot", "needy.py", "--bot", "heuristic", *SPRT, "--cluster", address),
+        cwd=tmp_path,
+        env=here,
+        capture_output=True,
+        text=True,
+        timeout=WAIT,
+    )
+    assert run.returncode == 1, run.stdout + run.stderr
+    (line,) = run.stderr.splitlines()
+    assert re.fullmatch(
+        r"croupier match --in-process: set \d+: ModuleNotFoundError: "
+        r"No module named 'croupier_test_dependency' \(every worker needs the bots' dependencies\)",
+        line,
+    ), run.stderr
+
+
+def test_without_the_extra_cluster_says_how_to_install_it(tmp_path: Path) -> None:
+    hide = (
+        "import sys; sys.modules['distributed'] = None; from croupier.clients.cli import main; exit(main())"
+    )
+    run = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            hide,
+            "match",
+            *GAME,
+            "--bot",
+            "heuristic",
+            "--bot",
+            "random",
+            *SPRT,
+            "--cluster",
+            "tcp://127.0.0.1:1",
+        ],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=WAIT,
+    )
+    assert run.returncode == 2, run.stdout + run.stderr
+    assert run.stderr.splitlines() == [
+        "croupier match: --cluster: Dask's distributed is not installed here: pip install 'croupier[cluster]'"
+    ]
+    assert not (tmp_path / "data").exists()  # nothing was begun
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, dict[str, int]]]:
+    """One cluster for the tests of this file: the one that kills a worker leaves the other one."""
+    with dask_cluster(tmp_path_factory.mktemp("dask"), workers=2) as started:
+        yield started
+
+
+@contextlib.contextmanager
+def dask_cluster(folder: Path, workers: int) -> Iterator[tuple[str, dict[str, int]]]:
+    """A Dask scheduler and ``workers`` workers (one thread each, no nanny to revive them), each a
+    process of its own on 127.0.0.1 and started as `dask scheduler` and `dask worker` are; the
+    scheduler's address and each worker's process id by its address. All are ended on leaving."""
+    scheduler_file = folder / "scheduler.json"
+    quiet = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}  # only what is installed
+    started: list[subprocess.Popen[bytes]] = []
+    log = (folder / "dask.log").open("wb")
+    try:
+        started.append(
+            subprocess.Popen(
+                [
+                    sys.executable,
+                    "-m",
+                    "distributed.cli.dask_scheduler",
+                    "--scheduler-file",
+                    str(scheduler_file),
+                    *SCHEDULER,
+                ],
+                stdout=log,
+                stderr=log,
+                env=quiet,
+            )
+        )
+        for number in range(workers):
+            local = folder / f"worker-{number}"
+            local.mkdir()
+            started.append(
+                subprocess.Popen(
+                    [
+                        sys.executable,
+                        "-m",
+                        "distributed.cli.dask_worker",
+                        "--scheduler-file",
+                        str(scheduler_file),
+                        *WORKER,
+                        "--local-directory",
+                        str(local),
+                    ],
+                    stdout=log,
+                    stderr=log,
+                    env=quiet,
+                    cwd=local,
+                )
+            )
+        deadline = time.monotonic() + WAIT
+        while not scheduler_file.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        with Client(scheduler_file=str(scheduler_file), set_as_default=False, timeout=30) as client:
+            client.wait_for_workers(workers, timeout=WAIT)
+            address = client.scheduler.address
+            pids = client.run(os.getpid)
+        yield address, pids
+    finally:
+        for process in started:
+            process.kill()
+        for process in started:
+            process.wait(timeout=WAIT)
+        log.close()
+
+
+class _TwoSets:
+    """A test that is settled once two sets are over (as an SPRT's verdict settles it)."""
+
+    def __init__(self) -> None:
+        self.over: list[int] = []
+
+    def plan(self, deal: int) -> DuplicateSet | None:
+        return duplicate_set("spoil_five", ["a", "b"], 0, 0, deal, seed=1, secret=b"secret")
+
+    def set_over(self, deal: int, matches: Sequence[FinishedMatch], replayed: bool = False) -> None:
+        self.over.append(deal)
+
+    def settled(self) -> bool:
+        return len(self.over) >= 2
+
+
+class _BusyCluster(concurrent.futures.Executor):
+    """Plays the first two sets handed to it at once; the others wait in its queue for good."""
+
+    def __init__(self) -> None:
+        self.handed = 0
+
+    def submit(  # type: ignore[override]
+        self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any
+    ) -> concurrent.futures.Future[Any]:
+        future: concurrent.futures.Future[Any] = concurrent.futures.Future()
+        self.handed += 1
+        if self.handed <= 2:
+            future.set_result(fn(*args, **kwargs))
+        return future
+
+
+@pytest.mark.timeout(60)  # without the cancelling, play_plan waits on the queue for ever
+def test_the_sets_a_settled_test_no_longer_needs_are_cancelled(tmp_path: Path) -> None:
+    with Store(tmp_path / "results.db") as store:
+        tournament = store.open_tournament("sprt", "fp", {}, again=False, secret=b"secret")
+        plan, busy = _TwoSets(), _BusyCluster()
+        specs = {"a": "heuristic", "b": "heuristic"}
+        assert play_plan(plan, store, tournament, specs, {}, {"players": 2}, processes=2, executor=busy)
+        matches = store.matches(tournament.id).values()
+    assert sorted(plan.over) == [0, 1] and busy.handed == 4  # twice the cluster's threads in flight
+    assert sorted(m.key.deal for m in matches if m.status == "done") == [0, 0, 1, 1]
+    waiting = [m for m in matches if m.status != "done"]
+    assert {(m.key.deal, m.status) for m in waiting} == {(2, "scheduled"), (3, "scheduled")}
+
+
+def test_the_cluster_bench_plays_both_paths_in_turns(cluster: tuple[str, dict[str, int]]) -> None:
+    """bench/cluster.py's measurement, on this machine's pool and the real cluster (its figures are
+    the bench's to print: nothing here reads a timing)."""
+    address, _ = cluster
+    with pool(1) as local, Client(address, set_as_default=False, timeout=30) as client:
+        paths = {"local": local, "dask": Sets(client)}
+        rounds = list(side_by_side(paths, dealt("pair_battle", 2), rounds=2, in_flight=2))
+    assert [sorted(rates) for rates in rounds] == [["dask", "local"]] * 2
+
+
+def test_cluster_without_in_process_is_a_command_line_to_mend(tmp_path: Path) -> None:
+    run = subprocess.run(
+        [
+            *croupier("match", *GAME, "--bot", "heuristic", "--bot", "random", "--sprt", "elo0=0", "elo1=10"),
+            "--cluster",
+            "tcp://127.0.0.1:1",
+            "--data",
+            "data",
+        ],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=WAIT,
+    )
+    assert run.returncode == 2, run.stdout + run.stderr
+    assert run.stderr.splitlines() == [
+        "croupier match: --cluster plays Python SDK bots on a Dask cluster: give --in-process too"
+    ]
