@@ -34,9 +34,14 @@ LUCK_DIGITS = 9
 """A seat's luck as stored and exported: rounded, so a recomputation elsewhere compares exactly."""
 
 
+MEASURED = ("chinese_ten", "platinum_fish")
+"""The games whose luck a tournament measures: those with chance after the deal that V narrows
+(docs/testing-bots.md); Spoil Five's and Pair Battle's correction is zero to rounding, at a cost."""
+
+
 def evaluators(games: Iterable[str]) -> dict[str, Evaluator]:
-    """The default V of each game that has one (the others are left plain)."""
-    return {game: default_evaluator(game) for game in games if game in PROGRESS}
+    """The default V of each game measured (the others are left plain)."""
+    return {game: default_evaluator(game) for game in games if game in MEASURED}
 
 
 def identities(games: Iterable[str]) -> dict[str, dict[str, Any]]:

@@ -326,7 +326,11 @@ class Runner:
         if evaluator is None or not record.journal:
             return results
         fresh = self.config.deals == Deals.FRESH
-        luck = await asyncio.to_thread(journal_luck, Path(record.journal), evaluator, fresh)
+        try:
+            luck = await asyncio.to_thread(journal_luck, Path(record.journal), evaluator, fresh)
+        except Exception as exc:  # a measurement that fails leaves the result plain, never the run
+            self.display.note(f"{record.key}: its luck not measured: {exc!r}")
+            return results
         return with_luck(results, luck)
 
     async def _finish(self, record: MatchRecord, replica: str, match_id: str) -> FinishedMatch:
