@@ -28,7 +28,13 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from croupier.clients.results.ratings_cli import DEFAULT_DATA, DEFAULT_SAMPLES, add_model_argument, fail
+from croupier.clients.results.ratings_cli import (
+    DEFAULT_DATA,
+    DEFAULT_SAMPLES,
+    add_model_argument,
+    fail,
+    rating_model,
+)
 
 if TYPE_CHECKING:
     from croupier.clients.results.store import MatchRecord, Store, Tournament
@@ -217,21 +223,22 @@ def _ratings(
 
     tables, methods = {}, {}
     for game in schedule["games"]:
-        sets = store.duplicate_sets(game, [tournament.id])
+        sets = store.duplicate_sets(game, [tournament.id], luck=args.luck_correction)
         bots = {bot for rated in sets for places in rated.matches for bot in places}
         methods[game] = Bootstrap.for_pool(len(bots)).value
         table = rate(
             sets,
             prior=DEFAULT_PRIOR,
             samples=args.samples,
-            model=args.model,
+            model=rating_model(args),
             resample=args.bootstrap,
             method=Bootstrap(methods[game]),
         )
         tables[game] = [dataclasses.asdict(rating) for rating in table]
     return {
         "format": FORMAT,
-        "model": args.model.value,
+        "model": rating_model(args).value,
+        "luck_correction": args.luck_correction,  # each set's points less its luck (ratings.set_choices)
         "resample": args.bootstrap.value,
         "samples": args.samples,
         "prior": DEFAULT_PRIOR,

@@ -48,6 +48,8 @@ ARCHIVE_BYTES = 2 << 30
 """The most all members together may hold."""
 TOLERANCE = 0.01
 """How far a recomputed rating (Elo points, interval ends, a likelihood) may be from the archive's."""
+LUCK_TOLERANCE = 1e-6
+"""How far a recomputed seat's luck may be from the archive's (it is stored rounded to 9 digits)."""
 
 
 class Unusable(Exception):
@@ -357,25 +359,71 @@ def _journal(
                     f"{where}: seat {seat} ({bot}) has {field} {result[field]!r} in the results, "
                     f"{value!r} in its journal"
                 )
+    yield from _luck(archive, where, planned, results, records, seed)
 
 
-def rated_sets(archive: Archive) -> dict[str, list[Any]]:
+def _luck(
+    archive: Archive,
+    where: str,
+    planned: Mapping[str, Any],
+    results: list[Mapping[str, Any]],
+    records: list[Any],
+    seed: int,
+) -> Iterator[str]:
+    """Each seat's luck stored (its corrected score is its points less it) recomputed from the journal
+    with the value function the schedule committed to; a luck where none was committed is a problem
+    (none stored: the seat's plain score counts, no claim to check)."""
+    from croupier.clients.results.luck_journal import evaluator_of, records_luck
+
+    identity = archive.schedule.get("luck", {}).get(planned["game"])
+    if identity is None:
+        for result in results:
+            if result.get("luck") is not None:
+                yield (
+                    f"{where}: seat {result['seat']} has luck {result['luck']!r} in the results, but the "
+                    f"schedule committed to no luck value function for {planned['game']}"
+                )
+        return
+    try:
+        evaluator = evaluator_of(identity)
+    except ValueError as exc:
+        yield f"{where}: {exc}"
+        return
+    recomputed = records_luck(records, seed, evaluator, fresh=archive.schedule["deals"] == Deals.FRESH.value)
+    for result in results:
+        told, ours = result.get("luck"), recomputed[result["seat"]]
+        if told is None:
+            continue
+        if told is None or ours is None or not math.isclose(told, ours, abs_tol=LUCK_TOLERANCE):
+            yield (
+                f"{where}: seat {result['seat']} ({result['bot']}) has luck {told!r} in the results, "
+                f"{ours!r} recomputed from its journal"
+            )
+
+
+def rated_sets(archive: Archive, luck: bool = False) -> dict[str, list[Any]]:
     """Each game's duplicate sets as the ratings read them, from the archive's results, in the
-    results database's order (round, group, deal; rotations in turn)."""
+    results database's order (round, group, deal; rotations in turn); ``luck``: with each seat's."""
     from croupier.clients.results.ratings import RatedSet
     from croupier.clients.results.store import SeatResult
 
-    sets: dict[str, dict[tuple[int, int, int], list[tuple[int, dict[str, int]]]]] = {}
+    Read = tuple[int, dict[str, int], dict[str, float]]
+    sets: dict[str, dict[tuple[int, int, int], list[Read]]] = {}
     for entry in archive.results["matches"]:
-        places = {
-            SeatResult(0, r["bot"], 0, 0, version=r["version"]).identity: r["place"] for r in entry["results"]
-        }
+        bots = [(SeatResult(0, r["bot"], 0, 0, version=r["version"]).identity, r) for r in entry["results"]]
+        places = {bot: r["place"] for bot, r in bots}
+        lucks = {bot: r["luck"] for bot, r in bots if r.get("luck") is not None}
         unit = (entry["round"], entry["group"], entry["deal"])
-        sets.setdefault(entry["game"], {}).setdefault(unit, []).append((entry["rotation"], places))
+        sets.setdefault(entry["game"], {}).setdefault(unit, []).append((entry["rotation"], places, lucks))
     name = archive.schedule["tournament"]
     return {
         game: [
-            RatedSet(name, tuple(sorted(min(matches)[1])), tuple(places for _, places in sorted(matches)))
+            RatedSet(
+                name,
+                tuple(sorted(min(matches)[1])),
+                tuple(places for _, places, _ in sorted(matches)),
+                tuple(lucks for _, _, lucks in sorted(matches)) if luck else (),
+            )
             for _, matches in sorted(units.items())
         ]
         for game, units in sets.items()
@@ -387,7 +435,7 @@ def _ratings(archive: Archive) -> Iterator[str]:
     from croupier.clients.results.ratings import Bootstrap, Model, Resample, rate
 
     settings = archive.ratings
-    sets = rated_sets(archive)
+    sets = rated_sets(archive, luck=settings.get("luck_correction", False))  # older archives: plain
     for game in archive.schedule["games"]:
         table = rate(
             sets.get(game, []),

@@ -3,7 +3,9 @@
 At the start the runner writes the whole schedule as one canonical JSON document:
 every match's game, round, group, deal and rotation, the bot in each seat, and the
 ``seed_sha256`` its deal will publish; each game's options and clocks; each bot's
-version; the deal mode; and the SHA-256 of the run's secret. Its SHA-256 is the
+version; the deal mode; the SHA-256 of the run's secret; and the identity of each game's
+luck value function (``luck``: results/luck.py's, fixed before the first deal, so each
+seat's luck stored with its result is recomputed from the journals by ``croupier verify``). Its SHA-256 is the
 commitment, printed and written to ``DATA/reveals/NAME-RUN.schedule.sha256`` (in
 ``sha256sum`` form). The document itself stays private (``DATA/schedules/``, 0600)
 until the run is over, when it is published beside the reveal as
@@ -21,15 +23,17 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+from croupier.clients.results.luck_journal import evaluator_of, identities
 from croupier.clients.results.schedule import set_seed
 from croupier.server.datafiles import private_folder, replace_file
 from croupier.server.journal import seed_sha256
 
 if TYPE_CHECKING:
+    from croupier.clients.results.luck import Evaluator
     from croupier.clients.results.schedule import Deals, DuplicateSet, Rotations
     from croupier.clients.results.store import Tournament
 
@@ -96,6 +100,7 @@ def document(config: TournamentConfig, tournament: Tournament) -> dict[str, Any]
             }
             for game in config.games
         },
+        "luck": identities(game.game for game in config.games),
         "matches": [
             {
                 "game": match.key.game,
@@ -155,6 +160,22 @@ def commit(data: Path, config: TournamentConfig, tournament: Tournament) -> tupl
         public.parent.mkdir(parents=True, exist_ok=True)
         public.write_text(f"{value}  {published_path(data, tournament).name}\n", encoding="ascii")
     return value, public
+
+
+def committed_luck(data: Path, tournament: Tournament, note: Callable[[str], None]) -> dict[str, Evaluator]:
+    """The luck value function of each game the run's schedule committed to (none for a run
+    committed before luck, or to none); a game whose V this croupier does not have (a run resumed
+    by another version) is ``note``d and its results stay plain."""
+    private = private_path(data, tournament)
+    if not private.exists():
+        return {}
+    found = {}
+    for game, identity in json.loads(private.read_bytes()).get("luck", {}).items():
+        try:
+            found[game] = evaluator_of(identity)
+        except ValueError as exc:
+            note(f"luck not measured: {exc}")
+    return found
 
 
 def publish(data: Path, tournament: Tournament) -> Path | None:

@@ -378,7 +378,7 @@ class Ladder(Runner):
         if referee is not None and referee.outages != outages:
             self._outlived.add(record.id)
         names, versions = zip(*(identity.rpartition("@")[::2] for identity in record.seats), strict=True)
-        results = seat_results(info, names, versions)
+        results = await self.measure_luck(record, seat_results(info, names, versions))
         self.store.record_result(record.id, results, None)
         return FinishedMatch(record, tuple(results))
 

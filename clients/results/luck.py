@@ -403,3 +403,10 @@ class Followed:
 
     def penalize(self, seat: int, reason: str, now: float = 0.0) -> Any:
         return self._meter.step(self._state, seat, None, lambda s: s.penalize(seat, reason, now))
+
+    # a journal's replay (luck_journal.py) lets time act as the referee did
+    def advance(self, now: float) -> Any:
+        return self._meter.step(self._state, -1, None, lambda s: s.advance(now))
+
+    def recount(self, now: float) -> Any:
+        return self._meter.step(self._state, -1, None, lambda s: s.recount(now))

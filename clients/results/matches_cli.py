@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from croupier.clients.results.ratings_cli import DEFAULT_DATA, fail, say
+from croupier.clients.results.sets import seat_points
 
 if TYPE_CHECKING:
     from rich.table import Table
@@ -76,14 +78,21 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
+def luck_and_skill(places: Sequence[int], seat: int, luck: float) -> str:
+    """A seat's luck and skill (its mean pair points against the others less its luck: the
+    luck-corrected score, results/luck.py) as the matches view shows them."""
+    return f"luck {luck:+.2f}, skill {seat_points(places, seat) - luck:.2f}"
+
+
 def matches_table(title: str, records: list[MatchRecord], results: dict[int, FinishedMatch]) -> Table:
     from rich.table import Table
 
     table = Table(
         title=title,
         title_justify="left",
-        caption="set: round/group/deal/rotation; seats: seat bot score (place, why it forfeited), a bot "
-        "playing in several versions as bot@version",
+        caption="set: round/group/deal/rotation; seats: seat bot score (place; where measured, luck: what "
+        "chance gave it after the deal, and skill: its points against the others, 1 ahead, ½ level, 0 "
+        "behind, less its luck; why it forfeited), a bot playing in several versions as bot@version",
         caption_justify="left",
     )
     table.add_column("match", no_wrap=True, min_width=len("20250101-120000-abcdef"))  # to copy whole
@@ -97,8 +106,10 @@ def matches_table(title: str, records: list[MatchRecord], results: dict[int, Fin
     for record in records:
         finished = results.get(record.id)
         if finished is not None:
+            places = [r.place for r in finished.results]
             seats = " · ".join(
                 f"{r.seat} {r.identity if len(versions[r.bot]) > 1 else r.bot} {r.score} ({r.place}"
+                + ("" if r.luck is None else f"; {luck_and_skill(places, r.seat, r.luck)}")
                 + (f", forfeited: {r.note or 'yes'})" if r.forfeited else ")")
                 for r in finished.results
             )

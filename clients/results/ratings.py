@@ -114,6 +114,9 @@ class RatedSet:
     group: tuple[str, ...]
     """The bots at its table, sorted: a bootstrap over groups resamples these whole."""
     matches: tuple[Places, ...]
+    luck: tuple[Mapping[str, float], ...] = ()
+    """Per match, each bot's luck (results/luck.py, as stored with its result) where the set is read
+    luck-corrected (``croupier ratings --luck-correction``); empty: read plain."""
 
 
 def pairwise_results(places: Places) -> list[tuple[str, str, float]]:
@@ -193,6 +196,26 @@ def choices(places: Places, model: Model) -> Choices:
     return found
 
 
+def set_choices(rated: RatedSet, model: Model) -> Choices:
+    """A set as the choices the model reads in it: its matches' together, or with luck measured
+    (``rated.luck``), each pair's points less half the difference of the two bots' luck (in a
+    two-seat match, exactly the luck of one against the other; a mean-zero term in any case, so the
+    expected points are the plain ones). Such points may fall outside 0 to 1, which the pairwise
+    likelihood takes (each pair's log-likelihood stays concave: its total is the games played)."""
+    if not rated.luck:
+        return merged(choices(places, model) for places in rated.matches)
+    if model is not Model.PAIRWISE:
+        raise ValueError("luck-corrected sets are rated by their pairwise points: use the pairwise model")
+    found: Choices = defaultdict(float)
+    for places, luck in zip(rated.matches, rated.luck, strict=True):
+        for a, b, points in pairwise_results(places):
+            if a in luck and b in luck:
+                points -= (luck[a] - luck[b]) / 2
+            found[(a,), (a, b)] += points
+            found[(b,), (a, b)] += 1 - points
+    return found
+
+
 def fit(evidence: Mapping[Choice, float], prior: float = DEFAULT_PRIOR) -> dict[str, float]:
     """The maximum-likelihood (with ``prior`` virtual draws per pair that met: MAP) rating of
     every bot on the Elo scale, each linked group's mean at 1500.
@@ -211,7 +234,7 @@ def anchored_fit(
 ) -> dict[str, float]:
     """The ratings of ``rate``'s table without its intervals: the same fit on the same scale
     (``Anchor``: each group's established bots average 1500), where ``fit`` centres on every bot."""
-    per_set = [merged(choices(places, model) for places in rated.matches) for rated in sets]
+    per_set = [set_choices(rated, model) for rated in sets]
     evidence = Evidence(choice for part in per_set for choice in part)
     if not evidence.bots:
         return {}
@@ -288,7 +311,7 @@ def rate(
     tally = Tally(places for rated in sets for places in rated.matches)
     if not tally.bots:
         return []
-    per_set = [merged(choices(places, model) for places in rated.matches) for rated in sets]
+    per_set = [set_choices(rated, model) for rated in sets]
     evidence = Evidence(choice for part in per_set for choice in part)
     counts = evidence.counts(per_set)
     anchor = Anchor(evidence.bots, sets)
@@ -339,7 +362,7 @@ def bootstrap(
     """The ratings refitted on ``samples`` resamples (with replacement) of the duplicate sets,
     or of the groups and then of each drawn group's sets; widened for few of them (``widen``)
     unless ``few`` is false (the plain bootstrap, for comparison)."""
-    per_set = [merged(choices(places, model) for places in rated.matches) for rated in sets]
+    per_set = [set_choices(rated, model) for rated in sets]
     evidence = Evidence(choice for part in per_set for choice in part)
     counts = evidence.counts(per_set)
     if samples <= 0 or len(sets) < 2:

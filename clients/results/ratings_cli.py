@@ -9,12 +9,12 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from croupier.clients.results.ratings import Rating
+    from croupier.clients.results.ratings import Model, Rating, Resample
 
 DEFAULT_DATA = Path("croupier-data")
 DEFAULT_SAMPLES = 1000
@@ -70,6 +70,14 @@ def add_model_argument(parser: argparse.ArgumentParser) -> None:
         "docs/tournaments.md)",
     )
     parser.add_argument(
+        "--luck-correction",
+        action="store_true",
+        help="rate each set's pairwise points less what chance gave each bot after the deal (its luck, "
+        "measured from the journals with the value function the run committed to: issue #46); the model "
+        "is then pairwise, and a match with no luck measured counts plain (default off: not measured yet "
+        "whether it ranks bots better)",
+    )
+    parser.add_argument(
         "--bootstrap",
         type=Resample,
         default=DEFAULT_RESAMPLE,
@@ -77,6 +85,26 @@ def add_model_argument(parser: argparse.ArgumentParser) -> None:
         help="what the 95%% intervals resample: duplicate sets, or groups of bots then their sets "
         "(default: %(default)s)",
     )
+
+
+def rating_model(args: argparse.Namespace) -> Model:
+    """The model asked for: pairwise with --luck-correction (corrected points are pairwise ones)."""
+    from croupier.clients.results.ratings import Model
+
+    model: Model = Model.PAIRWISE if args.luck_correction else args.model
+    return model
+
+
+class RatingOptions(TypedDict):
+    """What ``add_model_argument`` asks for, as a report takes it."""
+
+    model: Model
+    resample: Resample
+    luck: bool
+
+
+def rating_options(args: argparse.Namespace) -> RatingOptions:
+    return {"model": rating_model(args), "resample": args.bootstrap, "luck": args.luck_correction}
 
 
 def say(console: Console, text: str) -> None:
@@ -160,18 +188,18 @@ def run(args: argparse.Namespace) -> int:
         if args.ladder:
             pooled = f"every epoch of ladder {args.ladder}"
         forfeits = store.forfeits(runs) if args.ladder and runs else {}
+        model = rating_model(args)
+        corrected = ", less luck" if args.luck_correction else ""
         lines: list[dict[str, Any]] = []
         for game in wanted:
-            sets = store.duplicate_sets(game, runs)
+            sets = store.duplicate_sets(game, runs, luck=args.luck_correction)
             progress = RatingProgress(f"{game}: ratings")
-            table = rate(
-                sets, samples=args.samples, model=args.model, resample=args.bootstrap, progress=progress
-            )
+            table = rate(sets, samples=args.samples, model=model, resample=args.bootstrap, progress=progress)
             if args.format != "table":
                 lines += rows(game, table)
                 continue
-            title = f"{game}: ratings over {pooled}"
-            console.print(ratings_table(game, table, title=title, model=args.model, resample=args.bootstrap))
+            title = f"{game}: ratings over {pooled}{corrected}"
+            console.print(ratings_table(game, table, title=title, model=model, resample=args.bootstrap))
         if forfeits and args.format == "table":
             listed = ", ".join(f"{bot} {count}" for bot, count in sorted(forfeits.items()))
             say(console, f"forfeited seats (in sets voided when a bot left them too): {listed}")

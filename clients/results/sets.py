@@ -31,7 +31,17 @@ from typing import NamedTuple
 
 from croupier.clients.results.ratings import RatedSet, t_975
 
-__all__ = ["Table", "evidence", "grid", "pair_points", "set_score", "set_scores", "tie_known", "ties_known"]
+__all__ = [
+    "Table",
+    "evidence",
+    "grid",
+    "pair_points",
+    "seat_points",
+    "set_score",
+    "set_scores",
+    "tie_known",
+    "ties_known",
+]
 
 TIE_ELO = 10.0
 """A pair whose set scores put them within this many Elo (95%) is known tied..."""
@@ -61,6 +71,17 @@ def evidence(tables: Sequence[Table]) -> tuple[dict[str, int], ...]:
 def pair_points(place_a: int, place_b: int) -> float:
     """A's pairwise points against B in one match, from their places (1 best)."""
     return 1.0 if place_a < place_b else 0.5 if place_a == place_b else 0.0
+
+
+def seat_points(places: Sequence[int], seat: int) -> float:
+    """A seat's pair points against each other seat of a match (by their places), averaged: the
+    score a seat's luck (results/luck.py's seat_luck, its mean over the same pairs) is taken from.
+
+    >>> seat_points([1, 2, 2], 1)
+    0.25
+    """
+    others = [place for other, place in enumerate(places) if other != seat]
+    return sum(pair_points(places[seat], place) for place in others) / len(others)
 
 
 def set_score(matches: Sequence[Mapping[str, int]], a: str, b: str) -> float:

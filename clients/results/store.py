@@ -526,14 +526,17 @@ class Store:
         )
         return [game for (game,) in rows]
 
-    def duplicate_sets(self, game: str, tournament_ids: Sequence[int] | None = None) -> list[RatedSet]:
+    def duplicate_sets(
+        self, game: str, tournament_ids: Sequence[int] | None = None, luck: bool = False
+    ) -> list[RatedSet]:
         """Every duplicate set (or deal pool) of a game whose matches are all done (in those
         tournament runs, or all), as ``sets.evidence`` reads it: a set still being played publishes
-        nothing, not even its finished rotations."""
+        nothing, not even its finished rotations. ``luck``: with each seat's luck where it was
+        measured (the ratings then read the sets luck-corrected: ratings.set_choices)."""
         where, params = _runs(tournament_ids)
         rows = self._db.execute(
             "SELECT t.name, m.tournament_id, m.round, m.grp, m.deal, r.match_id, m.seed, r.seat, r.bot, "
-            "r.version, r.place "
+            "r.version, r.place, r.luck "
             "FROM results r JOIN matches m ON m.id = r.match_id JOIN tournaments t ON t.id = m.tournament_id "
             f"WHERE m.game = ? AND {where} AND NOT EXISTS (SELECT 1 FROM matches o "
             "WHERE o.tournament_id = m.tournament_id AND o.game = m.game AND o.round = m.round "
@@ -541,19 +544,36 @@ class Store:
             "ORDER BY m.tournament_id, m.round, m.grp, m.deal, r.match_id, r.seat",
             (game, *params),
         )
-        sets: dict[tuple[int, int, int, int], tuple[str, dict[int, Table]]] = {}
-        for name, tournament_id, round_number, group, deal, match_id, seed, _, bot, version, place in rows:
-            _, tables = sets.setdefault((tournament_id, round_number, group, deal), (name, {}))
+        sets: dict[tuple[int, int, int, int], tuple[str, dict[int, Table], dict[int, dict[str, float]]]] = {}
+        for (
+            name,
+            tournament_id,
+            round_number,
+            group,
+            deal,
+            match_id,
+            seed,
+            _,
+            bot,
+            version,
+            place,
+            lucky,
+        ) in rows:
+            _, tables, lucks = sets.setdefault((tournament_id, round_number, group, deal), (name, {}, {}))
             identity = SeatResult(0, bot, 0, 0, version=version).identity
             table = tables.setdefault(match_id, Table(seed, (), {}))
             tables[match_id] = Table(seed, (*table.seats, identity), {**table.places, identity: place})
+            measured = lucks.setdefault(match_id, {})
+            if lucky is not None:
+                measured[identity] = lucky
         return [
             RatedSet(
                 name,
                 tuple(sorted({bot for table in tables.values() for bot in table.seats})),
                 evidence(list(tables.values())),
+                tuple(lucks[match_id] for match_id in tables) if luck else (),
             )
-            for name, tables in sets.values()
+            for name, tables, lucks in sets.values()
         ]
 
     def state(self) -> tuple[int, ...]:

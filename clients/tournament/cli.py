@@ -30,6 +30,7 @@ from croupier.clients.results.ratings_cli import (
     RatingProgress,
     add_model_argument,
     fail,
+    rating_options,
     say,
 )
 from croupier.clients.tournament.viewer import until_read, web_viewer
@@ -148,7 +149,7 @@ def run(args: argparse.Namespace) -> int:
             )
             report(
                 console, config, store, tournament, args.samples, [], _journals_where(args),
-                model=args.model, resample=args.bootstrap, data=args.data,
+                **rating_options(args), data=args.data,
             )  # fmt: skip
             return 0
         return asyncio.run(play(args, console, config, store, tournament))
@@ -183,6 +184,7 @@ async def play(
     --watch``'s spectator); ``make_runner`` makes a runner (``--sprt``'s grows its schedule as it
     plays); ``commit``: commit to the schedule first (not for ``croupier match``: a public --seed).
     A person's page stays with the results until they leave, or ask for ``rematch()``'s next run."""
+    from croupier.clients.audit import commitment
     from croupier.clients.isolation.policy import IsolationError, require
     from croupier.clients.tournament.display import make_display
     from croupier.clients.tournament.referee_client import RefereeError, Replicas, TargetError
@@ -197,8 +199,6 @@ async def play(
         )
     display = display or make_display(console, plain=True if args.plain else None, model=args.model)
     if commit and tournament.secret is not None:  # before any match: anyone checks the run against it
-        from croupier.clients.audit import commitment
-
         value, where = commitment.commit(args.data, config, tournament)
         display.note(
             f"schedule of {tournament.name} run {tournament.run} committed: sha256 {value} ({where}); "
@@ -215,7 +215,7 @@ async def play(
     started = False
     reported = False  # this run's tables printed already (a person's, before they answer the page)
     if tables is None:
-        tables = functools.partial(report, model=args.model, resample=args.bootstrap, data=args.data)
+        tables = functools.partial(report, **rating_options(args), data=args.data)
     main = asyncio.current_task()
     assert main is not None
     try:
@@ -244,6 +244,7 @@ async def play(
                 entrants = await _enter_bots(config, referees, logs, display, launched, socket, jail, seat)
                 while True:
                     runner = (make_runner or Runner)(config, store, referees, entrants, display)
+                    runner.luck = commitment.committed_luck(args.data, tournament, display.note)
                     if seat is not None:
                         runner.held = functools.partial(until_read, seat)
                     _on_interrupt(runner, display, main)
@@ -527,9 +528,10 @@ def report(
     model: Model = DEFAULT_MODEL,
     resample: Resample = DEFAULT_RESAMPLE,
     data: Path = DEFAULT_DATA,
+    luck: bool = False,
 ) -> None:
-    """The tables a tournament ends with, the ratings of this run last, where the eye lands;
-    and, once it is over, its secret revealed (under ``data``)."""
+    """The tables a tournament ends with, the ratings of this run last, where the eye lands (``luck``:
+    luck-corrected); and, once it is over, its secret revealed (under ``data``)."""
     from croupier.clients.results.ratings import rate
     from croupier.clients.results.report import crosstable, incidents_table, ratings_table
 
@@ -553,11 +555,11 @@ def report(
     if tournament.finished:
         _reveal(console, config, store, tournament, data)
     for game in config.games:
-        sets = store.duplicate_sets(game.game, [tournament.id])
+        sets = store.duplicate_sets(game.game, [tournament.id], luck=luck)
         progress = RatingProgress(f"{game.game}: ratings")
         table = rate(sets, samples=samples, model=model, resample=resample, progress=progress)
         if table:
-            title = f"{game.game}: ratings of {tournament.name} run {tournament.run}"
+            title = f"{game.game}: ratings of {tournament.name} run {tournament.run}{luck * ', less luck'}"
             console.print(ratings_table(game.game, table, title=title, model=model, resample=resample))
     if len(store.tournaments()) > 1:
         say(console, "(every run and tournament pooled: croupier ratings; some of them: --tournament NAME)")

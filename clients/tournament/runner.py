@@ -30,14 +30,17 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import time
 from collections import Counter
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from croupier.clients.results.luck import Evaluator
+from croupier.clients.results.luck_journal import journal_luck, with_luck
 from croupier.clients.results.schedule import Deals, DuplicateSet, MatchKey, set_seed
-from croupier.clients.results.store import FinishedMatch, MatchRecord, Store, Tournament
+from croupier.clients.results.store import FinishedMatch, MatchRecord, SeatResult, Store, Tournament
 from croupier.clients.tournament.config import TournamentConfig
 from croupier.clients.tournament.display import Display
 from croupier.clients.tournament.referee_client import Replicas, seat_results
@@ -101,6 +104,8 @@ class Runner:
         self._names = {bot_id: entrant.name for bot_id, entrant in by_id}
         self._gone_since: dict[tuple[str, str], float] = {}
         """When each (bot, replica) was first seen without a stream."""
+        self.luck: dict[str, Evaluator] = {}
+        """Each game's luck value function, as the run's schedule committed to it (committed_luck)."""
         self.held: Callable[[Sequence[MatchRecord]], Awaitable[None]] | None = None
         """Awaited before a set's matches are created: a person's seat holds back the matches it
         plays until they have read the last one's result (tournament/cli.py)."""
@@ -308,14 +313,30 @@ class Runner:
             replica, created = await self.referees.create_match(game, record.seed, seats, replica)
             match_id = created.match.match_id
             self.store.mark_started(record.id, match_id, created.journal or None, replica)
-            task = asyncio.create_task(self._finish(record, replica, match_id), name=str(record.key))
+            started = dataclasses.replace(record, journal=created.journal or None)  # where luck is read
+            task = asyncio.create_task(self._finish(started, replica, match_id), name=str(record.key))
             running[task] = record
             busy.update(self._seat_ids(record))
+
+    async def measure_luck(self, record: MatchRecord, results: list[SeatResult]) -> list[SeatResult]:
+        """Each seat's luck beside its result, replayed from the match's journal with the value
+        function the run committed to (``luck``; none for a journal this machine cannot read: a
+        remote referee's)."""
+        evaluator = self.luck.get(record.key.game)
+        if evaluator is None or not record.journal:
+            return results
+        fresh = self.config.deals == Deals.FRESH
+        try:
+            luck = await asyncio.to_thread(journal_luck, Path(record.journal), evaluator, fresh)
+        except Exception as exc:  # a measurement that fails leaves the result plain, never the run
+            self.display.note(f"{record.key}: its luck not measured: {exc!r}")
+            return results
+        return with_luck(results, luck)
 
     async def _finish(self, record: MatchRecord, replica: str, match_id: str) -> FinishedMatch:
         info = await self.referees.wait_match(replica, match_id)
         versions = [self.entrants[bot].version for bot in record.seats]
-        results = seat_results(info, record.seats, versions)
+        results = await self.measure_luck(record, seat_results(info, record.seats, versions))
         self.store.record_result(record.id, results, None)  # its journal was stored when it started
         return FinishedMatch(record, tuple(results))
 

@@ -17,6 +17,7 @@ from typing import Any
 
 from croupier.clients.results.ratings import Places, rate
 from croupier.clients.results.report import crosstable_rows
+from croupier.clients.results.sets import seat_points
 from croupier.clients.results.store import FinishedMatch, Store
 
 SAMPLES = 300
@@ -97,6 +98,11 @@ def tournament_page(db: Path, tournament_id: int) -> dict[str, Any]:
                         "place": r.place,
                         "forfeited": r.forfeited,
                         "note": r.note,
+                        # what chance gave the seat after the deal; its points less that (None: not measured)
+                        "luck": r.luck,
+                        "skill": None
+                        if r.luck is None
+                        else seat_points([o.place for o in done.results], r.seat) - r.luck,
                     }
                     for r in done.results
                 ],

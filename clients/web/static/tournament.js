@@ -91,7 +91,7 @@
     const rows = list
       .filter((m) => m.game === game)
       .map((m) => {
-        const result = m.results ? m.results.map((r) => `${r.bot} ${r.score}${r.forfeited ? ` (forfeited${r.note ? ": " + r.note : ""})` : ""}`).join(", ") : m.seats.join(", ");
+        const result = m.results ? m.results.map((r) => `${r.bot} ${r.score}${r.luck === null || r.luck === undefined ? "" : ` (luck ${r.luck >= 0 ? "+" : ""}${r.luck.toFixed(2)}, skill ${r.skill.toFixed(2)})`}${r.forfeited ? ` (forfeited${r.note ? ": " + r.note : ""})` : ""}`).join(", ") : m.seats.join(", ");
         let action = "";
         if (m.match_id) {
           const a = el("a", "", m.status === "done" ? "replay" : "watch live");

@@ -22,6 +22,8 @@ from croupier.clients.audit import archive_check as audit
 from croupier.clients.audit import commitment
 from croupier.clients.audit.archive import write_archive
 from croupier.clients.cli import main
+from croupier.clients.results.luck import default_evaluator
+from croupier.clients.results.luck_journal import records_luck
 from croupier.clients.results.ratings import Model, Resample, rate
 from croupier.clients.results.schedule import Deals, MatchKey, set_seed
 from croupier.clients.results.store import Store
@@ -233,7 +235,37 @@ def test_the_commitment_confirms_no_guess_of_the_schedule_made_from_everything_p
     assert rebuilt["matches"][0]["seats"] == schedule["matches"][0]["seats"]
 
 
+def test_the_commitment_carries_each_games_luck_value_function_and_every_seat_its_luck(run: Run) -> None:
+    """V is fixed before the first deal (issue #46): its identity is in the committed schedule, and
+    the runner stored each seat's luck, replayed from the referee's journal, with its result."""
+    schedule = json.loads((run.data / "reveals" / "audited-1.schedule.json").read_bytes())
+    for game in ("chinese_ten", "platinum_fish"):
+        assert schedule["luck"][game] == default_evaluator(game).identity()
+    results = Copy(run.archive).json("results.json")["matches"]
+    assert all(result["luck"] is not None for entry in results for result in entry["results"])
+    two_seats = [entry["results"] for entry in results if entry["game"] == "chinese_ten"]
+    assert all(first["luck"] == -second["luck"] for first, second in two_seats)  # a pair's luck is one
+    assert any(first["luck"] != 0 for first, _ in two_seats)
+
+
 # --- each kind of tampering -------------------------------------------------------------------
+
+
+def test_a_changed_luck_is_named(run: Run, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A seat's corrected score is its points less its luck: a luck made up is recomputed from the
+    journal with the committed V, and named."""
+    copy = Copy(run.archive)
+    entry = copy.match("chinese_ten", rotation=1)
+    seat = entry["results"][0]
+    told = seat["luck"]
+    seat["luck"] = told + 0.25
+    replace_match(copy, entry)
+    code, said = verify(capsys, copy.write(tmp_path / "t.tar.gz"), run.commitment)
+    assert code == 1
+    assert said[:-1] == [
+        f"{where(entry)}: seat 0 ({seat['bot']}) has luck {told + 0.25!r} in the results, "
+        f"{told!r} recomputed from its journal"
+    ]
 
 
 def test_a_seat_swap_is_named(run: Run, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -420,9 +452,10 @@ def forge(copy: Copy, entry: dict[str, Any], seed: int, options: dict[str, Any],
         )
     )
     copy.members[entry["journal"]] = b"".join(map(encode, records))
+    luck = records_luck(records, seed, default_evaluator(entry["game"]), fresh=False)  # the committed V's
     for result in entry["results"]:
         result.update(score=outcome.scores[result["seat"]], place=outcome.places[result["seat"]])
-        result.update(timeouts=0, refusals=0, forfeited=False, note="")
+        result.update(timeouts=0, refusals=0, forfeited=False, note="", luck=luck[result["seat"]])
 
 
 def test_a_match_played_with_a_changed_option_is_named(
@@ -615,3 +648,25 @@ def test_an_unfinished_run_is_not_exported(tmp_path: Path, capsys: pytest.Captur
         "(run the tournament again to finish it)\n"
     )
     assert not (tmp_path / "reveals").exists()
+
+
+def test_ratings_exported_less_luck_are_recomputed_less_luck(
+    run: Run, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    archive = tmp_path / "less-luck.tar.gz"
+    data = str(run.data)
+    exported = [
+        "export",
+        "audited",
+        "--data",
+        data,
+        "-o",
+        str(archive),
+        "--samples",
+        "20",
+        "--luck-correction",
+    ]
+    assert main(exported) == 0
+    ratings = Copy(archive).json("ratings.json")
+    assert (ratings["luck_correction"], ratings["model"]) == (True, "pairwise")
+    assert verify(capsys, archive, run.commitment)[0] == 0

@@ -49,9 +49,16 @@ def test_matches_lists_ids_seats_scores_and_places(data: Path) -> None:
     assert listed.returncode == 0, listed.stderr
     rows = [line for line in listed.stdout.splitlines() if "platinum_fish" in line and "done" in line]
     assert len(rows) == 2
+    seat = r"(careful|lucky) \d+ \(([12]); luck ([+-]\d\.\d\d), skill (-?\d\.\d\d)\)"
     for line in rows:
         seats = line.split("│")[4].strip()
-        assert re.fullmatch(r"0 (careful|lucky) \d+ \([12]\) · 1 (careful|lucky) \d+ \([12]\)", seats), seats
+        found = re.fullmatch(rf"0 {seat} · 1 {seat}", seats)
+        assert found, seats
+        _, first, first_luck, first_skill, _, second, second_luck, second_skill = found.groups()
+        assert float(first_luck) == -float(second_luck)  # a two-seat match's luck is one pair's
+        points = 1.0 if first < second else 0.5 if first == second else 0.0
+        assert float(first_skill) == pytest.approx(points - float(first_luck), abs=0.011)
+        assert float(second_skill) == pytest.approx(1 - points - float(second_luck), abs=0.011)
     assert f"tiny (run 1): 2 matches in {data / 'results.db'}" in listed.stdout
 
 

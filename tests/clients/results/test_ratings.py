@@ -28,6 +28,7 @@ from croupier.clients.results.ratings import (
     merged,
     pairwise_results,
     rate,
+    set_choices,
     widen,
 )
 from croupier.clients.results.ratings_cli import RatingProgress
@@ -427,3 +428,13 @@ def test_the_web_ladders_trend_is_the_tables_fit_on_its_anchored_scale() -> None
     assert anchored_fit(sets) == pytest.approx(table, abs=1e-9)
     evidence = merged(choices(places, Model.PLACKETT_LUCE) for rated in sets for places in rated.matches)
     assert fit(evidence)["b05"] != pytest.approx(table["b05"], abs=1.0)  # the mean of every bot moved
+
+
+def test_a_luck_corrected_set_reads_each_pair_less_half_its_luck_difference() -> None:
+    rated = RatedSet("t", ("a", "b", "c"), ({"a": 1, "b": 2, "c": 3},), ({"a": 0.6, "b": -0.2},))
+    found = set_choices(rated, Model.PAIRWISE)
+    assert found[("a",), ("a", "b")] == pytest.approx(1 - 0.4)  # (0.6 - -0.2) / 2
+    assert found[("b",), ("a", "b")] == pytest.approx(0.4)
+    assert found[("a",), ("a", "c")] == 1.0  # c's luck not measured: plain
+    with pytest.raises(ValueError, match="pairwise model"):
+        set_choices(rated, Model.PLACKETT_LUCE)

@@ -118,3 +118,41 @@ def test_json_and_csv_give_one_line_per_game_and_bot_for_programs(
     assert [(row["game"], row["bot"]) for row in table] == [("h", "ann"), ("h", "bob"), ("h", "cat")]
     assert float(table[0]["elo"]) == next(line["elo"] for line in lines if line["game"] == "h")
     assert table[2]["los_next"] == ""
+
+
+def test_luck_correction_rates_the_points_less_the_luck(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """ann wins every match, each by luck worth more than the win (0.9 of a point): read plain she
+    leads, read less her luck bob does; a match with no luck measured counts plain."""
+    with Store(tmp_path / "results.db") as store:
+        tournament = store.open_tournament("t", "fp", {}, again=False)
+        schedule = game_schedule("g", ("ann", "bob"), 2, 6, 1, seed=0, secret=bytes(32))
+        store.schedule(tournament.id, (m for d in schedule for m in d.matches))
+        for number, record in enumerate(store.matches(tournament.id).values()):
+            measured = number > 0
+            store.record_result(
+                record.id,
+                [
+                    SeatResult(
+                        seat,
+                        bot,
+                        0,
+                        1 if bot == "ann" else 2,
+                        luck=(0.9 if bot == "ann" else -0.9) if measured else None,
+                    )
+                    for seat, bot in enumerate(record.seats)
+                ],
+                None,
+            )
+
+    def leader(*options: str) -> str:
+        assert (
+            main(["ratings", "--data", str(tmp_path), "--samples", "20", "--format", "json", *options]) == 0
+        )
+        return str(json.loads(capsys.readouterr().out)[0]["bot"])
+
+    assert leader() == "ann"
+    assert leader("--luck-correction") == "bob"
+    assert main(["ratings", "--data", str(tmp_path), "--samples", "20", "--luck-correction"]) == 0
+    assert "g: ratings over every tournament, less luck" in capsys.readouterr().out
