@@ -46,6 +46,8 @@ def _log_ratio(p: Floats, values: Floats, mean: Floats) -> Floats:
         f = (p * term).sum(axis=1)
         slope = -(p * term * term).sum(axis=1)
         low, high = np.where(f > 0, theta, low), np.where(f > 0, high, theta)
+        if np.all((np.abs(f) < 1e-12) | (high - low < 1e-12)):  # every row at its root (to the LLR's 1e-9)
+            break
         step = theta - f / slope
         theta = np.where((step > low) & (step < high), step, (low + high) / 2)
     return np.asarray((p * np.log1p(theta[:, None] * d)).sum(axis=1))
