@@ -385,9 +385,9 @@ def main() -> None:
     parser.add_argument("--game", action="append", choices=sorted(GAMES), help="only this game (repeatable)")
     parser.add_argument("--play", action="store_true", help="play every test to its decision (hours)")
     parser.add_argument("--pool", type=int, default=200, help="sets played for a pool (default: %(default)s)")
-    parser.add_argument("--tests", type=int, default=150, help="tests drawn per row (default: %(default)s)")
+    parser.add_argument("--tests", type=int, default=100, help="tests drawn per row (default: %(default)s)")
     parser.add_argument(
-        "--cap", type=int, default=3000, help="a drawn test's cap in sets (default: %(default)s)"
+        "--cap", type=int, default=2000, help="a drawn test's cap in sets (default: %(default)s)"
     )
     parser.add_argument(
         "--seats", type=int, action="append", help="seats (default: 2 and the game's default)"
