@@ -341,10 +341,12 @@ def compare(label: str, values: tuple[float, ...], counts: list[int], args: argp
         }
         h1 = {elo: float(np.mean(r.verdicts == 1)) for elo, r in got.items()}
         sets = {elo: float(np.median(r.sets)) for elo, r in got.items()}
+        undecided = sum(int(np.sum(r.verdicts == 0)) for r in got.values())
         ratio = np.concatenate([r.sets / fixed[elo] for elo, r in got.items()])
         rows.append(
             f"  {name:9}: false H1 {h1[test.elo0]:.3f}, power {h1[test.elo1]:.3f}; median sets "
-            f"{sets[test.elo0]:.0f} at elo0, {sets[test.elo1]:.0f} at elo1; / fixed-size test on the "
+            f"{sets[test.elo0]:.0f} at elo0, {sets[test.elo1]:.0f} at elo1 ({undecided} undecided at the "
+            f"cap, not H1); / fixed-size test on the "
             f"same sets ({fixed[test.elo0]}, {fixed[test.elo1]}): median {np.median(ratio):.2f}, "
             f"p90 {np.quantile(ratio, 0.9):.2f}"
         )
@@ -362,6 +364,9 @@ def stopped_estimates(test: Sprt, values: tuple[float, ...], got: dict[float, sp
     for truth, r in got.items():
         chosen = r.verdicts != 0
         read = [test.stopped([int(c) for c in counts], values) for counts in r.counts[chosen][:100]]
+        if not read:
+            parts.append(f"at {truth:+g}: no test decided")
+            continue
         errors = [s.elo - truth for s in read]
         held = sum(s.low <= truth <= s.high for s in read)
         below = sum(e < 0 for e in errors)
