@@ -1,9 +1,22 @@
-"""Calibration of ``croupier match --sprt`` on real games, played in-process (clients/author/inprocess.py).
+"""Calibration of ``croupier match --sprt`` on real games.
 
-Usage: python -m bench.sprt_calibration [--game NAME] [--runs N] [--power-runs N] [--fresh-runs N]
-                                        [--cluster tcp://HOST:8786]
+Usage: python -m bench.sprt_calibration [--game NAME] [--pool SETS] [--tests N] [--seats N]
+       python -m bench.sprt_calibration --play [--game NAME] [--runs N] [--power-runs N] [--fresh-runs N]
+       (either with --cluster tcp://HOST:8786: the runs on a Dask scheduler's workers)
 
-Per game, two seats, the test elo0=0 elo1=10 with α = β = 0.05, every run to its decision:
+The default (minutes): per game, two seats and the game's default number, a pool of duplicate
+sets played in-process (clients/author/inprocess.py; the heuristic against the heuristic playing a
+share q of its moves at random, the other seats the heuristic), then tests drawn from that pool's
+distribution of set scores, moved to the mean of elo0 and of elo1 (bench/sprt_resampled.py), for
+each candidate test on the same draws (today's GSPRT, fishtest's normalised GSPRT with 30 sets at
+least, the one-sided GSPRT): the share accepting H1 at elo0 (false H1, at most α) and at elo1
+(power, at least 1 − β), the median sets to a decision, the verdict's estimate (Sprt.stopped, on
+today's test: median error and how often its 95% interval holds the truth), and the sets against
+a fixed-size test on the same duplicate sets (median and 90th percentile of the ratio). Last, the
+same on a constructed distribution no pool shows: a NEW that scores a little better on 97 deals
+in 100 and loses the whole set on the others, exactly elo0 on average.
+
+``--play``: every test played to its decision (hours), two seats, elo0=0 elo1=10, α = β = 0.05:
 
 - twins: the same bot twice (the heuristic playing a share q of its moves at random, so that two
   copies do not mirror each other exactly): the share of runs accepting H1 must be at most α
@@ -25,6 +38,7 @@ import argparse
 import concurrent.futures
 import contextlib
 import math
+import os
 import random
 import statistics
 import sys
@@ -32,8 +46,12 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
+from bench import sprt_resampled
 from croupier.clients.author.inprocess import play, pool, workers
 from croupier.clients.bots import HeuristicBot
+from croupier.clients.results.schedule import Rotations, design
 from croupier.clients.results.sets import grid, pair_points
 from croupier.clients.results.sprt import Progress, Sprt, Verdict, elo_of, score_of
 from croupier.clients.sdk import Match
@@ -271,27 +289,140 @@ def table(results: list[dict[str, Any]]) -> None:
         )
 
 
+def pool_options(game: str, seats: int | None) -> Any:
+    """The game's options here, with ``seats`` (None: the game's default number)."""
+    chosen = {k: v for k, v in OPTIONS[game].items() if k != "players"}
+    return get_game(game).options(chosen | ({"players": seats} if seats else {}))
+
+
+def pool_set(job: tuple[str, int | None, float, int]) -> float:
+    """One duplicate set's score of the heuristic against the heuristic playing a share q of its
+    moves at random (the other seats the heuristic), every rotation of a Williams design."""
+    game, seats, q, seed = job
+    spec, options = get_game(game), pool_options(game, seats)
+    rows = design(options.players, Rotations.WILLIAMS)
+    points = 0.0
+    for rotation, row in enumerate(rows):
+        factories = [mixed(q if who == 1 else 0.0, f"{seed}/{rotation}/{who}") for who in row]
+        played = play(spec, options, seed, factories)
+        points += pair_points(played.places[row.index(0)], played.places[row.index(1)])
+    return points / len(rows)
+
+
+def resampled(
+    executor: concurrent.futures.Executor, game: str, seats: int | None, args: argparse.Namespace
+) -> None:
+    """The pool of ``game``'s sets, then the candidate tests drawn from it (see the docstring)."""
+    began = time.monotonic()
+    jobs = [(game, seats, args.q or 0.1, 50_000 + i) for i in range(args.pool)]
+    scores = list(executor.map(pool_set, jobs, chunksize=max(1, len(jobs) // (8 * workers()))))
+    options = pool_options(game, seats)
+    values = grid(len(design(options.players, Rotations.WILLIAMS)))
+    counts = [sum(abs(s - v) < 1e-9 for s in scores) for v in values]
+    label = f"{game}, {options.players} seats"
+    print(
+        f"{label}: pool of {len(scores)} sets, mean {statistics.fmean(scores):.3f} "
+        f"({elo_of(statistics.fmean(scores)):+.1f} Elo), spread {statistics.pstdev(scores):.3f} "
+        f"({time.monotonic() - began:.0f} s to play)",
+        flush=True,
+    )
+    compare(label, values, counts, args)
+
+
+def compare(label: str, values: tuple[float, ...], counts: list[int], args: argparse.Namespace) -> None:
+    """Every candidate test on the same draws at elo0 and at elo1, and the verdict's estimate."""
+    began = time.monotonic()
+    test = Sprt(args.elo0, args.elo1)
+    at = {elo: sprt_resampled.at_elo(values, counts, elo) for elo in (test.elo0, test.elo1)}
+    fixed = {elo: sprt_resampled.fixed_sets(test, values, q) for elo, q in at.items()}
+    rows = []
+    for name in sprt_resampled.TESTS:
+        got = {
+            elo: sprt_resampled.run(name, test, values, q, args.tests, args.cap, seed=7)
+            for elo, q in at.items()
+        }
+        h1 = {elo: float(np.mean(r.verdicts == 1)) for elo, r in got.items()}
+        sets = {elo: float(np.median(r.sets)) for elo, r in got.items()}
+        undecided = sum(int(np.sum(r.verdicts == 0)) for r in got.values())
+        ratio = np.concatenate([r.sets / fixed[elo] for elo, r in got.items()])
+        rows.append(
+            f"  {name:9}: false H1 {h1[test.elo0]:.3f}, power {h1[test.elo1]:.3f}; median sets "
+            f"{sets[test.elo0]:.0f} at elo0, {sets[test.elo1]:.0f} at elo1 ({undecided} undecided at the "
+            f"cap, not H1); / fixed-size test on the "
+            f"same sets ({fixed[test.elo0]}, {fixed[test.elo1]}): median {np.median(ratio):.2f}, "
+            f"p90 {np.quantile(ratio, 0.9):.2f}"
+        )
+        if name == "gsprt":
+            rows.append("    " + stopped_estimates(test, values, got))
+    print(f"{label} ({args.tests} tests a row, {time.monotonic() - began:.0f} s, load {load()}):", flush=True)
+    print("\n".join(rows), flush=True)
+
+
+def stopped_estimates(test: Sprt, values: tuple[float, ...], got: dict[float, sprt_resampled.Runs]) -> str:
+    """The verdict's estimate (Sprt.stopped) of today's tests against the truth each ran at: its
+    median error, how often it fell below the truth, how often its interval held the truth; and
+    the printed LLR against Sprt.llr on the same counts (the bench's copy of the statistic)."""
+    parts, worst = [], 0.0
+    for truth, r in got.items():
+        chosen = r.verdicts != 0
+        read = [test.stopped([int(c) for c in counts], values) for counts in r.counts[chosen][:100]]
+        if not read:
+            parts.append(f"at {truth:+g}: no test decided")
+            continue
+        errors = [s.elo - truth for s in read]
+        held = sum(s.low <= truth <= s.high for s in read)
+        below = sum(e < 0 for e in errors)
+        parts.append(
+            f"at {truth:+g}: median error {statistics.median(errors):+.1f}, below {below}/{len(read)}, "
+            f"interval holds it {held}/{len(read)}"
+        )
+        for counts, last in zip(r.counts[chosen][:20], r.last[chosen][:20], strict=True):
+            worst = max(worst, abs(test.llr([int(c) for c in counts], values) - last))
+    return "estimate read from the stop " + "; ".join(parts) + f" (bench LLR within {worst:.0e} of Sprt.llr)"
+
+
+def load() -> str:
+    return " ".join(f"{x:.1f}" for x in os.getloadavg())
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--game", action="append", choices=sorted(GAMES), help="only this game (repeatable)")
-    parser.add_argument("--runs", type=int, default=200, help="twin tests per game (default: %(default)s)")
+    parser.add_argument("--play", action="store_true", help="play every test to its decision (hours)")
+    parser.add_argument("--pool", type=int, default=200, help="sets played for a pool (default: %(default)s)")
+    parser.add_argument("--tests", type=int, default=100, help="tests drawn per row (default: %(default)s)")
     parser.add_argument(
-        "--power-runs", type=int, default=100, help="tests of the real difference (default: %(default)s)"
+        "--cap", type=int, default=2000, help="a drawn test's cap in sets (default: %(default)s)"
     )
     parser.add_argument(
-        "--fresh-runs", type=int, default=20, help="tests on fresh deals (default: %(default)s)"
+        "--seats", type=int, action="append", help="seats (default: 2 and the game's default)"
+    )
+    parser.add_argument("--elo0", type=float, default=0.0)
+    parser.add_argument("--elo1", type=float, default=10.0)
+    parser.add_argument(
+        "--runs", type=int, default=200, help="--play: twin tests per game (default: %(default)s)"
     )
     parser.add_argument(
-        "--max-games", type=int, default=20_000, help="a duplicate test's cap (default: %(default)s)"
+        "--power-runs",
+        type=int,
+        default=100,
+        help="--play: tests of the real difference (default: %(default)s)",
     )
-    parser.add_argument("--q", type=float, help="the share of random moves (default: from a pilot, per game)")
+    parser.add_argument(
+        "--fresh-runs", type=int, default=20, help="--play: tests on fresh deals (default: %(default)s)"
+    )
+    parser.add_argument(
+        "--max-games", type=int, default=20_000, help="--play: a duplicate test's cap (default: %(default)s)"
+    )
+    parser.add_argument(
+        "--q", type=float, help="the share of random moves (default: 0.1 for a pool; --play: from a pilot)"
+    )
     parser.add_argument(
         "--cluster", metavar="ADDRESS", help="run the tests on a Dask scheduler's workers (croupier[cluster])"
     )
     args = parser.parse_args()
-    results = []
     with contextlib.ExitStack() as stack:
         if args.cluster:
             from croupier.clients.author.cluster import connect
@@ -300,7 +431,18 @@ def main() -> None:
             executor, where = cluster.executor, f"Dask at {args.cluster}, {cluster.threads} worker threads"
         else:
             executor, where = stack.enter_context(pool()), f"{workers()} worker processes"
-        print(f"{where}; test elo0={TEST.elo0:g} elo1={TEST.elo1:g}, α=β={TEST.alpha}", flush=True)
+        print(f"{where}; load {load()}", flush=True)
+        if not args.play:
+            print(f"tests elo0={args.elo0:g} elo1={args.elo1:g}, α=β=0.05", flush=True)
+            for game in args.game or sorted(OPTIONS):
+                default = pool_options(game, None).players
+                for seats in args.seats or sorted({2, default}):
+                    resampled(executor, game, seats, args)
+            blunder = (0.0, 0.015, 0.515, 1.0)  # 0.97·0.515 + 0.03·0.015 = 0.5: exactly elo0=0
+            compare("rare whole-set losses (constructed, mean 0.5)", blunder, [0, 3, 97, 0], args)
+            return
+        results = []
+        print(f"test elo0={TEST.elo0:g} elo1={TEST.elo1:g}, α=β={TEST.alpha}", flush=True)
         for game in args.game or sorted(OPTIONS):
             results.append(calibrate(executor, game, args))
     table(results)

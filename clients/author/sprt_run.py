@@ -5,8 +5,9 @@ does; in games of more than two seats the others are held by --opponents, the bu
 unless told, the same in every rotation) until a sequential probability ratio test decides:
 H1, NEW is better by elo1 or more (wrongly at most --alpha of the time), or H0, it is not better
 by elo1 (wrongly at most --beta of the time), or until --max-games is reached (inconclusive).
-elo0 and elo1 are logistic Elo, the scale of every rating Croupier prints; the statistic reads
-each set's score (sets.py) as fishtest reads game pairs (results/sprt.py, docs/testing-bots.md).
+elo0 and elo1 are NEW's head-to-head logistic Elo over OLD in the sets (with more than two seats
+not the gap on the default Plackett-Luce ratings table); the statistic reads each set's score
+(sets.py) as fishtest reads game pairs (results/sprt.py, docs/testing-bots.md).
 
 The deals are a tournament's: secret (from the OS, or from --seed), published when the test is
 over for ``croupier verify``, every result in the results database. Interrupted (Ctrl-C once:
@@ -79,8 +80,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         nargs=2,
         metavar=("elo0=E0", "elo1=E1"),
         help="play duplicate sets until an SPRT decides between H0: the first bot is E0 Elo better than "
-        "the second, and H1: E1 better (logistic Elo, e.g. elo0=0 elo1=10); exit 0 for H1, 3 for H0, "
-        "4 if --max-games decides nothing",
+        "the second, and H1: E1 better (head-to-head logistic Elo, e.g. elo0=0 elo1=10); exit 0 for H1, "
+        "3 for H0, 4 if --max-games decides nothing",
     )
     group.add_argument(
         "--alpha", type=float, default=0.05, help="the chance of a false H1 (default: %(default)s)"

@@ -15,11 +15,15 @@ log(β/(1−α)) < LLR < log((1−β)/α), accepting H1 at the upper bound and H
 elo1 or more). A value of the grid never seen counts 1e-3 times (as fishtest and fastchess
 regularise), so both ends of the grid stay possible and both estimates exist.
 
-Why logistic Elo: it is the scale of every rating Croupier prints (pairwise results read as
-1 / (1 + 10^(−Δ/400)), ratings.py), so ``elo1=10`` means ten points on the ratings table, in any
-game. Normalized Elo (fishtest's default) would instead fix how much evidence the bounds stand
-for whatever the game's luck, but then ten points would mean a different strength gap in each
-game, and a bot author asks about strength.
+Why logistic Elo: it is the scale a bot author reads strength in (pairwise results read as
+1 / (1 + 10^(−Δ/400))). It is NEW's head-to-head Elo over OLD in these sets, which is not always
+the gap of the two on a ratings table (ratings.py): with two seats the pairwise table of the
+test's games alone is this scale, but in a game of more than two seats the default table
+(Plackett-Luce over every place and every bot, the opponents too) reads the same games on another
+scale (Spoil Five, five seats: +20.5 head-to-head, +16.4 on the default table; issue #46).
+Normalized Elo (fishtest's default) would instead fix how much evidence the bounds stand for
+whatever the game's luck, but then ten points would mean a different strength gap in each game,
+and a bot author asks about strength.
 
 >>> test = Sprt(elo0=0, elo1=10)
 >>> round(test.upper, 3), round(test.lower, 3)
