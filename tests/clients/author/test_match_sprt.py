@@ -204,7 +204,7 @@ def test_an_interrupted_test_resumes_and_ends_as_an_uninterrupted_one(
 ) -> None:
     (tmp_path / "first.py").write_text(FIRST_LEGAL)
     args = ("chinese_ten", "--option", "target=100", "--bot", "heuristic", "--bot", "first.py", "--seed", "3")
-    args += ("--sprt", "elo0=0", "elo1=10", "--in-process")
+    args += ("--sprt", "elo0=0", "elo1=10", "--in-process", "--luck-correction")  # each set's luck kept
     whole = run(tmp_path, *args, data="whole")
     assert whole.returncode == EXIT_H1, whole.stdout + whole.stderr
     data = tmp_path / "parts"
@@ -264,9 +264,9 @@ def test_in_process_and_over_grpc_the_same_deals_give_the_same_test(tmp_path: Pa
     assert places[0] == places[1] and places[0]
 
 
-def test_in_process_chinese_ten_reads_luck_corrected_sets_unless_told_not_to(tmp_path: Path) -> None:
+def test_in_process_chinese_ten_reads_luck_corrected_sets_when_told_to(tmp_path: Path) -> None:
     """The corrected scores are off the grid: the normal GSPRT reads them, and decides nothing
-    before its 30 sets however clear the sets; with --no-luck-correction it is the plain test
+    before its 30 sets however clear the sets; without --luck-correction it is the plain test
     (another name); --luck-correction where it cannot be measured is refused in one line."""
     args = (
         "chinese_ten",
@@ -279,13 +279,13 @@ def test_in_process_chinese_ten_reads_luck_corrected_sets_unless_told_not_to(tmp
         "elo1=10",
         "--in-process",
     )
-    corrected = run(tmp_path, *args, *QUICK["chinese_ten"], "--seed", "3")
+    corrected = run(tmp_path, *args, *QUICK["chinese_ten"], "--seed", "3", "--luck-correction")
     assert corrected.returncode == EXIT_H1, corrected.stdout + corrected.stderr
     assert "luck-corrected set scores, V " in corrected.stdout
     live = [line for line in corrected.stdout.splitlines() if re.match(r"\d+ games, \d+ sets \|", line)]
     found = re.search(r"(\d+) sets", live[-1])
     assert found and int(found.group(1)) >= 30
-    plain = run(tmp_path, *args, *QUICK["chinese_ten"], "--seed", "3", "--no-luck-correction")
+    plain = run(tmp_path, *args, *QUICK["chinese_ten"], "--seed", "3")
     assert plain.returncode == EXIT_H1, plain.stdout + plain.stderr
     assert "luck-corrected" not in plain.stdout
     refused = run(tmp_path, "spoil_five", *args[1:], "--luck-correction")
