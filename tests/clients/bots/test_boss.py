@@ -14,10 +14,12 @@ import pytest
 from croupier.clients.author.inprocess import play
 from croupier.clients.bots import boss, strategy
 from croupier.clients.bots.boss import LEVELS, decide, improvement
-from croupier.clients.bots.worlds import searchable, world
+from croupier.clients.bots.worlds import searchable, voids, world
 from croupier.clients.web.seat import HumanSeat, Refused
+from croupier.engine.cards import Card, Rank
 from croupier.engine.core import GameSpec
 from croupier.engine.games import GAMES
+from croupier.engine.games.spoil_five import suit_of
 from croupier.engine.rng import Rng
 from tests.clients.foreign import passes_check_bot
 from tests.engine.conformance import Playout
@@ -62,6 +64,38 @@ def test_a_world_built_from_a_view_shows_that_view_and_deals_the_rest(
     assert differed, "no world ever differed from the real deal: the worlds would prove nothing"
 
 
+def broken_voids(infer: bool) -> tuple[int, int]:
+    """(worlds drawn where a seat has shown a void, those that deal it a card of that suit anyway)."""
+    spec = GAMES["spoil_five"]
+    drawn = broken = 0
+    for players in (2, 4):
+        options = spec.options({"players": players})
+        for state, seat, legal in moments(spec, options, players):
+            view = state.view(seat)
+            shown = {s: suits for s, suits in voids(view).items() if s != seat}
+            if not shown:
+                continue
+            found = world("spoil_five", view, options, legal, Rng(len(legal)), infer)
+            assert found.view(seat) == view and found.legal_actions(seat) == legal
+            trump = view.trumps
+            drawn += 1
+            broken += any(
+                suit_of(card, trump, view.ranking) in suits
+                and card not in (view.turn_up, Card(Rank.ACE, trump))  # a known trump stays where it is
+                for s, suits in shown.items()
+                for card in found.hands[s]
+            )
+    return drawn, broken
+
+
+def test_a_spoil_five_world_deals_no_seat_a_suit_its_plays_showed_it_lacks() -> None:
+    drawn, broken = broken_voids(infer=True)
+    assert drawn > 10 and broken == 0
+    assert broken_voids(infer=False)[1] > 0, (
+        "the engine's plain re-deal breaks voids: the check proves something"
+    )
+
+
 def decisions(spec: GameSpec[Any], options: Any, seed: int) -> list[tuple[Any, int, list[Any]]]:
     """Searched decisions (more than one legal action) of a random playout, a few per match."""
     return [
@@ -94,7 +128,7 @@ def test_a_search_over_the_referees_state_fails_that_test(monkeypatch: pytest.Mo
     options = spec.options({"players": 2})
     real: dict[str, Any] = {}
 
-    def peeking(game: str, view: Any, options: Any, legal: list[Any], rng: Rng) -> Any:
+    def peeking(game: str, view: Any, options: Any, legal: list[Any], rng: Rng, infer: bool) -> Any:
         return real["state"].copy()
 
     monkeypatch.setattr(boss, "world", peeking)
