@@ -22,7 +22,7 @@ __all__ = ["GAMES", "searchable", "voids", "world"]
 
 
 def world(
-    game: str, view: Any, options: Any, legal: list[Any], rng: Rng, infer: bool = True
+    game: str, view: Any, options: Any, legal: list[Any], rng: Rng, infer: bool = False
 ) -> GameState[Any, Any]:
     """A random state the seat's ``view`` cannot tell from the real one, its chance (later draws,
     dice, deals) drawn from ``rng``; with ``infer``, the others' hands also keep to what their
