@@ -83,15 +83,24 @@ def cpu_per_move(factory: BotFactory, row: str, found: list[tuple[Any, int, list
 
 
 def bot(name: str, seed: int) -> BotFactory:
-    """A bundled strategy, or ``boss-N/infer``: the boss with inference (its worlds keep the voids
-    the others' plays revealed: ``Level.infer``), to measure what inference gives."""
+    """A bundled strategy, or a boss's variant: ``boss-N/infer`` with inference (its worlds keep the
+    voids the others' plays revealed: ``Level.infer``), ``boss-N/randomK`` with random playouts,
+    K times as many (``Level.random_rollouts``; K the times cheaper they are)."""
     base, _, variant = name.partition("/")
-    if variant != "infer":
+    if not variant:
         return strategy(name, seed)
     from croupier.clients.bots import boss_level
     from croupier.clients.bots.boss import Boss1, Boss2
 
-    level = dataclasses.replace(boss_level(base), infer=True)
+    level = boss_level(base)
+    if variant == "infer":
+        level = dataclasses.replace(level, infer=True)
+    elif variant.startswith("random"):
+        level = dataclasses.replace(
+            level.scaled(float(variant.removeprefix("random") or 1)), random_rollouts=True
+        )
+    else:
+        raise ValueError(f"unknown variant {variant!r} of {base}: infer or randomK")
     kind = Boss1 if base == "boss-1" else Boss2
     return lambda match: kind(match, seed, level)
 

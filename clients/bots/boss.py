@@ -26,7 +26,18 @@ from croupier.clients.sdk import Bot, Match
 from croupier.engine.core import GameState
 from croupier.engine.rng import Rng
 
-__all__ = ["LEVELS", "Boss1", "Boss2", "BossBot", "Level", "decide", "improvement", "value", "values"]
+__all__ = [
+    "LEVELS",
+    "Boss1",
+    "Boss2",
+    "BossBot",
+    "Level",
+    "decide",
+    "improvement",
+    "random_policy",
+    "value",
+    "values",
+]
 
 Policy = Callable[[Any, list[Any], Any], int]
 """A heuristic module's ``choose(view, legal, options) -> index``."""
@@ -41,6 +52,9 @@ class Level:
     infer: bool = False
     """Whether worlds keep to what the others' plays revealed (``worlds.world``): off, as it has
     not been shown to win (two seats: it changed no decision of 80 sampled; docs/bots.md)."""
+    random_rollouts: bool = False
+    """Playouts at random rather than by the heuristic (cheaper, so more of them in a budget of
+    time: measured against the heuristic's in docs/bots.md, and lost)."""
 
     def scaled(self, factor: float) -> Level:
         """The same level on a budget ``factor`` times as large (tests play it small)."""
@@ -95,7 +109,7 @@ def values(
     """Each legal action's value in each of the level's worlds (the same worlds for every action),
     from the view alone: what ``decide`` chooses by, and what a review compares a move with."""
     rng = Rng(_seed(seed, game, view, legal))
-    play = policy(game)
+    play = random_policy(rng) if level.random_rollouts else policy(game)
     seat = view.seat
     found: list[list[float]] = [[] for _ in legal]
     steps = horizon(game, len(view.hand_sizes))
@@ -142,6 +156,11 @@ def playout(
             legal = state.legal_actions(mover)
             state.apply(mover, legal[play(view, legal, options) if len(legal) > 1 else 0])
     return value(game, state, seat)
+
+
+def random_policy(rng: Rng) -> Policy:
+    """A uniformly random legal action, drawn from the search's own generator (so still seeded)."""
+    return lambda view, legal, options: rng.randint(0, len(legal) - 1)
 
 
 def _deal(state: Any) -> int:
