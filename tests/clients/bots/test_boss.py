@@ -5,6 +5,7 @@ over the referee's own state would), every level plays every variant, and the bu
 
 from __future__ import annotations
 
+import dataclasses
 import random
 import sys
 from typing import Any
@@ -13,7 +14,7 @@ import pytest
 
 from croupier.clients.author.inprocess import play
 from croupier.clients.bots import boss, strategy
-from croupier.clients.bots.boss import LEVELS, decide, improvement
+from croupier.clients.bots.boss import LEVELS, Level, decide, improvement
 from croupier.clients.bots.worlds import searchable, voids, world
 from croupier.clients.web.seat import HumanSeat, Refused
 from croupier.engine.cards import Card, Rank
@@ -105,14 +106,14 @@ def decisions(spec: GameSpec[Any], options: Any, seed: int) -> list[tuple[Any, i
     ][:6]
 
 
-def redealt_decisions_differ(spec: GameSpec[Any], options: Any) -> int:
+def redealt_decisions_differ(spec: GameSpec[Any], options: Any, level: Level = QUICK) -> int:
     """How many decisions changed when the seat's unseen cards were re-dealt (must be none)."""
     changed = 0
     for seed in range(2):
         for state, seat, legal in decisions(spec, options, seed):
             twin = state.resample_hidden(seat, Rng(seed + 100))
-            mine = decide(spec.name, state.view(seat), legal, options, QUICK, seed=3)
-            theirs = decide(spec.name, twin.view(seat), twin.legal_actions(seat), options, QUICK, seed=3)
+            mine = decide(spec.name, state.view(seat), legal, options, level, seed=3)
+            theirs = decide(spec.name, twin.view(seat), twin.legal_actions(seat), options, level, seed=3)
             changed += mine != theirs
     return changed
 
@@ -120,6 +121,14 @@ def redealt_decisions_differ(spec: GameSpec[Any], options: Any) -> int:
 @pytest.mark.parametrize(("spec", "options"), CASES)
 def test_redealing_what_the_seat_cannot_see_changes_no_decision(spec: GameSpec[Any], options: Any) -> None:
     assert redealt_decisions_differ(spec, options) == 0
+
+
+@pytest.mark.parametrize("variant", [{"infer": True}, {"random_rollouts": True}])
+def test_the_measured_variants_read_the_view_alone_too(variant: dict[str, bool]) -> None:
+    spec = GAMES["spoil_five"]
+    level = dataclasses.replace(LEVELS["boss-1"], **variant)  # enough worlds to overrule the heuristic
+    changed = redealt_decisions_differ(spec, spec.options({"players": 3}), level)
+    assert changed == 0, f"{changed} decisions changed with what the seat cannot see"
 
 
 def test_a_search_over_the_referees_state_fails_that_test(monkeypatch: pytest.MonkeyPatch) -> None:
