@@ -51,7 +51,7 @@ class Level:
     playouts: dict[str, int]
     infer: bool = False
     """Whether worlds keep to what the others' plays revealed (``worlds.world``): off, as it has
-    not been shown to win (two seats: it changed no decision of 80 sampled; docs/bots.md)."""
+    not been shown to win (two seats: it changed 4 choices of 205, and split every set; docs/bots.md)."""
     random_rollouts: bool = False
     """Playouts at random rather than by the heuristic (cheaper, so more of them in a budget of
     time: measured against the heuristic's in docs/bots.md, and lost)."""
