@@ -20,7 +20,9 @@ from croupier.server.clocks import Clocks
 from croupier.server.forks import history
 from croupier.server.journal import Act, End, Header, Record, Seated, Start, encode, replayed, seed_sha256
 
-QUICK = LEVELS["boss-1"].scaled(0.1)
+QUICK = LEVELS["boss-1"]
+"""boss-1's own budget (a deal of four decisions: a third of a second): at a fraction, too few worlds
+for a random move's worst error to stand above the noise."""
 SEED = 11
 
 
@@ -55,7 +57,7 @@ def test_the_review_marks_where_the_boss_would_have_played_better_at_the_step_a_
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     path, records = journal(tmp_path)
-    monkeypatch.setenv("CROUPIER_BOSS_BUDGET", "0.1")
+    monkeypatch.delenv("CROUPIER_BOSS_BUDGET", raising=False)
     assert cli.main(["review", str(path), "--boss", "boss-1"]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert lines[0] == "m1 (spoil_five): boss-1 reviews seat 0"
