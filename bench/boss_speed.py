@@ -9,7 +9,7 @@ action), and then:
 - the clone-and-apply path: worlds drawn from a view a CPU second (``worlds.world``: the state
   built from the view and re-dealt by ``resample_hidden``), copies of a state a CPU second, and
   playouts a CPU second (copy, one action, the heuristic to the end of the deal: the search's
-  unit of work);
+  unit of work), and the same at random (``Level.random_rollouts``);
 - each level's decision times over ``--decisions`` positions: median, p95 and the longest, in CPU
   seconds of this process (time.process_time: the machine is shared, and wall time there measures
   the neighbours), against the budget (boss-1 100 ms, boss-2 1 s at p95).
@@ -24,6 +24,7 @@ import os
 import random
 import statistics
 import time
+from collections.abc import Callable
 from typing import Any
 
 from croupier.clients.bots import boss
@@ -84,15 +85,20 @@ def clone_and_apply(game: str, found: list[tuple[Any, Any, list[Any]]], seconds:
         state, _, _ = next(cycle)
         state.copy()
 
-    def playout() -> None:
-        state, view, legal = next(cycle)
-        twin = state.copy()
-        twin.apply(view.seat, legal[0])
-        boss.playout(game, twin, view.seat, play_, options, boss.horizon(game, len(view.hand_sizes)))
+    def playout(policy: boss.Policy) -> Callable[[], None]:
+        def one() -> None:
+            state, view, legal = next(cycle)
+            twin = state.copy()
+            twin.apply(view.seat, legal[0])
+            boss.playout(game, twin, view.seat, policy, options, boss.horizon(game, len(view.hand_sizes)))
 
+        return one
+
+    at_random = boss.random_policy(rng)  # what Level.random_rollouts plays
     return (
         f"{game}: {rate(draw, seconds):,.0f} worlds/s, {rate(clone, seconds):,.0f} copies/s, "
-        f"{rate(playout, seconds):,.0f} playouts/s (CPU seconds)"
+        f"{rate(playout(play_), seconds):,.0f} playouts/s, {rate(playout(at_random), seconds):,.0f} "
+        "random playouts/s (CPU seconds)"
     )
 
 

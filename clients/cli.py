@@ -32,6 +32,10 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
         "croupier.clients.terminal.replay_cli",
         "step through a finished match, every hand shown (--check: verify journals)",
     ),
+    "review": (
+        "croupier.clients.terminal.review_cli",
+        "could I have won? a boss replays each of your decisions in a finished match and marks better ones",
+    ),
     "web": (
         "croupier.clients.web.cli",
         "watch matches in a browser: live tables, replays, tournament pages",

@@ -16,9 +16,12 @@ import re
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from croupier.clients.sdk import Bot, BotFactory, Match
+
+if TYPE_CHECKING:  # the search's imports only when a boss is asked for
+    from croupier.clients.bots.boss import Level
 
 __all__ = [
     "BUNDLED",
@@ -26,6 +29,7 @@ __all__ = [
     "STRATEGIES",
     "HeuristicBot",
     "RandomBot",
+    "boss_level",
     "strategy",
 ]
 
@@ -38,6 +42,14 @@ HEURISTICS = ("chinese_ten", "pair_battle", "platinum_fish", "spoil_five")
 
 BOSS_BUDGET = "CROUPIER_BOSS_BUDGET"
 """A factor on the bosses' playouts (``0.05``: a twentieth), for checks that need them quick, not strong."""
+
+
+def boss_level(name: str) -> Level:
+    """A boss's level by name, its budget scaled by ``CROUPIER_BOSS_BUDGET`` where that is set."""
+    from croupier.clients.bots.boss import LEVELS
+
+    factor = os.environ.get(BOSS_BUDGET)
+    return LEVELS[name].scaled(_budget_factor(factor)) if factor else LEVELS[name]
 
 
 def _budget_factor(text: str) -> float:
@@ -88,13 +100,12 @@ def strategy(name: str, seed: int | None = None) -> BotFactory:
     if name == "heuristic":
         return HeuristicBot
     if name in ("boss-1", "boss-2"):
-        from croupier.clients.bots.boss import LEVELS, Boss1, Boss2  # the search's imports only when asked
+        from croupier.clients.bots.boss import Boss1, Boss2  # the search's imports only when asked
 
         boss = Boss1 if name == "boss-1" else Boss2
-        factor = os.environ.get(BOSS_BUDGET)
-        if seed is None and not factor:
+        if seed is None and not os.environ.get(BOSS_BUDGET):
             return boss
-        level = LEVELS[name].scaled(_budget_factor(factor)) if factor else None
+        level = boss_level(name)
         return lambda match: boss(match, seed or 0, level)
     module_name, colon, attribute = name.partition(":")
     if module_name.endswith(".py"):

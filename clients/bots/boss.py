@@ -18,7 +18,7 @@ from __future__ import annotations
 import hashlib
 import importlib
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, ClassVar
 
 from croupier.clients.bots.worlds import searchable, world
@@ -26,7 +26,18 @@ from croupier.clients.sdk import Bot, Match
 from croupier.engine.core import GameState
 from croupier.engine.rng import Rng
 
-__all__ = ["LEVELS", "Boss1", "Boss2", "BossBot", "Level", "decide", "improvement", "value"]
+__all__ = [
+    "LEVELS",
+    "Boss1",
+    "Boss2",
+    "BossBot",
+    "Level",
+    "decide",
+    "improvement",
+    "random_policy",
+    "value",
+    "values",
+]
 
 Policy = Callable[[Any, list[Any], Any], int]
 """A heuristic module's ``choose(view, legal, options) -> index``."""
@@ -38,10 +49,17 @@ class Level:
 
     name: str
     playouts: dict[str, int]
+    infer: bool = False
+    """Whether worlds keep to what the others' plays revealed (``worlds.world``): off, as it has
+    not been shown to win (two seats: it changed 4 choices of 205, and split every set; docs/bots.md)."""
+    random_rollouts: bool = False
+    """Playouts at random rather than by the heuristic (cheaper, so more of them in a budget of
+    time: measured against the heuristic's in docs/bots.md, and lost)."""
 
     def scaled(self, factor: float) -> Level:
         """The same level on a budget ``factor`` times as large (tests play it small)."""
-        return Level(self.name, {game: max(1, round(n * factor)) for game, n in self.playouts.items()})
+        playouts = {game: max(1, round(n * factor)) for game, n in self.playouts.items()}
+        return replace(self, playouts=playouts)
 
 
 LEVELS = {
@@ -82,18 +100,26 @@ def decide(game: str, view: Any, legal: list[Any], options: Any, level: Level, s
         return 0
     if not searchable(game, view):
         return policy(game)(view, legal, options)
+    return improvement(values(game, view, legal, options, level, seed), policy(game)(view, legal, options))
+
+
+def values(
+    game: str, view: Any, legal: list[Any], options: Any, level: Level, seed: int = 0
+) -> list[list[float]]:
+    """Each legal action's value in each of the level's worlds (the same worlds for every action),
+    from the view alone: what ``decide`` chooses by, and what a review compares a move with."""
     rng = Rng(_seed(seed, game, view, legal))
-    play = policy(game)
+    play = random_policy(rng) if level.random_rollouts else policy(game)
     seat = view.seat
-    values: list[list[float]] = [[] for _ in legal]
+    found: list[list[float]] = [[] for _ in legal]
     steps = horizon(game, len(view.hand_sizes))
     for _ in range(max(2, level.playouts[game] // len(legal))):
-        drawn = world(game, view, options, legal, rng)
+        drawn = world(game, view, options, legal, rng, level.infer)
         for i, action in enumerate(legal):
             state = drawn.copy()  # each action meets the same world and the same later chance
             state.apply(seat, action)
-            values[i].append(playout(game, state, seat, play, options, steps))
-    return improvement(values, play(view, legal, options))
+            found[i].append(playout(game, state, seat, play, options, steps))
+    return found
 
 
 def improvement(values: list[list[float]], default: int) -> int:
@@ -130,6 +156,11 @@ def playout(
             legal = state.legal_actions(mover)
             state.apply(mover, legal[play(view, legal, options) if len(legal) > 1 else 0])
     return value(game, state, seat)
+
+
+def random_policy(rng: Rng) -> Policy:
+    """A uniformly random legal action, drawn from the search's own generator (so still seeded)."""
+    return lambda view, legal, options: rng.randint(0, len(legal) - 1)
 
 
 def _deal(state: Any) -> int:

@@ -13,22 +13,75 @@ from collections import Counter, deque
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from croupier.engine.cards import DOUBLE_DECK, STANDARD_DECK, Card, Rank
+from croupier.engine.cards import DOUBLE_DECK, STANDARD_DECK, Card, Rank, Suit
 from croupier.engine.core import GameState
 from croupier.engine.games import chinese_ten, pair_battle, platinum_fish, spoil_five
 from croupier.engine.rng import Rng
 
-__all__ = ["GAMES", "searchable", "world"]
+__all__ = ["GAMES", "searchable", "voids", "world"]
 
 
-def world(game: str, view: Any, options: Any, legal: list[Any], rng: Rng) -> GameState[Any, Any]:
+def world(
+    game: str, view: Any, options: Any, legal: list[Any], rng: Rng, infer: bool = False
+) -> GameState[Any, Any]:
     """A random state the seat's ``view`` cannot tell from the real one, its chance (later draws,
-    dice, deals) drawn from ``rng``."""
+    dice, deals) drawn from ``rng``; with ``infer``, the others' hands also keep to what their
+    plays revealed (Spoil Five's voids)."""
     seat = view.seat
     if seat is None:
         raise ValueError("a world is built from a seat's view, not a spectator's")
     placed = GAMES[game](view, seat, options, legal, Rng(rng.randint(0, 2**63)))
-    return placed.resample_hidden(seat, rng.fork())
+    drawn = placed.resample_hidden(seat, rng.fork())
+    if infer and isinstance(drawn, spoil_five.SpoilFiveState):
+        _keep_voids(drawn, view, rng)
+    return drawn
+
+
+def voids(view: spoil_five.SpoilFiveView) -> dict[int, set[Suit]]:
+    """The suits each seat has shown it holds none of, in this deal's tricks: a seat that did not
+    follow a plain suit led holds none of it, and none of the trumps either unless it trumped (it
+    must follow, else trump, if it can); one that did not follow trumps led holds none, where no
+    trump may renege (the plain ranking)."""
+    trump, ranking = view.trumps, view.ranking
+    found: dict[int, set[Suit]] = {}
+    for plays in [*(t.plays for t in view.tricks), view.trick]:
+        if not plays:
+            continue
+        led = spoil_five.suit_of(plays[0][1], trump, ranking)
+        for seat, card in plays[1:]:
+            suit = spoil_five.suit_of(card, trump, ranking)
+            if suit is led:
+                continue
+            if led is not trump:
+                found.setdefault(seat, set()).update({led} if suit is trump else {led, trump})
+            elif ranking is spoil_five.Ranking.PLAIN:
+                found.setdefault(seat, set()).add(trump)
+    return found
+
+
+def _keep_voids(state: spoil_five.SpoilFiveState, view: spoil_five.SpoilFiveView, rng: Rng) -> None:
+    """Swap each card a seat has shown it cannot hold for one of the stock's (dead for the rest of
+    the deal) of a suit it may hold; the cards known to be in a hand (a robbed turn-up, an announced
+    Ace) stay."""
+    trump, ranking = view.trumps, view.ranking
+    for seat, suits in sorted(voids(view).items()):
+        if seat == view.seat:
+            continue
+        known = {view.turn_up} if view.robbed_by == seat else set()
+        if view.ace_announced_by == seat:
+            known.add(Card(Rank.ACE, trump))
+        hand = state.hands[seat]
+        for i, card in enumerate(hand):
+            if card in known or spoil_five.suit_of(card, trump, ranking) not in suits:
+                continue
+            fits = [
+                j for j, c in enumerate(state.stock) if spoil_five.suit_of(c, trump, ranking) not in suits
+            ]
+            if not fits:
+                break  # no card of the stock fits: the world keeps the re-deal's
+            j = fits[rng.randint(0, len(fits) - 1)]
+            hand[i], state.stock[j] = state.stock[j], card
+        hand.sort(key=STANDARD_DECK.index)  # as the re-deal sorts a hand
 
 
 def searchable(game: str, view: Any) -> bool:

@@ -5,6 +5,7 @@ over the referee's own state would), every level plays every variant, and the bu
 
 from __future__ import annotations
 
+import dataclasses
 import random
 import sys
 from typing import Any
@@ -13,11 +14,13 @@ import pytest
 
 from croupier.clients.author.inprocess import play
 from croupier.clients.bots import boss, strategy
-from croupier.clients.bots.boss import LEVELS, decide, improvement
-from croupier.clients.bots.worlds import searchable, world
+from croupier.clients.bots.boss import LEVELS, Level, decide, improvement
+from croupier.clients.bots.worlds import searchable, voids, world
 from croupier.clients.web.seat import HumanSeat, Refused
+from croupier.engine.cards import Card, Rank
 from croupier.engine.core import GameSpec
 from croupier.engine.games import GAMES
+from croupier.engine.games.spoil_five import suit_of
 from croupier.engine.rng import Rng
 from tests.clients.foreign import passes_check_bot
 from tests.engine.conformance import Playout
@@ -62,6 +65,38 @@ def test_a_world_built_from_a_view_shows_that_view_and_deals_the_rest(
     assert differed, "no world ever differed from the real deal: the worlds would prove nothing"
 
 
+def broken_voids(infer: bool) -> tuple[int, int]:
+    """(worlds drawn where a seat has shown a void, those that deal it a card of that suit anyway)."""
+    spec = GAMES["spoil_five"]
+    drawn = broken = 0
+    for players in (2, 4):
+        options = spec.options({"players": players})
+        for state, seat, legal in moments(spec, options, players):
+            view = state.view(seat)
+            shown = {s: suits for s, suits in voids(view).items() if s != seat}
+            if not shown:
+                continue
+            found = world("spoil_five", view, options, legal, Rng(len(legal)), infer)
+            assert found.view(seat) == view and found.legal_actions(seat) == legal
+            trump = view.trumps
+            drawn += 1
+            broken += any(
+                suit_of(card, trump, view.ranking) in suits
+                and card not in (view.turn_up, Card(Rank.ACE, trump))  # a known trump stays where it is
+                for s, suits in shown.items()
+                for card in found.hands[s]
+            )
+    return drawn, broken
+
+
+def test_a_spoil_five_world_deals_no_seat_a_suit_its_plays_showed_it_lacks() -> None:
+    drawn, broken = broken_voids(infer=True)
+    assert drawn > 10 and broken == 0
+    assert broken_voids(infer=False)[1] > 0, (
+        "the engine's plain re-deal breaks voids: the check proves something"
+    )
+
+
 def decisions(spec: GameSpec[Any], options: Any, seed: int) -> list[tuple[Any, int, list[Any]]]:
     """Searched decisions (more than one legal action) of a random playout, a few per match."""
     return [
@@ -71,14 +106,14 @@ def decisions(spec: GameSpec[Any], options: Any, seed: int) -> list[tuple[Any, i
     ][:6]
 
 
-def redealt_decisions_differ(spec: GameSpec[Any], options: Any) -> int:
+def redealt_decisions_differ(spec: GameSpec[Any], options: Any, level: Level = QUICK) -> int:
     """How many decisions changed when the seat's unseen cards were re-dealt (must be none)."""
     changed = 0
     for seed in range(2):
         for state, seat, legal in decisions(spec, options, seed):
             twin = state.resample_hidden(seat, Rng(seed + 100))
-            mine = decide(spec.name, state.view(seat), legal, options, QUICK, seed=3)
-            theirs = decide(spec.name, twin.view(seat), twin.legal_actions(seat), options, QUICK, seed=3)
+            mine = decide(spec.name, state.view(seat), legal, options, level, seed=3)
+            theirs = decide(spec.name, twin.view(seat), twin.legal_actions(seat), options, level, seed=3)
             changed += mine != theirs
     return changed
 
@@ -88,13 +123,21 @@ def test_redealing_what_the_seat_cannot_see_changes_no_decision(spec: GameSpec[A
     assert redealt_decisions_differ(spec, options) == 0
 
 
+@pytest.mark.parametrize("variant", [{"infer": True}, {"random_rollouts": True}])
+def test_the_measured_variants_read_the_view_alone_too(variant: dict[str, bool]) -> None:
+    spec = GAMES["spoil_five"]
+    level = dataclasses.replace(LEVELS["boss-1"], **variant)  # enough worlds to overrule the heuristic
+    changed = redealt_decisions_differ(spec, spec.options({"players": 3}), level)
+    assert changed == 0, f"{changed} decisions changed with what the seat cannot see"
+
+
 def test_a_search_over_the_referees_state_fails_that_test(monkeypatch: pytest.MonkeyPatch) -> None:
     """The same check catches a boss that peeks: worlds copied from the state itself, not the view."""
     spec = GAMES["chinese_ten"]
     options = spec.options({"players": 2})
     real: dict[str, Any] = {}
 
-    def peeking(game: str, view: Any, options: Any, legal: list[Any], rng: Rng) -> Any:
+    def peeking(game: str, view: Any, options: Any, legal: list[Any], rng: Rng, infer: bool) -> Any:
         return real["state"].copy()
 
     monkeypatch.setattr(boss, "world", peeking)
