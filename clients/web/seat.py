@@ -91,6 +91,10 @@ class HumanSeat:
         self._read = asyncio.Event()
         """The person has read the last match's result and asked for the next (set until a match ends)."""
         self._read.set()
+        self._between = asyncio.Event()
+        """No match of the seat's in progress as its stream has seen it (the runner may learn that a
+        match ended before the seat's stream delivers its end)."""
+        self._between.set()
         self._after: asyncio.Future[bool] | None = None
         """Once the run is over: whether the person asks for a rematch (True) or leaves (False)."""
         self.feeds = 0
@@ -210,6 +214,7 @@ class HumanSeat:
                     "log": [],
                     "seq": 0,
                 }
+                self._between.clear()
             header: dict[str, Any] = {
                 "match_id": started.match_id,
                 "game": started.game,
@@ -262,11 +267,13 @@ class HumanSeat:
             self.finished += 1
             self._match = None
             self._read.clear()  # the next match waits until its person has read this one's result
+            self._between.set()
             note = "the match is over"
             await self._show(header=header, scene=scene, asked=None, note=note, results=results)
         elif kind == "seat_forfeited" and message.seat_forfeited.seat == self.state.get("seat"):
             self.finished += 1
             self._match = None
+            self._between.set()
             reason = message.seat_forfeited.reason
             await self._show(asked=None, note=f"your seat was forfeited ({reason}): the referee plays it on")
         elif kind == "error":
@@ -308,6 +315,7 @@ class HumanSeat:
         """Until the person has read the last match's result and asked for the next: the runner
         waits for it before it creates a match of theirs (the next seating would take the page
         away from the result)."""
+        await self._between.wait()  # the last match's end seen, so its result is on the page
         if not self._read.is_set():
             await self._show(next=True)
             await self._read.wait()

@@ -28,7 +28,8 @@ from croupier.engine.rng import Rng
 from croupier.server.app import Croupier
 from croupier.server.journal import Act, End, Header, Refuse, read_records
 from croupier.server.messages import apply_record
-from croupier.v1 import match_pb2
+from croupier.v1 import bots_pb2, match_pb2
+from croupier.wire import convert
 from croupier.wire.seat_view import shown
 from tests.clients.web import ARTIFACTS, CARD, Recorder, browser, cards_of
 from tests.server.botclient import WAIT, Admin
@@ -390,3 +391,28 @@ async def page_match_id(page: Any) -> str:
     """The match the seat page shows now (its feed's header)."""
     await page.locator(".match").wait_for(timeout=WAIT * 1000)
     return str(await page.locator(".match").get_attribute("data-match"))
+
+
+async def test_the_next_match_waits_for_the_seat_to_see_the_last_ones_end() -> None:
+    """The runner may learn that a person's match ended before the seat's stream delivers its end:
+    holding the next match must wait for that end and for the person, not see the previous
+    match's "read" and let the next seating take the result off the page."""
+    spec, codec = get_game("chinese_ten"), convert.codec("chinese_ten")
+    options = spec.options({"players": 2, "target": 100})
+    state = spec.new_game(options, Rng(3))
+    seat = HumanSeat("127.0.0.1:1")
+    players = [match_pb2.Player(seat=i, name=name) for i, name in enumerate(["you", "bot"])]
+    started = bots_pb2.MatchStarted(
+        match_id="m1", game="chinese_ten", options=codec.options(options), seat=0, players=players
+    )
+    await seat._receive(bots_pb2.ServerMessage(match_started=started))
+    ready = asyncio.create_task(seat.ready())  # the referee has ended m1; the seat has not heard yet
+    await asyncio.sleep(0.05)
+    assert not ready.done()
+    ended = bots_pb2.MatchEnded(match_id="m1", seat=0, view=codec.view(state.view(0)))
+    await seat._receive(bots_pb2.ServerMessage(match_ended=ended))
+    await asyncio.sleep(0.05)
+    assert not ready.done() and seat.state["next"]  # the result on the page, the next held back
+    seat.go_on()
+    await asyncio.wait_for(ready, 5)
+    assert not seat.state["next"]
