@@ -418,9 +418,13 @@ def report(name: str, attack: Callable[[], str]) -> None:
     try:
         found[name] = attack()
     except Exception as exc:  # every way an attack fails is a line of the log
-        print("ATTACK", json.dumps({"attack": name, "got": None, "error": repr(exc)}), flush=True)
+        line = {"attack": name, "got": None, "error": repr(exc)}
     else:
-        print("ATTACK", json.dumps({"attack": name, "got": found[name][:200]}), flush=True)
+        line = {"attack": name, "got": found[name][:200]}
+    # one write a line: unjailed twins may share a log, and print's pieces interleaved
+    # ("ATTACK ATTACK {...}") when Python wrote unbuffered
+    sys.stdout.write(f"ATTACK {json.dumps(line)}\n")
+    sys.stdout.flush()
 
 
 class HostileBot(RandomBot):
