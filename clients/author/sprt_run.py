@@ -373,10 +373,11 @@ def _play_in_process(
     previous = signal.signal(signal.SIGINT, interrupted)
     try:
         with contextlib.ExitStack() as stack:
-            executor, processes, player = None, None, inprocess.play_set
+            executor, processes, player, batch_seconds = None, None, inprocess.play_set, 0.0
             if address is not None:
                 workers = stack.enter_context(cluster.connect(address, strategies))
                 executor, processes, player = workers.executor, workers.threads, cluster.play_shipped_set
+                batch_seconds = workers.batch_seconds
                 strategies = workers.specs
                 live.note(f"playing on the Dask cluster at {address}, sets at a time: {workers.threads}")
             settled = inprocess.play_plan(
@@ -391,6 +392,7 @@ def _play_in_process(
                 processes=processes,
                 executor=executor,
                 player=player,
+                batch_seconds=batch_seconds,
             )
     except KeyboardInterrupt:
         settled = False
