@@ -119,9 +119,7 @@ def batch_seconds() -> float:
 
     value = dask.config.get("croupier.batch-seconds", BATCH_SECONDS)
     if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value < float("inf"):
-        raise ClusterError(
-            f"croupier.batch-seconds in Dask's configuration is {value!r}: give seconds, 0 or more"
-        )
+        raise ClusterError(f"Dask's croupier.batch-seconds is {value!r}: give seconds, 0 or more")
     return float(value)
 
 

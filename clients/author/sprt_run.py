@@ -219,12 +219,13 @@ def _checked(args: argparse.Namespace) -> tuple[Sprt, list[str], dict[str, Any]]
     if args.max_games < 1:
         raise ValueError("--max-games must be at least 1")
     if args.cluster:
-        from croupier.clients.author.cluster import ClusterError, require
+        from croupier.clients.author.cluster import ClusterError, batch_seconds, require
 
         if not args.in_process:
             raise ValueError("--cluster plays Python SDK bots on a Dask cluster: give --in-process too")
         try:
             require()
+            batch_seconds()  # the configuration's mistake said before anything is begun
         except ClusterError as exc:
             raise ValueError(f"--cluster: {exc}") from None
     bounds: dict[str, float] = {}

@@ -356,6 +356,24 @@ def test_the_cluster_bench_plays_both_paths_in_turns(cluster: tuple[str, dict[st
     assert [sorted(rates) for rates in rounds] == [["batched", "dask", "local"]] * 2
 
 
+def test_a_batch_seconds_that_is_no_duration_is_a_line_to_mend(tmp_path: Path) -> None:
+    run = subprocess.run(
+        croupier(
+            "match", *GAME, "--bot", "heuristic", "--bot", "random", *SPRT, "--cluster", "tcp://127.0.0.1:1"
+        ),
+        cwd=tmp_path,
+        env={**os.environ, "DASK_CROUPIER__BATCH_SECONDS": "-1"},
+        capture_output=True,
+        text=True,
+        timeout=WAIT,
+    )
+    assert run.returncode == 2, run.stdout + run.stderr
+    assert run.stderr.splitlines() == [
+        "croupier match: --cluster: Dask's croupier.batch-seconds is -1: give seconds, 0 or more"
+    ]
+    assert not (tmp_path / "data").exists()  # nothing was begun
+
+
 def test_cluster_without_in_process_is_a_command_line_to_mend(tmp_path: Path) -> None:
     run = subprocess.run(
         [
