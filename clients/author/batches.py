@@ -53,9 +53,8 @@ stays small (at 2 ms a set of trivial bots, a task still carries a fifth of a se
 
 class Sizes:
     """How many sets the next batch carries: enough for ``seconds`` of play at the pace of the latest
-    batch, MOST at most; one a batch with ``seconds`` 0 (a local pool, whose cost of a task is small)
-    and until a set has been timed. The latest pace, not the mean: a worker's first set also loads
-    the bots."""
+    batch, MOST at most; one a batch with ``seconds`` 0 (as the local pool plays them) and until a
+    set has been timed. The latest pace, not the mean: a worker's first set also loads the bots."""
 
     def __init__(self, seconds: float) -> None:
         self.seconds = seconds
