@@ -9,8 +9,11 @@ uploaded (``Client.upload_file``), to every worker that joins later too. Croupie
 bots' dependencies must be installed on the workers: a set that cannot load its bot there fails the
 run in one line.
 
-Worker loss is the scheduler's to handle: the sets a dead worker held are played again elsewhere
-(``distributed.scheduler.allowed-failures`` times), and each set, submitted once, gives one result.
+Short sets go several to a task (batches.py), each task carrying about ``croupier.batch-seconds``
+of play (Dask's configuration: 0.2 s unless set, 0 for one set a task): Dask's cost of a task is
+milliseconds, as much as a set of fast bots. Worker loss is the scheduler's to handle: the batches a
+dead worker held are played again elsewhere (``distributed.scheduler.allowed-failures`` times), and
+each batch, submitted once, gives one result, each of its sets its own.
 Dask is an optional extra, imported only here: without it ``--cluster`` says how to install it.
 """
 
@@ -40,6 +43,9 @@ if TYPE_CHECKING:
 INSTALL = "pip install 'croupier[cluster]'"
 CONNECT_SECONDS = 10.0
 """How long to wait for the scheduler to answer."""
+BATCH_SECONDS = 0.2
+"""Play a task carries unless Dask's configuration says (``croupier.batch-seconds``): against Dask's
+few milliseconds a task, a tenth of the sets' time or less."""
 WORKERS_SECONDS = 30.0
 """How long to wait for a first worker: a cluster without any would hold the sets forever."""
 SHIPPED = "shipped:"
@@ -54,12 +60,13 @@ class ClusterError(Exception):
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class Cluster:
-    """A connected cluster: where to submit sets, each bot's spec as the workers find it, and how
-    many sets the workers play at once (their threads)."""
+    """A connected cluster: where to submit sets, each bot's spec as the workers find it, how many
+    sets the workers play at once (their threads), and the seconds of play a task is to carry."""
 
     executor: concurrent.futures.Executor
     specs: dict[str, str]
     threads: int
+    batch_seconds: float
 
 
 def require() -> None:
@@ -102,7 +109,18 @@ def connect(address: str, specs: dict[str, str], code: Sequence[str] = ()) -> It
                 raise ClusterError(f"{name} is installed here, not code to ship: install it on the workers")
             client.upload_file(str(_zipped(package, Path(folder))), load=True)
         threads = sum(client.nthreads().values())
-        yield Cluster(Sets(client), shipped, threads)
+        yield Cluster(Sets(client), shipped, threads, batch_seconds())
+
+
+def batch_seconds() -> float:
+    """The seconds of play a task carries: ``croupier.batch-seconds`` in Dask's configuration (its
+    YAML files, or DASK_CROUPIER__BATCH_SECONDS), else BATCH_SECONDS."""
+    import dask.config
+
+    value = dask.config.get("croupier.batch-seconds", BATCH_SECONDS)
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value < float("inf"):
+        raise ClusterError(f"Dask's croupier.batch-seconds is {value!r}: give seconds, 0 or more")
+    return float(value)
 
 
 class Sets(concurrent.futures.Executor):

@@ -30,6 +30,7 @@ import asyncio
 import concurrent.futures
 import contextlib
 import inspect
+import itertools
 import multiprocessing
 import os
 import random
@@ -40,6 +41,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from croupier.clients.author.batches import Batch, Sizes, play_batch
 from croupier.clients.results.luck import Evaluator, LuckMeter, seat_luck
 from croupier.clients.results.schedule import Deals, MatchKey, set_seed
 from croupier.clients.results.store import FinishedMatch, MatchRecord, SeatResult, Store, Tournament
@@ -427,12 +429,14 @@ def play_plan(
     luck: tuple[str, str, Evaluator] | None = None,
     executor: concurrent.futures.Executor | None = None,
     player: Callable[[SetJob], list[Played]] = play_set,
+    batch_seconds: float = 0.0,
 ) -> bool:
     """Play ``plan``'s sets in worker processes until it is settled (True) or ``stopping`` (False),
     every result in the store; ``luck``: NEW, OLD and the V to measure NEW's luck against OLD with
     (kept with each seat's result). ``executor`` (a cluster's, ``processes`` sets at once) plays them
-    with ``player`` instead of a local pool; the sets it has not begun when the test is settled are
-    cancelled, to be dealt again if ever needed. A set that fails raises SetFailed."""
+    with ``player`` instead of a local pool, ``batch_seconds`` of play a task (batches.py); the
+    batches it has not begun when the test is settled are cancelled, their sets to be dealt again if
+    ever needed. A set that fails raises SetFailed."""
     assert tournament.secret is not None
     records = _redeal_abandoned(plan, store, tournament)
     by_set: dict[int, list[MatchRecord]] = {}
@@ -448,51 +452,67 @@ def play_plan(
         else:
             todo.append(deal)
     dealt = max(by_set, default=-1) + 1
+
+    def begun() -> list[MatchRecord] | None:
+        """The next set's matches to play, marked started; None past the plan's last set."""
+        nonlocal dealt
+        if not todo:
+            duplicate = plan.plan(dealt)
+            if duplicate is None:
+                return None
+            store.schedule(tournament.id, duplicate.matches)
+            known = store.matches(tournament.id)
+            by_set[dealt] = [known[m.key] for m in duplicate.matches]
+            todo.append(dealt)
+            dealt += 1
+        pending = [r for r in by_set[todo.pop(0)] if r.status != "done"]
+        for record in pending:
+            store.mark_started(record.id, f"{REFEREE}-{record.id}", None, REFEREE)
+        return pending
+
+    def job(pending: list[MatchRecord]) -> SetJob:
+        return SetJob(
+            pending[0].key.game, options, tuple((r.id, r.seed, r.seats) for r in pending), specs, luck
+        )
+
+    def over(pending: list[MatchRecord], played_set: list[Played]) -> None:
+        """A set played: its matches' results in the store, and the set to the plan once all are."""
+        for record, played in zip(pending, played_set, strict=True):
+            results = seat_results(record, played, versions)
+            store.record_result(record.id, results, None)
+            finished.setdefault(record.key.deal, []).append(FinishedMatch(record, tuple(results)))
+        deal = pending[0].key.deal
+        if len(finished[deal]) == len(by_set[deal]):
+            plan.set_over(deal, finished[deal])
+
     cores = processes or workers()
-    running: dict[concurrent.futures.Future[list[Played]], list[MatchRecord]] = {}
+    sizes = Sizes(batch_seconds)
+    running: dict[concurrent.futures.Future[Batch[list[Played]]], list[list[MatchRecord]]] = {}
     with contextlib.nullcontext(executor) if executor is not None else pool(cores) as runner:
         try:
             while True:
                 while not stopping() and not plan.settled() and len(running) < 2 * cores:
-                    if not todo:
-                        duplicate = plan.plan(dealt)
-                        if duplicate is None:
-                            break
-                        store.schedule(tournament.id, duplicate.matches)
-                        known = store.matches(tournament.id)
-                        by_set[dealt] = [known[m.key] for m in duplicate.matches]
-                        todo.append(dealt)
-                        dealt += 1
-                    deal = todo.pop(0)
-                    pending = [r for r in by_set[deal] if r.status != "done"]
-                    for record in pending:
-                        store.mark_started(record.id, f"{REFEREE}-{record.id}", None, REFEREE)
-                    job = SetJob(
-                        pending[0].key.game,
-                        options,
-                        tuple((r.id, r.seed, r.seats) for r in pending),
-                        specs,
-                        luck,
-                    )
-                    running[runner.submit(player, job)] = pending
+                    batch = list(itertools.islice(iter(begun, None), sizes.next()))
+                    if not batch:
+                        break
+                    running[runner.submit(play_batch, player, [job(pending) for pending in batch])] = batch
                 if plan.settled():
                     _cancel_unneeded(running, store)
                 if not running:
                     break
                 done, _ = concurrent.futures.wait(running, return_when=concurrent.futures.FIRST_COMPLETED)
                 for future in done:
-                    pending = running.pop(future)
+                    batch = running.pop(future)
                     try:
-                        sets = future.result()
-                    except Exception as exc:
-                        raise SetFailed(pending[0].key.deal, exc) from exc
-                    for record, played in zip(pending, sets, strict=True):
-                        results = seat_results(record, played, versions)
-                        store.record_result(record.id, results, None)
-                        finished.setdefault(record.key.deal, []).append(FinishedMatch(record, tuple(results)))
-                    deal = pending[0].key.deal
-                    if len(finished[deal]) == len(by_set[deal]):
-                        plan.set_over(deal, finished[deal])
+                        outcome = future.result()
+                    except Exception as exc:  # the batch, not one of its sets: lost with its workers
+                        raise SetFailed([pending[0].key.deal for pending in batch], exc) from exc
+                    for pending, played_set in zip(batch[: len(outcome.played)], outcome.played, strict=True):
+                        over(pending, played_set)
+                    if outcome.failure is not None:
+                        failed = batch[len(outcome.played)][0].key.deal
+                        raise SetFailed([failed], outcome.failure) from outcome.failure
+                    sizes.measured(outcome)
         finally:
             for future in running:
                 future.cancel()
@@ -500,23 +520,26 @@ def play_plan(
 
 
 class SetFailed(Exception):
-    """A set could not be played: its bot's code failed to load, or the workers running it died."""
+    """A set could not be played: its bot's code failed to load, or the workers running it died (its
+    batch's, which may be any of them)."""
 
-    def __init__(self, deal: int, cause: BaseException) -> None:
-        super().__init__(f"set {deal}: {type(cause).__name__}: {str(cause).partition(chr(10))[0]}")
-        self.deal = deal
+    def __init__(self, deals: Sequence[int], cause: BaseException) -> None:
+        where = f"set {deals[0]}" if len(deals) == 1 else f"one of sets {', '.join(map(str, deals))}"
+        super().__init__(f"{where}: {type(cause).__name__}: {str(cause).partition(chr(10))[0]}")
+        self.deals = tuple(deals)
         self.cause = cause
 
 
 def _cancel_unneeded(
-    running: dict[concurrent.futures.Future[list[Played]], list[MatchRecord]], store: Store
+    running: dict[concurrent.futures.Future[Batch[list[Played]]], list[list[MatchRecord]]], store: Store
 ) -> None:
-    """The test has decided: the sets not yet begun are not needed (a cluster's queue may hold many);
-    their matches are scheduled again, as never played, and no longer waited for (a cancelled future
-    is done for ``wait`` only once its executor notices)."""
+    """The test has decided: the batches not yet begun are not needed (a cluster's queue may hold
+    many); their matches are scheduled again, as never played, and no longer waited for (a cancelled
+    future is done for ``wait`` only once its executor notices)."""
     for future in [future for future in running if future.cancel()]:
-        for record in running.pop(future):
-            store.mark_failed(record.id, "not needed: the test had decided")
+        for pending in running.pop(future):
+            for record in pending:
+                store.mark_failed(record.id, "not needed: the test had decided")
 
 
 def seat_results(record: MatchRecord, played: Played, versions: dict[str, str]) -> list[SeatResult]:

@@ -219,12 +219,13 @@ def _checked(args: argparse.Namespace) -> tuple[Sprt, list[str], dict[str, Any]]
     if args.max_games < 1:
         raise ValueError("--max-games must be at least 1")
     if args.cluster:
-        from croupier.clients.author.cluster import ClusterError, require
+        from croupier.clients.author.cluster import ClusterError, batch_seconds, require
 
         if not args.in_process:
             raise ValueError("--cluster plays Python SDK bots on a Dask cluster: give --in-process too")
         try:
             require()
+            batch_seconds()  # the configuration's mistake said before anything is begun
         except ClusterError as exc:
             raise ValueError(f"--cluster: {exc}") from None
     bounds: dict[str, float] = {}
@@ -373,10 +374,11 @@ def _play_in_process(
     previous = signal.signal(signal.SIGINT, interrupted)
     try:
         with contextlib.ExitStack() as stack:
-            executor, processes, player = None, None, inprocess.play_set
+            executor, processes, player, batch_seconds = None, None, inprocess.play_set, 0.0
             if address is not None:
                 workers = stack.enter_context(cluster.connect(address, strategies))
                 executor, processes, player = workers.executor, workers.threads, cluster.play_shipped_set
+                batch_seconds = workers.batch_seconds
                 strategies = workers.specs
                 live.note(f"playing on the Dask cluster at {address}, sets at a time: {workers.threads}")
             settled = inprocess.play_plan(
@@ -391,6 +393,7 @@ def _play_in_process(
                 processes=processes,
                 executor=executor,
                 player=player,
+                batch_seconds=batch_seconds,
             )
     except KeyboardInterrupt:
         settled = False

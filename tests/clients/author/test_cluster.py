@@ -1,15 +1,17 @@
 """``croupier match ... --in-process --cluster``: a real Dask scheduler and two workers, each its own
-process on 127.0.0.1. A worker SIGKILLed mid-run loses nothing and doubles nothing: the results are
-those of a local run on the same deals, set for set (one bot a file, the other a package of the
-author's, both shipped to the workers); a worker without a bot's dependency fails the run in one
-line; without the extra, one line says how to install it. A settled test cancels the sets it no
-longer needs, and bench/cluster.py's turns run on the same cluster. The cluster is started once for
-the file: the tests hold whichever order they run in (the kill leaves one worker)."""
+process on 127.0.0.1. A worker SIGKILLed mid-run, in the middle of a batch of sets, loses nothing
+and doubles nothing: the results are those of a local run on the same deals, set for set (one bot a
+file, the other a package of the author's, both shipped to the workers); a worker without a bot's
+dependency fails the run in one line; without the extra, one line says how to install it. A settled
+test cancels the sets it no longer needs, a set failing in a batch is the one named, and
+bench/cluster.py's turns run on the same cluster. The cluster is started once for the file: the
+tests hold whichever order they run in (the kill leaves one worker)."""
 
 from __future__ import annotations
 
 import concurrent.futures
 import contextlib
+import itertools
 import os
 import re
 import signal
@@ -26,7 +28,7 @@ from distributed import Client
 
 from bench.cluster import dealt, side_by_side
 from croupier.clients.author.cluster import Sets
-from croupier.clients.author.inprocess import play_plan, pool
+from croupier.clients.author.inprocess import Played, SetFailed, SetJob, play_plan, play_set, pool
 from croupier.clients.results.schedule import DuplicateSet, duplicate_set
 from croupier.clients.results.store import FinishedMatch, Store
 from tests.clients.terminal import croupier
@@ -65,15 +67,19 @@ WORKER = ["--host", "127.0.0.1", "--nthreads", "1", "--no-nanny", "--no-dashboar
 """One set at a time; nothing revives a killed worker; without its scheduler a minute, it ends."""
 GAME = ["spoil_five", "--option", "players=2"]
 SPRT = ("--sprt", "elo0=0", "elo1=10", "--in-process", "--data", "data", "--plain")
-SETS = 6
+SETS = 8
 """Sets (of 2 games) each run plays: equal bots, so the test cannot decide before --max-games."""
+SINGLES = 4
+"""The cluster's first sets, one a task (two workers, two tasks each in flight) until one is timed;
+with ``croupier.batch-seconds`` far above their pace, the rest go in one batch."""
+BATCHED = {**os.environ, "DASK_CROUPIER__BATCH_SECONDS": "60"}
 
 
 def test_a_worker_killed_mid_run_changes_no_result(
     tmp_path: Path, cluster: tuple[str, dict[str, int]]
 ) -> None:
     """The same test on this machine's pool and on the cluster, side by side (the bots mostly
-    sleep), a worker killed once the cluster's run is under way."""
+    sleep), the worker playing the cluster's batch killed once the sets before it are done."""
     address, workers = cluster
     (tmp_path / "slow.py").write_text(SLOW_HEURISTIC)
     (tmp_path / "helpers").mkdir()  # a package of the author's: shipped zipped, as slow.py is as a file
@@ -85,6 +91,7 @@ def test_a_worker_killed_mid_run_changes_no_result(
         where: subprocess.Popen(
             croupier("match", *test, "--data", where, *extra),
             cwd=tmp_path,
+            env=BATCHED,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             text=True,
@@ -93,7 +100,7 @@ def test_a_worker_killed_mid_run_changes_no_result(
     }
     try:
         with Client(address, set_as_default=False, timeout=30) as client:
-            holder = _worker_holding_a_set(client, runs["cluster"], tmp_path / "cluster")
+            holder = _worker_holding_the_batch(client, runs["cluster"], tmp_path / "cluster")
         os.kill(workers.pop(holder), signal.SIGKILL)
         output = {where: run.communicate(timeout=WAIT)[0] for where, run in runs.items()}
     finally:
@@ -105,16 +112,16 @@ def test_a_worker_killed_mid_run_changes_no_result(
     assert len(played) == SETS * 2 and played == _results(tmp_path / "local")
 
 
-def _worker_holding_a_set(client: Client, run: subprocess.Popen[str], data: Path) -> str:
-    """The address of a worker playing a set, once the run's first match is done (so the run is
-    well under way, and the worker's loss costs a set in the middle)."""
+def _worker_holding_the_batch(client: Client, run: subprocess.Popen[str], data: Path) -> str:
+    """The address of the worker playing the batch, once the sets played one a task are done (its
+    loss costs a batch in the middle)."""
     deadline = time.monotonic() + WAIT
     while time.monotonic() < deadline and run.poll() is None:
         busy = [worker for worker, tasks in client.processing().items() if tasks]
-        if busy and _done(data):
+        if busy and _done(data) >= 2 * SINGLES:
             return busy[0]
         time.sleep(0.02)
-    raise AssertionError(f"no set was being played on the cluster (run exited {run.poll()})")
+    raise AssertionError(f"no batch was being played on the cluster (run exited {run.poll()})")
 
 
 def _done(data: Path) -> int:
@@ -266,19 +273,23 @@ def dask_cluster(folder: Path, workers: int) -> Iterator[tuple[str, dict[str, in
 
 
 class _TwoSets:
-    """A test that is settled once two sets are over (as an SPRT's verdict settles it)."""
+    """A test that is settled once ``count`` sets are over (as an SPRT's verdict settles it), and
+    has sets to deal up to ``most`` (without end if None)."""
 
-    def __init__(self) -> None:
+    def __init__(self, count: int = 2, most: int | None = None) -> None:
         self.over: list[int] = []
+        self.count, self.most = count, most
 
     def plan(self, deal: int) -> DuplicateSet | None:
+        if self.most is not None and deal >= self.most:
+            return None
         return duplicate_set("spoil_five", ["a", "b"], 0, 0, deal, seed=1, secret=b"secret")
 
     def set_over(self, deal: int, matches: Sequence[FinishedMatch], replayed: bool = False) -> None:
         self.over.append(deal)
 
     def settled(self) -> bool:
-        return len(self.over) >= 2
+        return len(self.over) >= self.count
 
 
 class _BusyCluster(concurrent.futures.Executor):
@@ -311,14 +322,56 @@ def test_the_sets_a_settled_test_no_longer_needs_are_cancelled(tmp_path: Path) -
     assert {(m.key.deal, m.status) for m in waiting} == {(2, "scheduled"), (3, "scheduled")}
 
 
+def test_a_set_failing_in_a_batch_is_the_one_named_and_those_before_it_are_kept(tmp_path: Path) -> None:
+    """Two sets one a task, then one batch of the four others (60 s of play a task), whose second
+    set fails: the run stops naming it, the set before it in the batch recorded."""
+    calls = itertools.count(1)
+
+    def player(job: SetJob) -> list[Played]:
+        if next(calls) == 4:  # one thread: sets 0 and 1, then the batch's 2 and 3
+            raise ValueError("a bot's bad day")
+        return play_set(job)
+
+    with Store(tmp_path / "results.db") as store, concurrent.futures.ThreadPoolExecutor(1) as one:
+        tournament = store.open_tournament("sprt", "fp", {}, again=False, secret=b"secret")
+        specs = {"a": "heuristic", "b": "heuristic"}
+        with pytest.raises(SetFailed) as failed:
+            play_plan(
+                _TwoSets(6, most=6), store, tournament, specs, {}, {"players": 2},
+                processes=1, executor=one, player=player, batch_seconds=60,
+            )  # fmt: skip
+        matches = store.matches(tournament.id).values()
+    assert str(failed.value) == "set 3: ValueError: a bot's bad day"
+    done = {m.key.deal for m in matches if m.status == "done"}
+    assert {0, 2} <= done <= {0, 1, 2}  # set 1's result may be read after the batch's failure
+
+
 def test_the_cluster_bench_plays_both_paths_in_turns(cluster: tuple[str, dict[str, int]]) -> None:
     """bench/cluster.py's measurement, on this machine's pool and the real cluster (its figures are
     the bench's to print: nothing here reads a timing)."""
     address, _ = cluster
     with pool(1) as local, Client(address, set_as_default=False, timeout=30) as client:
-        paths = {"local": local, "dask": Sets(client)}
-        rounds = list(side_by_side(paths, dealt("pair_battle", 2), rounds=2, in_flight=2))
-    assert [sorted(rates) for rates in rounds] == [["dask", "local"]] * 2
+        paths = {"local": (local, 0.0), "dask": (Sets(client), 0.0), "batched": (Sets(client), 60.0)}
+        rounds = list(side_by_side(paths, dealt("pair_battle", 3), rounds=2, in_flight=2))
+    assert [sorted(rates) for rates in rounds] == [["batched", "dask", "local"]] * 2
+
+
+def test_a_batch_seconds_that_is_no_duration_is_a_line_to_mend(tmp_path: Path) -> None:
+    run = subprocess.run(
+        croupier(
+            "match", *GAME, "--bot", "heuristic", "--bot", "random", *SPRT, "--cluster", "tcp://127.0.0.1:1"
+        ),
+        cwd=tmp_path,
+        env={**os.environ, "DASK_CROUPIER__BATCH_SECONDS": "-1"},
+        capture_output=True,
+        text=True,
+        timeout=WAIT,
+    )
+    assert run.returncode == 2, run.stdout + run.stderr
+    assert run.stderr.splitlines() == [
+        "croupier match: --cluster: Dask's croupier.batch-seconds is -1: give seconds, 0 or more"
+    ]
+    assert not (tmp_path / "data").exists()  # nothing was begun
 
 
 def test_cluster_without_in_process_is_a_command_line_to_mend(tmp_path: Path) -> None:
