@@ -10,8 +10,13 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 from collections.abc import Sequence
+
+# grpc's core writes INFO lines to stderr unless told otherwise (a fork while its threads run, a
+# peer's GOAWAY): they would break the one-line errors every command gives. Its errors still show.
+os.environ.setdefault("GRPC_VERBOSITY", "ERROR")
 
 # name -> (module with `add_arguments(parser)` and `run(args) -> int`, one-line help)
 SUBCOMMANDS: dict[str, tuple[str, str]] = {

@@ -188,3 +188,29 @@ def test_every_command_says_in_one_line_that_no_referee_answers(tmp_path: Path) 
         assert line.split(" WARNING croupier.bot: ")[1] == f"{no_referee(address)}; retrying until one does"
     finally:
         stop(bot)
+
+
+FORK_WITH_GRPC_RUNNING = """
+import os
+import croupier.clients.cli  # what every croupier command imports first, before grpc
+import grpc
+channel = grpc.insecure_channel("127.0.0.1:1")
+try:
+    grpc.channel_ready_future(channel).result(timeout=0.5)
+except grpc.FutureTimeoutError:
+    pass
+pid = os.fork()  # a command that starts a process while grpc's threads run
+if pid == 0:
+    os._exit(0)
+os.waitpid(pid, 0)
+"""
+
+
+def test_grpc_adds_no_line_of_its_own_to_a_commands_errors() -> None:
+    """grpc's core logs INFO lines to stderr by default ("Other threads are currently calling into
+    gRPC, skipping fork() handlers"): beside a command's one-line error, a second line."""
+    env = {k: v for k, v in os.environ.items() if k != "GRPC_VERBOSITY"}
+    run = subprocess.run(
+        [sys.executable, "-c", FORK_WITH_GRPC_RUNNING], capture_output=True, text=True, env=env, timeout=60
+    )
+    assert (run.returncode, run.stderr) == (0, "")

@@ -164,6 +164,7 @@ def test_a_worker_without_a_bot_s_dependency_fails_the_run_in_one_line(
         timeout=WAIT,
     )
     assert run.returncode == 1, run.stdout + run.stderr
+    assert len(run.stderr.splitlines()) == 1, run.stderr
     (line,) = run.stderr.splitlines()
     assert re.fullmatch(
         r"croupier match --in-process: set \d+: ModuleNotFoundError: "
