@@ -145,12 +145,15 @@ def _hand_over(handed: concurrent.futures.Future[Any], task: Any) -> None:
     """A task done, failed or lost: its future's result (unless this side cancelled it first)."""
     if not handed.set_running_or_notify_cancel():
         return
-    if task.status == "finished":
-        handed.set_result(task.result())
-    elif task.status == "error":
-        handed.set_exception(task.exception())
-    else:
-        handed.set_exception(ClusterError(f"the cluster lost the task ({task.status})"))
+    try:  # fetching the result can itself fail: the run closing its client after another set failed
+        if task.status == "finished":
+            handed.set_result(task.result())
+        elif task.status == "error":
+            handed.set_exception(task.exception())
+        else:
+            handed.set_exception(ClusterError(f"the cluster lost the task ({task.status})"))
+    except Exception as error:  # Dask calls this back and only logs what escapes
+        handed.set_exception(ClusterError(f"the cluster lost the task's result: {error}"))
 
 
 def ship(client: Client, spec: str, folder: Path) -> str:

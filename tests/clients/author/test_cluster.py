@@ -27,7 +27,7 @@ import pytest
 from distributed import Client
 
 from bench.cluster import dealt, side_by_side
-from croupier.clients.author.cluster import Sets
+from croupier.clients.author.cluster import ClusterError, Sets, _hand_over
 from croupier.clients.author.inprocess import Played, SetFailed, SetJob, play_plan, play_set, pool
 from croupier.clients.results.schedule import DuplicateSet, duplicate_set
 from croupier.clients.results.store import FinishedMatch, Store
@@ -171,6 +171,24 @@ def test_a_worker_without_a_bot_s_dependency_fails_the_run_in_one_line(
         r"No module named 'croupier_test_dependency' \(every worker needs the bots' dependencies\)",
         line,
     ), run.stderr
+
+
+class _ClosedTask:
+    """A task that finished on its worker, whose result can no longer be fetched: the run closed
+    its client after another set failed (a CI run printed Dask's traceback of it under the run's
+    one-line error)."""
+
+    status = "finished"
+
+    def result(self) -> object:
+        raise OSError("in <TCP (closed) ConnectionPool.gather>: Stream is closed")
+
+
+def test_a_result_lost_on_the_way_fails_its_future_and_raises_nothing_into_dask() -> None:
+    handed: concurrent.futures.Future[Any] = concurrent.futures.Future()
+    _hand_over(handed, _ClosedTask())  # Dask logs, as an ERROR with its traceback, what escapes here
+    with pytest.raises(ClusterError, match="the cluster lost the task's result: .*Stream is closed"):
+        handed.result(timeout=0)
 
 
 def test_without_the_extra_cluster_says_how_to_install_it(tmp_path: Path) -> None:
