@@ -187,7 +187,7 @@ class _ClosedTask:
 def test_a_result_lost_on_the_way_fails_its_future_and_raises_nothing_into_dask() -> None:
     handed: concurrent.futures.Future[Any] = concurrent.futures.Future()
     _hand_over(handed, _ClosedTask())  # Dask logs, as an ERROR with its traceback, what escapes here
-    with pytest.raises(ClusterError, match="the cluster lost the task's result: .*Stream is closed"):
+    with pytest.raises(ClusterError, match=r"the cluster lost the task's result: .*Stream is closed"):
         handed.result(timeout=0)
 
 
