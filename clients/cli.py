@@ -79,19 +79,21 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
 
 
 class Version(argparse.Action):
-    """``--version``: this package's version and which build of the hot path runs (compiled by
-    mypyc, or pure Python and why), found only when asked (it imports the engine)."""
+    """``--version``: this package's version, the identity of its code (a cluster's workers must
+    show the same), and which build of the hot path runs (compiled by mypyc, or pure Python and
+    why), found only when asked (it imports the engine)."""
 
     def __call__(self, parser: argparse.ArgumentParser, *args: object) -> None:
         from importlib.metadata import PackageNotFoundError, version
 
+        from croupier.clients.author.cluster import code_identity
         from croupier.wire import native
 
         try:
             number = version("croupier")
         except PackageNotFoundError:
             number = "(not installed)"
-        print(f"croupier {number}; hot path: {native.build()}")
+        print(f"croupier {number} (code {code_identity()}); hot path: {native.build()}")
         parser.exit()
 
 

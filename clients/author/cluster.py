@@ -15,6 +15,8 @@ milliseconds, as much as a set of fast bots. Worker loss is the scheduler's to h
 dead worker held are played again elsewhere (``distributed.scheduler.allowed-failures`` times), and
 each batch, submitted once, gives one result, each of its sets its own.
 Dask is an optional extra, imported only here: without it ``--cluster`` says how to install it.
+The workers must run the very Croupier this side runs (the same rules, the same bots): a worker whose
+code differs (``code_identity``) is refused at connection, and a worker joining later plays no set.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ import contextlib
 import dataclasses
 import functools
 import hashlib
+import importlib.metadata
 import importlib.util
 import logging
 import shutil
@@ -102,6 +105,7 @@ def connect(address: str, specs: dict[str, str], code: Sequence[str] = ()) -> It
                 f"the Dask scheduler at {address} has no worker after {WORKERS_SECONDS:g} s: start some "
                 f"(dask worker {address})"
             ) from None
+        _check_code(client, address)
         shipped = {bot: ship(client, spec, Path(folder)) for bot, spec in specs.items()}
         for name in code:
             package = _own_code(name)
@@ -197,10 +201,15 @@ def _zipped(code: Path, folder: Path) -> Path:
 
 
 def play_shipped_set(job: SetJob) -> list[Played]:
-    """On a worker: play the set, its shipped bots found where the upload put them."""
+    """On a worker: play the set, its shipped bots found where the upload put them (unless this
+    worker runs another Croupier than the client that sent it: then the set fails, saying so)."""
     from distributed import get_worker
 
-    here = Path(get_worker().local_directory)
+    worker = get_worker()
+    wanted = getattr(worker, CODE_ATTRIBUTE, None)
+    if wanted is not None and wanted != code_identity():
+        raise ClusterError(_differs(worker.address, code_identity(), wanted))
+    here = Path(worker.local_directory)
     for archive in sorted(here.glob(f"{CODE}*.zip")):  # the authors' packages (module:Class)
         if str(archive) not in sys.path:
             sys.path.insert(0, str(archive))
@@ -209,3 +218,58 @@ def play_shipped_set(job: SetJob) -> list[Played]:
         for bot, spec in job.specs.items()
     }
     return play_set(dataclasses.replace(job, specs=specs))
+
+
+CODE_ATTRIBUTE = "croupier_code"
+"""The attribute a worker keeps the client's ``code_identity`` in (set by the ``croupier-code`` plugin)."""
+CODE_PARTS = ("engine", "wire", "server", "clients")
+
+
+@functools.cache
+def code_identity() -> str:
+    """This Croupier's version and a digest of its Python sources (the rules, the referee, the bots):
+    equal on two machines when both run the same code, installed from the wheel or from a checkout."""
+    import croupier
+
+    root = Path(croupier.__file__).resolve().parent
+    digest = hashlib.sha256()
+    for part in CODE_PARTS:
+        folder = (root / part).resolve()  # a checkout's namespace links each part to its folder
+        for path in sorted(folder.rglob("*.py"), key=lambda p: p.relative_to(folder).as_posix()):
+            digest.update(f"{part}/{path.relative_to(folder).as_posix()}\0".encode())
+            digest.update(hashlib.sha256(path.read_bytes()).digest())
+    try:
+        version = importlib.metadata.version("croupier")
+    except importlib.metadata.PackageNotFoundError:
+        version = "unknown"
+    return f"{version}+{digest.hexdigest()[:12]}"
+
+
+def _differs(worker: str, theirs: object, ours: object) -> str:
+    return (
+        f"the Dask worker at {worker} runs Croupier {theirs}, this side {ours}: "
+        "install the same Croupier on the workers as here (croupier --version names it)"
+    )
+
+
+def _check_code(client: Client, address: str) -> None:
+    """Refuse a cluster whose workers run another Croupier, and have workers that join later refuse
+    this run's sets if theirs differs (a plugin each worker runs as it joins)."""
+    from distributed.diagnostics.plugin import WorkerPlugin
+
+    ours = code_identity()
+    try:
+        found = client.run(code_identity)
+    except Exception as error:  # a worker without Croupier at all: its import fails there
+        raise ClusterError(f"the Dask workers at {address} cannot run Croupier: {error}") from None
+    for worker, theirs in sorted(found.items()):
+        if theirs != ours:
+            raise ClusterError(_differs(worker, theirs, ours))
+
+    class SameCode(WorkerPlugin):
+        name = "croupier-code"
+
+        def setup(self, worker: Any) -> None:
+            setattr(worker, CODE_ATTRIBUTE, ours)
+
+    client.register_plugin(SameCode())

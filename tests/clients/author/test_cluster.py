@@ -2,7 +2,8 @@
 process on 127.0.0.1. A worker SIGKILLed mid-run, in the middle of a batch of sets, loses nothing
 and doubles nothing: the results are those of a local run on the same deals, set for set (one bot a
 file, the other a package of the author's, both shipped to the workers); a worker without a bot's
-dependency fails the run in one line; without the extra, one line says how to install it. A settled
+dependency fails the run in one line; a client or a worker running another Croupier is refused in one
+line; without the extra, one line says how to install it. A settled
 test cancels the sets it no longer needs, a set failing in a batch is the one named, and
 bench/cluster.py's turns run on the same cluster. The cluster is started once for the file: the
 tests hold whichever order they run in (the kill leaves one worker)."""
@@ -14,6 +15,7 @@ import contextlib
 import itertools
 import os
 import re
+import shutil
 import signal
 import sqlite3
 import subprocess
@@ -26,8 +28,16 @@ from typing import Any
 import pytest
 from distributed import Client
 
+import croupier as package
 from bench.cluster import dealt, side_by_side
-from croupier.clients.author.cluster import ClusterError, Sets, _hand_over
+from croupier.clients.author.cluster import (
+    ClusterError,
+    Sets,
+    _hand_over,
+    code_identity,
+    connect,
+    play_shipped_set,
+)
 from croupier.clients.author.inprocess import Played, SetFailed, SetJob, play_plan, play_set, pool
 from croupier.clients.results.schedule import DuplicateSet, duplicate_set
 from croupier.clients.results.store import FinishedMatch, Store
@@ -171,6 +181,86 @@ def test_a_worker_without_a_bot_s_dependency_fails_the_run_in_one_line(
         r"No module named 'croupier_test_dependency' \(every worker needs the bots' dependencies\)",
         line,
     ), run.stderr
+
+
+def _edited_croupier(folder: Path) -> Path:
+    """A copy of this Croupier with one comment added to one of its files (a worker or client a
+    release behind, or patched by hand): the folder to put first on PYTHONPATH."""
+    root = folder / "edited"
+    shutil.copytree(
+        Path(package.__file__).resolve().parent,
+        root / "croupier",
+        ignore=shutil.ignore_patterns("__pycache__"),
+    )
+    with (root / "croupier" / "clients" / "author" / "batches.py").open("a") as source:
+        source.write("# patched by hand\n")
+    return root
+
+
+def test_a_client_whose_croupier_differs_from_the_workers_is_refused_in_one_line(
+    tmp_path: Path, cluster: tuple[str, dict[str, int]]
+) -> None:
+    address, _ = cluster
+    edited = {**os.environ, "PYTHONPATH": str(_edited_croupier(tmp_path))}
+    run = subprocess.run(
+        croupier("match", *GAME, "--bot", "heuristic", "--bot", "random", *SPRT, "--cluster", address),
+        cwd=tmp_path,
+        env=edited,
+        capture_output=True,
+        text=True,
+        timeout=WAIT,
+    )
+    assert run.returncode == 1, run.stdout + run.stderr
+    (line,) = run.stderr.splitlines()
+    theirs = re.escape(code_identity())
+    assert re.fullmatch(
+        rf"croupier match --cluster: the Dask worker at tcp://127\.0\.0\.1:\d+ runs Croupier {theirs}, "
+        r"this side \S+: install the same Croupier on the workers as here \(croupier --version names it\)",
+        line,
+    ), line
+    assert _done(tmp_path / "data") == 0
+
+
+def test_a_worker_joining_with_another_croupier_plays_no_set(
+    tmp_path: Path, cluster: tuple[str, dict[str, int]]
+) -> None:
+    """A worker started after the run connected (the check at connection cannot see it) refuses
+    the run's sets: each worker keeps the run's code identity from a plugin as it joins."""
+    address, _ = cluster
+    edited = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    edited["PYTHONPATH"] = str(_edited_croupier(tmp_path))
+    (tmp_path / "late").mkdir()
+    with connect(address, {"heuristic": "heuristic", "random": "random"}) as joined:
+        assert isinstance(joined.executor, Sets)
+        client = joined.executor.client
+        before = set(client.scheduler_info()["workers"])
+        late = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "distributed.cli.dask_worker",
+                address,
+                *WORKER,
+                "--local-directory",
+                "late",
+            ],
+            cwd=tmp_path,
+            env=edited,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        try:
+            client.wait_for_workers(len(before) + 1, timeout=WAIT)
+            (newcomer,) = set(client.scheduler_info()["workers"]) - before
+            job = SetJob("spoil_five", {"players": 2}, ((1, 7, ("heuristic", "random")),), joined.specs)
+            task = client.submit(play_shipped_set, job, workers=[newcomer], pure=False)
+            with pytest.raises(
+                ClusterError, match=rf"the Dask worker at {newcomer} runs Croupier \S+, this side"
+            ):
+                task.result(timeout=WAIT)
+        finally:
+            late.kill()
+            late.wait(timeout=WAIT)
 
 
 class _ClosedTask:
