@@ -135,9 +135,12 @@ def croupier_image(client: docker.DockerClient) -> str:
 
 
 def reap(client: docker.DockerClient) -> None:
-    """Remove the containers earlier test runs left behind (a run killed midway)."""
+    """Remove the containers and networks earlier test runs left behind (a run killed midway)."""
     import docker
 
     for container in client.containers.list(all=True, filters={"label": LABEL}):
         with contextlib.suppress(docker.errors.NotFound):
             container.remove(force=True)
+    for network in client.networks.list(filters={"label": LABEL}):
+        with contextlib.suppress(docker.errors.NotFound, docker.errors.APIError):
+            network.remove()
