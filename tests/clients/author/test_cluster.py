@@ -38,7 +38,8 @@ from croupier.clients.author.cluster import (
     connect,
     play_shipped_set,
 )
-from croupier.clients.author.inprocess import Played, SetFailed, SetJob, play_plan, play_set, pool
+from croupier.clients.author.inprocess import Played, SetJob, play_set, pool
+from croupier.clients.author.inprocess_run import SetFailed, play_plan
 from croupier.clients.results.schedule import DuplicateSet, duplicate_set
 from croupier.clients.results.store import FinishedMatch, Store
 from tests.clients.terminal import croupier
