@@ -16,7 +16,8 @@ from pathlib import Path
 import pytest
 
 from croupier.clients.cli import main
-from croupier.clients.results.store import Store
+from croupier.clients.results.schedule import duplicate_set
+from croupier.clients.results.store import SeatResult, Store
 from croupier.clients.tournament.config import load
 from tests.clients.terminal import croupier
 
@@ -199,6 +200,23 @@ def test_an_interrupted_run_goes_on_and_counts_every_set_once(tmp_path: Path, ho
         assert results(data) == results(tmp_path / "whole")
     else:  # the sets in play when it was killed were dealt again, their first deal set aside
         assert voided > 0
+
+
+def test_a_set_s_matches_are_done_together_or_not_at_all(tmp_path: Path) -> None:
+    """A run that stops while it writes a set's results (here the write of its second match fails)
+    leaves none of the set done: its results are never counted in part."""
+    with Store(tmp_path / "results.db") as store:
+        run = store.open_tournament("t", "fp", {}, again=False, secret=bytes(32))
+        store.schedule(
+            run.id, duplicate_set("spoil_five", ["a", "b"], 0, 0, 0, seed=1, secret=bytes(32)).matches
+        )
+        first, second = sorted(store.matches(run.id).values(), key=lambda record: record.key.rotation)
+        whole = [SeatResult(0, "a", 5, 1), SeatResult(1, "b", 0, 2)]
+        broken = [SeatResult(0, "b", 5, 1), SeatResult(0, "a", 0, 2)]  # one seat twice: the write fails
+        with pytest.raises(sqlite3.IntegrityError):
+            store.record_set([(first.id, whole), (second.id, broken)])
+        assert {record.status for record in store.matches(run.id).values()} == {"scheduled"}
+        assert store.finished(run.id) == []
 
 
 REFUSED = {
