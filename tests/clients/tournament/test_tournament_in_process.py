@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from croupier.clients.author.inprocess import SetJob, play_set
 from croupier.clients.cli import main
 from croupier.clients.results.schedule import duplicate_set
 from croupier.clients.results.store import SeatResult, Store
@@ -217,6 +218,29 @@ def test_a_set_s_matches_are_done_together_or_not_at_all(tmp_path: Path) -> None
             store.record_set([(first.id, whole), (second.id, broken)])
         assert {record.status for record in store.matches(run.id).values()} == {"scheduled"}
         assert store.finished(run.id) == []
+
+
+FAILING = """from croupier.clients.sdk import Bot
+
+
+class Failing(Bot):
+    def choose(self, view, legal):
+        raise RuntimeError("a bad day")
+"""
+
+
+def test_the_file_s_clock_forfeits_a_failing_bot_as_the_referee_s_would(tmp_path: Path) -> None:
+    """A bot whose choose raises times out at every decision: forfeited after the referee's 3
+    timeouts, or after the tournament file's max_timeouts."""
+    (tmp_path / "failing.py").write_text(FAILING)
+    specs = {"f": str(tmp_path / "failing.py"), "h": "heuristic"}
+
+    def played(clock: dict[str, int] | None) -> tuple[tuple[int, ...], tuple[str, ...]]:
+        (match,) = play_set(SetJob("spoil_five", {"players": 2}, ((1, 5, ("f", "h")),), specs, clock=clock))
+        return match.timeouts, match.forfeited
+
+    assert played(None) == ((3, 0), ("timeouts", ""))
+    assert played({"decision_ms": 50, "max_timeouts": 1}) == ((1, 0), ("timeouts", ""))
 
 
 REFUSED = {
