@@ -99,7 +99,7 @@ def dask_cluster(folder: Path, workers: int) -> Iterator[tuple[str, list[int]]]:
         deadline = time.monotonic() + 120
         while not scheduler_file.exists() and time.monotonic() < deadline:
             time.sleep(0.05)
-        with Client(scheduler_file=str(scheduler_file), set_as_default=False, timeout=60) as client:
+        with Client(scheduler_file=str(scheduler_file), set_as_default=False, timeout=60) as client:  # type: ignore[no-untyped-call]
             client.wait_for_workers(workers, timeout=120)
             address = client.scheduler.address
         yield address, [process.pid for process in started]
