@@ -42,6 +42,7 @@ def play_sets(
     executor: concurrent.futures.Executor | None = None,
     player: Callable[[SetJob], list[Played]] = play_set,
     batch_seconds: float = 0.0,
+    named: Callable[[MatchKey], str] = lambda key: str(key.deal),
 ) -> bool:
     """Play ``plan``'s sets (set number n is ``plan.plan(n)``) in worker processes until it is
     settled (True) or ``stopping`` (False), every result in the store: ``job`` makes a set's matches
@@ -49,7 +50,7 @@ def play_sets(
     ``executor`` (a cluster's, ``processes`` sets at once) plays them with ``player`` instead of a
     local pool, ``batch_seconds`` of play a task (batches.py); the batches it has not begun when the
     plan is settled are cancelled, their sets to be dealt again if ever needed. A set that fails
-    raises SetFailed."""
+    raises SetFailed, naming the set as ``named`` names a match's (its deal number unless told)."""
     assert tournament.secret is not None
     stored: dict[SetKey, list[MatchRecord]] = {}
     for record in redeal_abandoned(store, tournament, deals).values():
@@ -120,11 +121,11 @@ def play_sets(
                     try:
                         outcome = future.result()
                     except Exception as exc:  # the batch, not one of its sets: lost with its workers
-                        raise SetFailed([pending[0].key.deal for pending in batch], exc) from exc
+                        raise SetFailed([named(pending[0].key) for pending in batch], exc) from exc
                     for pending, played_set in zip(batch[: len(outcome.played)], outcome.played, strict=True):
                         over(pending, played_set)
                     if outcome.failure is not None:
-                        failed = batch[len(outcome.played)][0].key.deal
+                        failed = named(batch[len(outcome.played)][0].key)
                         raise SetFailed([failed], outcome.failure) from outcome.failure
                     sizes.measured(outcome)
         finally:
@@ -162,10 +163,10 @@ class SetFailed(Exception):
     """A set could not be played: its bot's code failed to load, or the workers running it died (its
     batch's, which may be any of them)."""
 
-    def __init__(self, deals: Sequence[int], cause: BaseException) -> None:
-        where = f"set {deals[0]}" if len(deals) == 1 else f"one of sets {', '.join(map(str, deals))}"
+    def __init__(self, sets: Sequence[str], cause: BaseException) -> None:
+        where = f"set {sets[0]}" if len(sets) == 1 else f"one of sets {', '.join(sets)}"
         super().__init__(f"{where}: {type(cause).__name__}: {str(cause).partition(chr(10))[0]}")
-        self.deals = tuple(deals)
+        self.sets = tuple(sets)
         self.cause = cause
 
 

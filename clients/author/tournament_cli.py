@@ -298,6 +298,7 @@ def _play(
                 plan, store, tournament, job, results,
                 deals=config.deals, processes=processes, stopping=lambda: stopping,
                 executor=executor, player=player, batch_seconds=batch_seconds,
+                named=lambda key: f"{key.game} round {key.round} group {key.group} deal {key.deal}",
             )  # fmt: skip
     except KeyboardInterrupt:
         settled = False

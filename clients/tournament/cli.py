@@ -6,6 +6,10 @@ instead, or spreads the matches over several replicas (``ipv4:H:P,H:P``,
 ``dns:///NAME:PORT``). The runner registers the bots, launches the ones with a command,
 waits for all to connect, plays the schedule with a live display and ends with
 the crosstable, the ratings, the incidents and where the journals are.
+
+``--in-process`` plays a tournament of Python SDK bots without a referee, in worker processes
+(``--cluster ADDRESS``: a Dask cluster's): the same deals, results and tables, no journals
+(docs/tournaments.md).
 """
 
 from __future__ import annotations

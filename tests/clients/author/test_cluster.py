@@ -561,3 +561,31 @@ def test_a_tournament_on_the_cluster_whose_worker_is_killed_gives_the_local_run_
     assert run.returncode == 0, output
     assert counts(tmp_path / "cluster")[0] == [2] * 9
     assert results(tmp_path / "cluster") == results(tmp_path / "local")
+
+
+def test_a_tournament_whose_bot_a_worker_cannot_load_fails_in_one_line_naming_the_set(
+    tmp_path: Path, cluster: tuple[str, dict[str, int]]
+) -> None:
+    from tests.clients.tournament.test_tournament_in_process import tournament
+
+    address, _ = cluster
+    file = tournament(tmp_path)
+    (tmp_path / "first.py").write_text(NEEDY)  # the file the tournament's bot "first" runs
+    (tmp_path / "installed").mkdir()
+    (tmp_path / "installed" / "croupier_test_dependency.py").write_text("")
+    here = {**os.environ, "PYTHONPATH": str(tmp_path / "installed")}  # on this machine, not the workers
+    run = subprocess.run(
+        croupier("tournament", str(file), "--data", "data", "--in-process", "--cluster", address),
+        cwd=tmp_path,
+        env=here,
+        capture_output=True,
+        text=True,
+        timeout=WAIT,
+    )
+    assert run.returncode == 1, run.stdout + run.stderr
+    (line,) = run.stderr.splitlines()
+    assert re.fullmatch(
+        r"croupier tournament --in-process: set \w+ round 0 group 0 deal \d+: ModuleNotFoundError: "
+        r"No module named 'croupier_test_dependency' \(every worker needs the bots' dependencies\)",
+        line,
+    ), run.stderr
