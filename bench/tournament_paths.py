@@ -138,12 +138,12 @@ def matches_in(data: Path) -> int:
         return int(db.execute("SELECT count(*) FROM matches WHERE status = 'done'").fetchone()[0])
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--file", type=Path, default=ROOT / "tournaments" / "demo.toml")
     parser.add_argument("--rounds", type=int, help="the file's rounds, replaced")
     parser.add_argument("--runs", type=int, default=1, help="runs of each path, in turns")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="croupier-paths-") as temporary:
         folder = Path(temporary)
         file = toml_with_rounds(args.file.resolve(), args.rounds, folder)
