@@ -249,6 +249,8 @@ REFUSED = {
     "pace": ('[[bots]]\nname = "c"\ncommand = "croupier bot --pace-ms 100"\n', ()),
     "isolation": ('isolation = "required"\n', ()),
     "server": ("", ("--server", "127.0.0.1:1")),
+    "external": ('deals = "fresh"\n[[bots]]\nname = "c"\nexternal = true\n', ()),
+    "registered": ('deals = "fresh"\n[[bots]]\nname = "c"\nregistered = true\n', ()),
 }
 REFUSALS = {
     "command": "croupier tournament --in-process: bot c: './mybot --fast' is a command, "
@@ -260,6 +262,10 @@ REFUSALS = {
     "isolation": 'croupier tournament --in-process: TOML: isolation = "required", but in-process play '
     "runs the bots' code unjailed in its worker processes: play it over the referee",
     "server": "croupier tournament --in-process: --server plays on a referee: in-process play has no referee",
+    "external": "croupier tournament --in-process: bot c connects by itself: "
+    "in-process play seats Python SDK bots only",
+    "registered": "croupier tournament --in-process: bot c is registered on a referee: in-process play seats "
+    "Python SDK bots only",
 }
 
 
@@ -268,8 +274,8 @@ def test_what_in_process_play_cannot_honour_is_refused_in_one_line(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], case: str
 ) -> None:
     added, options = REFUSED[case]
-    top = added if not added.startswith("[[") else ""
-    bots = added if added.startswith("[[") else ""
+    top, marker, bots = added.partition("[[bots]]")
+    bots = marker + bots
     file = tmp_path / "t.toml"
     file.write_text(
         'name = "t"\n' + top + '[[games]]\ngame = "spoil_five"\nseats = 2\n'
