@@ -54,7 +54,7 @@ def play_all(
     executor: concurrent.futures.Executor, jobs: list[SetJob], in_flight: int, batch_seconds: float = 0.0
 ) -> float:
     """Seconds of wall time to play ``jobs`` with at most ``in_flight`` batches of about
-    ``batch_seconds`` of play submitted at once, as inprocess.play_plan feeds its executor."""
+    ``batch_seconds`` of play submitted at once, as inprocess_run.play_sets feeds its executor."""
     start = time.perf_counter()
     waiting = iter(jobs)
     sizes = Sizes(batch_seconds)

@@ -18,6 +18,10 @@ from collections.abc import Sequence
 # peer's GOAWAY): they would break the one-line errors every command gives. Its errors still show.
 os.environ.setdefault("GRPC_VERBOSITY", "ERROR")
 
+IN_PROCESS = {"tournament": "croupier.clients.author.tournament_cli"}
+"""Commands whose ``--in-process`` runs are another module's: the author's loop (clients/author/),
+which the command's own room may not import."""
+
 # name -> (module with `add_arguments(parser)` and `run(args) -> int`, one-line help)
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "serve": ("croupier.server.cli", "run a referee: bots, spectators and admins connect to it over gRPC"),
@@ -123,6 +127,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         sub.set_defaults(module=module_name)
         module.add_arguments(sub)
     args = parser.parse_args(argv)
+    if getattr(args, "in_process", False) and args.command in IN_PROCESS:
+        args.module = IN_PROCESS[args.command]
     code: int = importlib.import_module(args.module).run(args)
     return code
 

@@ -5,7 +5,11 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from pathlib import Path
 
+import pytest
+
+from bench import tournament_paths
 from bench.env_steps import interleaved
 from bench.throughput import turns
 
@@ -33,3 +37,18 @@ def test_the_referee_bench_takes_its_configurations_round_robin_between_ceilings
     configuration's runs one after another, nor one ceiling for several configurations."""
     order = list(turns(["seats", "bots"], runs=2))
     assert order == [None, "seats", None, "bots", None] * 2
+
+
+def test_the_tournament_paths_bench_plays_a_file_three_ways(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """bench/tournament_paths.py on a small file: over the referee, in-process and on its cluster."""
+    file = tmp_path / "small.toml"
+    file.write_text(
+        'name = "small"\n[[games]]\ngame = "spoil_five"\nseats = 2\n'
+        '[[bots]]\nname = "a"\ncommand = "croupier bot"\n[[bots]]\nname = "b"\ncommand = "croupier bot"\n'
+    )
+    tournament_paths.main(["--file", str(file)])
+    rows = capsys.readouterr().out.splitlines()[2:]
+    assert [row.split("  ")[0].strip() for row in rows] == ["referee", "in-process", "in-process --cluster"]
+    assert all(row.split()[-7] == "2" for row in rows), rows  # matches played: the file's 2

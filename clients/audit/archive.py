@@ -123,6 +123,7 @@ def archive_members(store: Store, tournament: Tournament, args: argparse.Namespa
     """Every file of the archive, by its name under the archive's folder."""
     from croupier.clients.audit import commitment, reveal
     from croupier.clients.results.schedule import Deals
+    from croupier.clients.results.store import IN_PROCESS
 
     where = f"{tournament.name} run {tournament.run}"
     if not tournament.finished:
@@ -141,6 +142,12 @@ def archive_members(store: Store, tournament: Tournament, args: argparse.Namespa
     schedule_bytes = private.read_bytes()
     schedule = json.loads(schedule_bytes)
     finished = store.finished(tournament.id)
+    if any(match.record.replica == IN_PROCESS for match in finished):
+        deals = reveal.reveal_path(args.data, tournament)
+        raise ExportError(
+            f"{where} was played in-process, without a referee: it has no journals, which croupier verify "
+            f"replays every result from; its deals alone: croupier verify {deals}"
+        )
     voided = store.voided(tournament.id)
     members: dict[str, bytes] = {
         "schedule.json": schedule_bytes,

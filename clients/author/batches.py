@@ -2,7 +2,7 @@
 milliseconds between client, scheduler and worker, more on a loaded machine) is as large as a set
 of fast bots, and batching them keeps the workers playing rather than waiting for their next set.
 
-inprocess.play_plan hands its executor batches (``play_batch``): one set a task until a set has
+inprocess_run.play_sets hands its executor batches (``play_batch``): one set a task until a set has
 been timed, then as many as fill ``seconds`` of play at the pace the latest batch was played at
 (``Sizes``). Each set of a batch keeps its own result, so the results are those of sets played one
 a task: a batch the cluster loses with its worker is played again whole (one task, one result),

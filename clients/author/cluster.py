@@ -1,6 +1,6 @@
 """In-process play on a Dask cluster: ``croupier match ... --in-process --cluster ADDRESS``.
 
-The duplicate sets inprocess.play_plan deals are handed to a Dask scheduler instead of the local
+The duplicate sets inprocess_run.play_sets deals are handed to a Dask scheduler instead of the local
 pool of processes; its workers play them with inprocess.play_set, exactly as a local worker would,
 and the results come back into the same store and the same sequential test (docs/operations.md
 says why Dask, and how to run one). The bots' code goes to the workers Dask's way: each bot file

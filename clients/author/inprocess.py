@@ -18,10 +18,8 @@ Time is the referee's time, advancing ``STEP`` per action, every bot equally qui
 view as with ``UPDATES_EVERY``; ``Bot.ended`` gets the seat's own final view (the twins of its
 duplicate set may still be to play).
 
-Sets go to a pool of worker processes, one per core, each playing a whole duplicate set; results
-are written to the results database as the tournament runner writes them (store.py): each match
-marked started before it is played and done with its results in one transaction. A set left
-started by an interrupted run is dealt again (store.redeal), as the runner does.
+Sets go to a pool of worker processes, one per core, each playing a whole duplicate set
+(``play_set``); inprocess_run.py hands them out and writes their results to the results database.
 """
 
 from __future__ import annotations
@@ -29,25 +27,22 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextlib
+import dataclasses
 import inspect
-import itertools
 import multiprocessing
 import os
 import random
 import signal
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from croupier.clients.author.batches import Batch, Sizes, play_batch
 from croupier.clients.results.luck import Evaluator, LuckMeter, seat_luck
-from croupier.clients.results.schedule import Deals, MatchKey, set_seed
-from croupier.clients.results.store import FinishedMatch, MatchRecord, SeatResult, Store, Tournament
+from croupier.clients.results.store import IN_PROCESS, MatchRecord, SeatResult
 from croupier.clients.sdk import Bot, BotFactory
 from croupier.clients.sdk.protocol import MAX_RETRIES, Commented, Match, Result, Unsolicited
-from croupier.clients.tournament.adaptive import Plan
 from croupier.engine.core import Action, Event, GameSpec, GameState, IllegalAction, MalformedInput
 from croupier.engine.games import get_game
 from croupier.engine.rng import Rng
@@ -59,7 +54,7 @@ STEP = 0.01
 """Referee seconds each action takes."""
 CLOCKS = Clocks()
 """The referee's default clocks: how many timeouts and refusals forfeit a seat."""
-REFEREE = "in-process"
+REFEREE = IN_PROCESS
 """What the results database records as the referee of an in-process match."""
 
 
@@ -353,9 +348,21 @@ class SetJob:
     """Each bot's strategy (``bots.strategy``): random, heuristic, boss-1, boss-2, module:Class or FILE.py."""
     luck: tuple[str, str, Evaluator] | None = None
     """Measure the luck of the first bot against the second with this V (results/luck.py)."""
+    clock: dict[str, int] | None = None
+    """A tournament file's clock of the game (config.Clock.as_dict, milliseconds): its max_timeouts and
+    max_refusals forfeit a seat as the referee's would, decision_ms and bank_ms are told to the bots;
+    no bot runs out of time here (each move takes the referee's STEP), so a slow bot times out only
+    over a referee. None: the referee's defaults."""
+    every_pair: Evaluator | None = None
+    """Measure every pair of seats' luck with this V, as a tournament measures it from a journal
+    (luck_journal.records_luck)."""
+    fresh: bool = False
+    """Fresh deals: the deal is chance too, for the luck measured."""
+    seeds: dict[str, int] | None = None
+    """The seed of a bot's strategy (``croupier bot --seed``: the random one's), by bot."""
 
 
-_FACTORIES: dict[str, BotFactory] = {}
+_FACTORIES: dict[tuple[str, int | None], BotFactory] = {}
 
 
 def play_set(job: SetJob) -> list[Played]:
@@ -364,22 +371,44 @@ def play_set(job: SetJob) -> list[Played]:
 
     spec = get_game(job.game)
     options = spec.options(job.options)
+    clocks = CLOCKS if job.clock is None else clocks_of(job.clock)
     played = []
     for record_id, seed, seats in job.matches:
         factories = []
         for bot in seats:
-            name = job.specs[bot]
-            if name not in _FACTORIES:
-                _FACTORIES[name] = strategy(name)
-            factories.append(_FACTORIES[name])
+            chosen = (job.specs[bot], (job.seeds or {}).get(bot))
+            if chosen not in _FACTORIES:
+                _FACTORIES[chosen] = strategy(*chosen)
+            factories.append(_FACTORIES[chosen])
         meter = None
         if job.luck is not None:
             new, old, evaluator = job.luck
             meter = LuckMeter(evaluator, [(seats.index(new), seats.index(old))])
+        elif job.every_pair is not None:
+            pairs = [(a, b) for a in range(len(seats)) for b in range(a + 1, len(seats))]
+            meter = LuckMeter(job.every_pair, pairs, fresh=job.fresh)
         played.append(
-            play(spec, options, seed, factories, match_id=f"{REFEREE}-{record_id}", names=seats, luck=meter)
+            play(
+                spec,
+                options,
+                seed,
+                factories,
+                match_id=f"{REFEREE}-{record_id}",
+                names=seats,
+                clocks=clocks,
+                luck=meter,
+            )
         )
     return played
+
+
+def clocks_of(clock: dict[str, int]) -> Clocks:
+    """The referee's clocks with a tournament file's (milliseconds) in place of its defaults."""
+    seconds = {"decision_ms": "decision", "bank_ms": "bank", "grace_ms": "grace"}
+    changes: dict[str, Any] = {}
+    for name, value in clock.items():
+        changes[seconds.get(name, name)] = value / 1000 if name in seconds else value
+    return dataclasses.replace(CLOCKS, **changes)
 
 
 ORPHAN_SECONDS = 0.5
@@ -416,132 +445,6 @@ def pool(processes: int | None = None) -> concurrent.futures.ProcessPoolExecutor
     )
 
 
-def play_plan(
-    plan: Plan,
-    store: Store,
-    tournament: Tournament,
-    specs: dict[str, str],
-    versions: dict[str, str],
-    options: dict[str, Any],
-    *,
-    processes: int | None = None,
-    stopping: Callable[[], bool] = lambda: False,
-    luck: tuple[str, str, Evaluator] | None = None,
-    executor: concurrent.futures.Executor | None = None,
-    player: Callable[[SetJob], list[Played]] = play_set,
-    batch_seconds: float = 0.0,
-) -> bool:
-    """Play ``plan``'s sets in worker processes until it is settled (True) or ``stopping`` (False),
-    every result in the store; ``luck``: NEW, OLD and the V to measure NEW's luck against OLD with
-    (kept with each seat's result). ``executor`` (a cluster's, ``processes`` sets at once) plays them
-    with ``player`` instead of a local pool, ``batch_seconds`` of play a task (batches.py); the
-    batches it has not begun when the test is settled are cancelled, their sets to be dealt again if
-    ever needed. A set that fails raises SetFailed."""
-    assert tournament.secret is not None
-    records = _redeal_abandoned(plan, store, tournament)
-    by_set: dict[int, list[MatchRecord]] = {}
-    for record in records.values():
-        by_set.setdefault(record.key.deal, []).append(record)
-    finished: dict[int, list[FinishedMatch]] = {}
-    for match in store.finished(tournament.id):
-        finished.setdefault(match.record.key.deal, []).append(match)
-    todo: list[int] = []
-    for deal in sorted(by_set):
-        if len(finished.get(deal, ())) == len(by_set[deal]):
-            plan.set_over(deal, finished[deal], replayed=True)
-        else:
-            todo.append(deal)
-    dealt = max(by_set, default=-1) + 1
-
-    def begun() -> list[MatchRecord] | None:
-        """The next set's matches to play, marked started; None past the plan's last set."""
-        nonlocal dealt
-        if not todo:
-            duplicate = plan.plan(dealt)
-            if duplicate is None:
-                return None
-            store.schedule(tournament.id, duplicate.matches)
-            known = store.matches(tournament.id)
-            by_set[dealt] = [known[m.key] for m in duplicate.matches]
-            todo.append(dealt)
-            dealt += 1
-        pending = [r for r in by_set[todo.pop(0)] if r.status != "done"]
-        for record in pending:
-            store.mark_started(record.id, f"{REFEREE}-{record.id}", None, REFEREE)
-        return pending
-
-    def job(pending: list[MatchRecord]) -> SetJob:
-        return SetJob(
-            pending[0].key.game, options, tuple((r.id, r.seed, r.seats) for r in pending), specs, luck
-        )
-
-    def over(pending: list[MatchRecord], played_set: list[Played]) -> None:
-        """A set played: its matches' results in the store, and the set to the plan once all are."""
-        for record, played in zip(pending, played_set, strict=True):
-            results = seat_results(record, played, versions)
-            store.record_result(record.id, results, None)
-            finished.setdefault(record.key.deal, []).append(FinishedMatch(record, tuple(results)))
-        deal = pending[0].key.deal
-        if len(finished[deal]) == len(by_set[deal]):
-            plan.set_over(deal, finished[deal])
-
-    cores = processes or workers()
-    sizes = Sizes(batch_seconds)
-    running: dict[concurrent.futures.Future[Batch[list[Played]]], list[list[MatchRecord]]] = {}
-    with contextlib.nullcontext(executor) if executor is not None else pool(cores) as runner:
-        try:
-            while True:
-                while not stopping() and not plan.settled() and len(running) < 2 * cores:
-                    batch = list(itertools.islice(iter(begun, None), sizes.next()))
-                    if not batch:
-                        break
-                    running[runner.submit(play_batch, player, [job(pending) for pending in batch])] = batch
-                if plan.settled():
-                    _cancel_unneeded(running, store)
-                if not running:
-                    break
-                done, _ = concurrent.futures.wait(running, return_when=concurrent.futures.FIRST_COMPLETED)
-                for future in done:
-                    batch = running.pop(future)
-                    try:
-                        outcome = future.result()
-                    except Exception as exc:  # the batch, not one of its sets: lost with its workers
-                        raise SetFailed([pending[0].key.deal for pending in batch], exc) from exc
-                    for pending, played_set in zip(batch[: len(outcome.played)], outcome.played, strict=True):
-                        over(pending, played_set)
-                    if outcome.failure is not None:
-                        failed = batch[len(outcome.played)][0].key.deal
-                        raise SetFailed([failed], outcome.failure) from outcome.failure
-                    sizes.measured(outcome)
-        finally:
-            for future in running:
-                future.cancel()
-    return plan.settled()
-
-
-class SetFailed(Exception):
-    """A set could not be played: its bot's code failed to load, or the workers running it died (its
-    batch's, which may be any of them)."""
-
-    def __init__(self, deals: Sequence[int], cause: BaseException) -> None:
-        where = f"set {deals[0]}" if len(deals) == 1 else f"one of sets {', '.join(map(str, deals))}"
-        super().__init__(f"{where}: {type(cause).__name__}: {str(cause).partition(chr(10))[0]}")
-        self.deals = tuple(deals)
-        self.cause = cause
-
-
-def _cancel_unneeded(
-    running: dict[concurrent.futures.Future[Batch[list[Played]]], list[list[MatchRecord]]], store: Store
-) -> None:
-    """The test has decided: the batches not yet begun are not needed (a cluster's queue may hold
-    many); their matches are scheduled again, as never played, and no longer waited for (a cancelled
-    future is done for ``wait`` only once its executor notices)."""
-    for future in [future for future in running if future.cancel()]:
-        for pending in running.pop(future):
-            for record in pending:
-                store.mark_failed(record.id, "not needed: the test had decided")
-
-
 def seat_results(record: MatchRecord, played: Played, versions: dict[str, str]) -> list[SeatResult]:
     """A finished match's lines for the results database, with each seat's luck where measured."""
     luck = seat_luck(played.luck, len(record.seats))
@@ -560,23 +463,3 @@ def seat_results(record: MatchRecord, played: Played, versions: dict[str, str]) 
         )
         for index, bot in enumerate(record.seats)
     ]
-
-
-def _redeal_abandoned(plan: Plan, store: Store, tournament: Tournament) -> dict[MatchKey, MatchRecord]:
-    """Deal again the sets an interrupted run left started: their bots may have seen the cards."""
-    assert tournament.secret is not None
-    records = store.matches(tournament.id)
-    sets: dict[int, list[MatchRecord]] = {}
-    for record in records.values():
-        sets.setdefault(record.key.deal, []).append(record)
-    for _deal, members in sets.items():
-        if any(record.status == "started" for record in members):
-            redeal = max(record.redeal for record in members) + 1
-            seeds = [set_seed(tournament.secret, r.key, Deals.DUPLICATE, redeal) for r in members]
-            store.redeal(members, redeal, seeds)
-    return store.matches(tournament.id)
-
-
-def chunks(items: Sequence[Any], size: int) -> Iterator[Sequence[Any]]:
-    for start in range(0, len(items), size):
-        yield items[start : start + size]

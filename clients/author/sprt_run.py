@@ -360,7 +360,7 @@ def _play_in_process(
 ) -> int:
     """Play in worker processes, this machine's or those of the Dask cluster at ``address``; 0 once
     the test is settled, 130 if interrupted, 1 if a set failed."""
-    from croupier.clients.author import cluster, inprocess
+    from croupier.clients.author import cluster, inprocess, inprocess_run
 
     stopping = False
 
@@ -381,7 +381,7 @@ def _play_in_process(
                 batch_seconds = workers.batch_seconds
                 strategies = workers.specs
                 live.note(f"playing on the Dask cluster at {address}, sets at a time: {workers.threads}")
-            settled = inprocess.play_plan(
+            settled = inprocess_run.play_plan(
                 plan,
                 store,
                 tournament,
@@ -399,7 +399,7 @@ def _play_in_process(
         settled = False
     except cluster.ClusterError as exc:
         return fail(f"croupier match --cluster: {exc}", 1)
-    except inprocess.SetFailed as exc:
+    except inprocess_run.SetFailed as exc:
         hint = " (every worker needs the bots' dependencies)" if isinstance(exc.cause, ImportError) else ""
         return fail(f"croupier match --in-process: {exc}{hint}", 1)
     finally:

@@ -33,6 +33,8 @@ from croupier.clients.results.sets import Table, evidence
 from croupier.server.datafiles import FILE_MODE, FOLDER_MODE, open_private
 
 SCHEMA_VERSION = 5
+IN_PROCESS = "in-process"
+"""The referee recorded for a match played without one (clients/author/inprocess.py): it has no journal."""
 
 _SCHEMA = """
 CREATE TABLE tournaments (
@@ -444,35 +446,44 @@ class Store:
     def record_result(self, match_id: int, results: Sequence[SeatResult], journal: str | None) -> bool:
         """Mark the match done with its results, atomically; False if it was done already."""
         with self._transaction():
-            cursor = self._db.execute(
-                "UPDATE matches SET status = 'done', finished_at = ?, journal = coalesce(?, journal) "
-                "WHERE id = ? AND status != 'done'",
-                (time.time(), journal, match_id),
-            )
-            if cursor.rowcount == 0:
-                return False
-            self._db.executemany(
-                "INSERT INTO results "
-                "(match_id, seat, bot, score, place, timeouts, refusals, forfeited, note, version, luck) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                [
-                    (
-                        match_id,
-                        r.seat,
-                        r.bot,
-                        r.score,
-                        r.place,
-                        r.timeouts,
-                        r.refusals,
-                        int(r.forfeited),
-                        r.note,
-                        r.version,
-                        r.luck,
-                    )
-                    for r in results
-                ],
-            )
-            return True
+            return self._record(match_id, results, journal)
+
+    def record_set(self, matches: Sequence[tuple[int, Sequence[SeatResult]]]) -> list[bool]:
+        """Mark a set's matches done with their results (match id, results) in one transaction: a run
+        killed in between leaves none of them done, never part of the set; each False if done already."""
+        with self._transaction():
+            return [self._record(match_id, results, None) for match_id, results in matches]
+
+    def _record(self, match_id: int, results: Sequence[SeatResult], journal: str | None) -> bool:
+        cursor = self._db.execute(
+            "UPDATE matches SET status = 'done', finished_at = ?, journal = coalesce(?, journal) "
+            "WHERE id = ? AND status != 'done'",
+            (time.time(), journal, match_id),
+        )
+        if cursor.rowcount == 0:
+            return False
+        self._db.executemany(
+            "INSERT INTO results "
+            "(match_id, seat, bot, score, place, timeouts, refusals, forfeited, note, version, luck) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [
+                (
+                    match_id,
+                    r.seat,
+                    r.bot,
+                    r.score,
+                    r.place,
+                    r.timeouts,
+                    r.refusals,
+                    int(r.forfeited),
+                    r.note,
+                    r.version,
+                    r.luck,
+                )
+                for r in results
+            ],
+        )
+        return True
 
     # --- results ----------------------------------------------------------------------
 

@@ -6,6 +6,10 @@ instead, or spreads the matches over several replicas (``ipv4:H:P,H:P``,
 ``dns:///NAME:PORT``). The runner registers the bots, launches the ones with a command,
 waits for all to connect, plays the schedule with a live display and ends with
 the crosstable, the ratings, the incidents and where the journals are.
+
+``--in-process`` plays a tournament of Python SDK bots without a referee, in worker processes
+(``--cluster ADDRESS``: a Dask cluster's): the same deals, results and tables, no journals
+(docs/tournaments.md).
 """
 
 from __future__ import annotations
@@ -23,16 +27,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from croupier.clients.isolation import containers
-from croupier.clients.results.ratings import DEFAULT_MODEL, DEFAULT_RESAMPLE, Model, Resample
 from croupier.clients.results.ratings_cli import (
     DEFAULT_DATA,
     DEFAULT_SAMPLES,
-    RatingProgress,
     add_model_argument,
     fail,
     rating_options,
     say,
 )
+from croupier.clients.tournament.tables import report
 from croupier.clients.tournament.viewer import until_read, web_viewer
 
 if TYPE_CHECKING:
@@ -103,15 +106,33 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=DEFAULT_SAMPLES,
         help="bootstrap samples for the 95%% rating intervals (default: %(default)s)",
     )
+    parser.add_argument(
+        "--in-process",
+        action="store_true",
+        help="play a tournament of Python bots (croupier bot --strategy ..., python FILE.py) in worker "
+        "processes, one per core, without a referee: the same deals, results and tables, no journals",
+    )
+    parser.add_argument(
+        "--cluster",
+        metavar="ADDRESS",
+        help="with --in-process: play the sets on the workers of the Dask scheduler at ADDRESS "
+        "(tcp://HOST:8786); needs croupier[cluster] (docs/operations.md)",
+    )
     add_model_argument(parser)
 
 
 def run(args: argparse.Namespace) -> int:
+    """Over a referee; ``--in-process`` runs are croupier.clients.author.tournament_cli's (clients/cli.py
+    sends them there: the author's loop is built on by nothing of this room)."""
     from rich.console import Console
 
     from croupier.clients.results.store import Store, StoreError
     from croupier.clients.tournament.config import ConfigError, load
 
+    if args.cluster:
+        return fail(
+            "croupier tournament: --cluster plays Python bots on a Dask cluster: give --in-process too", 2
+        )
     console = Console(width=None if sys.stdout.isatty() else 120)
     try:
         config = load(args.file)
@@ -514,80 +535,6 @@ def _on_interrupt(runner: Runner, display: Display, main: asyncio.Task[int]) -> 
 
     with contextlib.suppress(NotImplementedError):  # no signal handlers on some platforms
         loop.add_signal_handler(signal.SIGINT, interrupted)
-
-
-def report(
-    console: Console,
-    config: TournamentConfig,
-    store: Store,
-    tournament: Tournament,
-    samples: int,
-    launched: Sequence[BotProcess],
-    machine: str,
-    *,
-    model: Model = DEFAULT_MODEL,
-    resample: Resample = DEFAULT_RESAMPLE,
-    data: Path = DEFAULT_DATA,
-    luck: bool = False,
-) -> None:
-    """The tables a tournament ends with, the ratings of this run last, where the eye lands (``luck``:
-    luck-corrected); and, once it is over, its secret revealed (under ``data``)."""
-    from croupier.clients.results.ratings import rate
-    from croupier.clients.results.report import crosstable, incidents_table, ratings_table
-
-    finished = store.finished(tournament.id)
-    for game in config.games:
-        matches = [match for match in finished if match.record.key.game == game.game]
-        if matches:
-            console.print(crosstable(game.game, matches))
-    if finished:
-        console.print(incidents_table(finished))
-    restarted = [f"{bot.name} {len(bot.exits)}x" for bot in launched if bot.exits]
-    if restarted:
-        say(console, f"bots restarted after exiting: {', '.join(restarted)}")
-    journals = [match.record.journal for match in finished if match.record.journal]
-    if journals:
-        folder = os.path.commonpath(journals) if len(journals) > 1 else os.path.dirname(journals[0])
-        say(
-            console,
-            f"journals: {len(journals)} in {folder}{machine} (each match's: {store.path}, table matches)",
-        )
-    if tournament.finished:
-        _reveal(console, config, store, tournament, data)
-    for game in config.games:
-        sets = store.duplicate_sets(game.game, [tournament.id], luck=luck)
-        progress = RatingProgress(f"{game.game}: ratings")
-        table = rate(sets, samples=samples, model=model, resample=resample, progress=progress)
-        if table:
-            title = f"{game.game}: ratings of {tournament.name} run {tournament.run}{luck * ', less luck'}"
-            console.print(ratings_table(game.game, table, title=title, model=model, resample=resample))
-    if len(store.tournaments()) > 1:
-        say(console, "(every run and tournament pooled: croupier ratings; some of them: --tournament NAME)")
-
-
-def _reveal(
-    console: Console, config: TournamentConfig, store: Store, tournament: Tournament, data: Path
-) -> None:
-    """Publish a finished run's secret: every deal it played can be checked from now on. Done by
-    default, not on request: a deal can be checked only once the secret is out, and once the
-    last match is over nothing is left that the secret could give away."""
-    from croupier.clients.audit import commitment, reveal
-
-    if tournament.secret is None:
-        return  # dealt before secret deals: nothing to reveal
-    path = reveal.publish(store, data, tournament, config.deals)
-    say(
-        console,
-        f"secret of {tournament.name} run {tournament.run}: {tournament.secret.hex()} "
-        f"(every deal is HMAC-SHA256 of it; check them all: croupier verify {path})",
-    )
-    if commitment.publish(data, tournament) is not None:
-        where = "" if data == DEFAULT_DATA else f" --data {data}"
-        say(
-            console,
-            f"publish the whole run (schedule, journals, results, ratings) for anyone to audit: "
-            f"croupier export {tournament.name} --run {tournament.run}{where}",
-        )
 
 
 def _journals_where(args: argparse.Namespace) -> str:

@@ -38,7 +38,8 @@ from croupier.clients.author.cluster import (
     connect,
     play_shipped_set,
 )
-from croupier.clients.author.inprocess import Played, SetFailed, SetJob, play_plan, play_set, pool
+from croupier.clients.author.inprocess import Played, SetJob, play_set, pool
+from croupier.clients.author.inprocess_run import SetFailed, play_plan
 from croupier.clients.results.schedule import DuplicateSet, duplicate_set
 from croupier.clients.results.store import FinishedMatch, Store
 from tests.clients.terminal import croupier
@@ -501,3 +502,90 @@ def test_cluster_without_in_process_is_a_command_line_to_mend(tmp_path: Path) ->
     assert run.stderr.splitlines() == [
         "croupier match: --cluster plays Python SDK bots on a Dask cluster: give --in-process too"
     ]
+
+
+def test_a_tournament_on_the_cluster_whose_worker_is_killed_gives_the_local_run_s_results(
+    tmp_path: Path, cluster: tuple[str, dict[str, int]]
+) -> None:
+    """``croupier tournament --in-process --cluster``: a worker of its own joins the cluster and is
+    SIGKILLed once it plays the run's sets; the results are this machine's pool's, set for set, on
+    the same secret (the bot file shipped to the workers, a bundled bot beside it)."""
+    from tests.clients.tournament.test_tournament_in_process import counts, play, results, seeded, tournament
+
+    address, _ = cluster
+    file = tournament(tmp_path, rounds=3, slow=0.002)
+    secret = bytes(range(32))
+    seeded(file, tmp_path / "local", secret)
+    local = play(file, tmp_path / "local", "--in-process")
+    assert local.returncode == 0, local.stdout + local.stderr
+    seeded(file, tmp_path / "cluster", secret)
+    with Client(address, set_as_default=False, timeout=30) as client:
+        joined = len(client.nthreads()) + 1
+        (tmp_path / "worker").mkdir()
+        worker = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "distributed.cli.dask_worker",
+                address,
+                *WORKER,
+                "--local-directory",
+                str(tmp_path / "worker"),
+            ],
+            cwd=tmp_path / "worker",
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            env={k: v for k, v in os.environ.items() if k != "PYTHONPATH"},
+        )
+        try:
+            client.wait_for_workers(joined, timeout=WAIT)
+            ours = next(where for where, pid in client.run(os.getpid).items() if pid == worker.pid)
+            run = subprocess.Popen(
+                croupier("tournament", str(file), "--data", "cluster", "--in-process", "--cluster", address),
+                cwd=tmp_path,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                text=True,
+            )
+            deadline = time.monotonic() + WAIT
+            while time.monotonic() < deadline and run.poll() is None:
+                if client.processing().get(ours) and sum(counts(tmp_path / "cluster")[0]) >= 4:
+                    break
+                time.sleep(0.01)
+            assert run.poll() is None, "the run ended before its worker could be killed"
+            worker.send_signal(signal.SIGKILL)
+            output = run.communicate(timeout=WAIT)[0]
+        finally:
+            worker.kill()
+            worker.wait(timeout=WAIT)
+    assert run.returncode == 0, output
+    assert counts(tmp_path / "cluster")[0] == [2] * 9
+    assert results(tmp_path / "cluster") == results(tmp_path / "local")
+
+
+def test_a_tournament_whose_bot_a_worker_cannot_load_fails_in_one_line_naming_the_set(
+    tmp_path: Path, cluster: tuple[str, dict[str, int]]
+) -> None:
+    from tests.clients.tournament.test_tournament_in_process import tournament
+
+    address, _ = cluster
+    file = tournament(tmp_path)
+    (tmp_path / "first.py").write_text(NEEDY)  # the file the tournament's bot "first" runs
+    (tmp_path / "installed").mkdir()
+    (tmp_path / "installed" / "croupier_test_dependency.py").write_text("")
+    here = {**os.environ, "PYTHONPATH": str(tmp_path / "installed")}  # on this machine, not the workers
+    run = subprocess.run(
+        croupier("tournament", str(file), "--data", "data", "--in-process", "--cluster", address),
+        cwd=tmp_path,
+        env=here,
+        capture_output=True,
+        text=True,
+        timeout=WAIT,
+    )
+    assert run.returncode == 1, run.stdout + run.stderr
+    (line,) = run.stderr.splitlines()
+    assert re.fullmatch(
+        r"croupier tournament --in-process: set \w+ round 0 group 0 deal \d+: ModuleNotFoundError: "
+        r"No module named 'croupier_test_dependency' \(every worker needs the bots' dependencies\)",
+        line,
+    ), run.stderr
