@@ -72,7 +72,13 @@ def ratings_table(
         title=title or f"{game}: ratings",
         caption=f"Elo scale, {MODEL_NAMES[model]}, 95% interval (bootstrap over {resample.value}); "
         f"prior {prior:g} virtual draw{'' if prior == 1 else 's'} per pair of bots that met"
-        + (f"; {groups} groups that never met: compare ratings within a group only" if groups > 1 else ""),
+        + (f"; {groups} groups that never met: compare ratings within a group only" if groups > 1 else "")
+        + (
+            f"; n/a: no interval, the results hold fewer than two {resample.value} to resample "
+            "(or --samples 0)"
+            if any(rating.low is None for rating in ratings)
+            else ""
+        ),
     )
     columns = [("group", "right")] if groups > 1 else []
     for name, justify in (

@@ -60,6 +60,14 @@ def test_the_ratings_table_lists_bots_best_first_with_interval_and_los() -> None
     assert "95% interval" in text and "LOS next" in text
 
 
+def test_an_interval_the_bootstrap_cannot_give_is_explained_in_words() -> None:
+    out_console, out = console()
+    out_console.print(ratings_table("g", rate([[m.places for m in MATCHES]], samples=50)))  # one set
+    text = " ".join(out.getvalue().split())
+    assert "n/a" in text
+    assert "n/a: no interval, the results hold fewer than two sets to resample (or --samples 0)" in text
+
+
 def test_the_incidents_table_counts_timeouts_refusals_and_forfeits() -> None:
     out_console, out = console()
     out_console.print(incidents_table(MATCHES))
