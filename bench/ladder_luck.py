@@ -12,7 +12,8 @@ a match on a deal of its own, A's seat alternating. Its luck is measured as the 
 ``luck_deal``), and the same deal is also played in both seatings, plain: the duplicate set a
 ladder may not deal. Printed, per reading, the spread of a match's pair points (a duplicate set's,
 per match), the correction's mean (zero for any V) with its standard error, and the matches and
-sets a pair needs for a 95% interval of ±E Elo on its gap: n = (1.96 σ · 400 / (ln 10 · s(1 − s) · E))²
+sets (a pool's holds one match of the pair, a fresh or duplicate set two) a pair needs for a 95%
+interval of ±E Elo on its gap: n = (1.96 σ · 400 / (ln 10 · s(1 − s) · E))²
 at A's score s. Nothing is asserted (docs/tournaments.md keeps the figures).
 """
 
@@ -103,20 +104,19 @@ def main(argv: list[str] | None = None) -> int:
         f"{statistics.stdev(luck) / n**0.5:.4f}"
     )
     score = min(max(score, 0.05), 0.95)
-    readings = [
+    plain_sd, corrected_sd = statistics.stdev(single), statistics.stdev(corrected)
+    readings = [  # a reading, a match's spread, the pair's matches in one set
         ("duplicate (insecure), plain", statistics.stdev(duplicate) * math.sqrt(2), 2),
-        ("pool or fresh, plain", statistics.stdev(single), 1),
-        ("pool or fresh, less luck", statistics.stdev(corrected), 1),
+        ("pool, plain", plain_sd, 1),
+        ("pool, less luck", corrected_sd, 1),
+        ("fresh, plain", plain_sd, 2),
+        ("fresh, less luck", corrected_sd, 2),
     ]
-    print(
-        f"\n| {args.game}, q {args.q:g}, ±{args.elo:g} Elo | sd a match | matches | pool sets | fresh sets |"
-    )
-    print("|---|---|---|---|---|")
+    print(f"\n| {args.game}, q {args.q:g}, ±{args.elo:g} Elo | sd of a match | a pair's matches | its sets |")
+    print("|---|---|---|---|")
     for name, sd, per_set in readings:
         matches = needed(sd, score, args.elo)
-        pool_sets = "—" if per_set == 2 else f"{matches:.0f}"
-        fresh_sets = f"{matches / 2:.0f}"
-        print(f"| {name} | {sd:.3f} | {matches:.0f} | {pool_sets} | {fresh_sets} |")
+        print(f"| {name} | {sd:.3f} | {matches:.0f} | {matches / per_set:.0f} |")
     ratio = statistics.variance(corrected) / statistics.variance(single)
     print(f"\n{args.game}: less luck / plain, per match on a deal of its own: variance ratio {ratio:.3f}")
     print(f"load average {os.getloadavg()[0]:.1f}")
