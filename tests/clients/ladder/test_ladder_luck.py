@@ -15,6 +15,7 @@ import pytest
 from croupier.clients.audit import commitment, reveal
 from croupier.clients.ladder import epoch as epochs
 from croupier.clients.ladder.matchmaking import refit
+from croupier.clients.results.luck import default_evaluator
 from croupier.clients.results.luck_journal import identities
 from croupier.clients.results.ratings import Model, RatedSet
 from croupier.clients.results.store import Store
@@ -85,11 +86,13 @@ async def test_the_committed_value_function_cannot_change_after_the_first_deal_u
     (epoch,) = store.tournaments(["open"])
     changed = epochs.committed(tmp_path, epoch)
     assert changed is not None
-    changed["luck"]["chinese_ten"]["scale"] = 2.0  # another V, once the results are in
+    changed["luck"]["chinese_ten"] = default_evaluator(
+        "chinese_ten", scale=2.0
+    ).identity()  # another V, whole
     reveal.publish(store, tmp_path, epoch, ladder_config().dealing, changed)
     checked = await asyncio.to_thread(verify, path, committed)
     assert checked.returncode == 1, checked.stdout + checked.stderr
-    assert "not the ones committed to" in checked.stdout.splitlines()[0], checked.stdout
+    assert "not the ones committed to" in checked.stdout.splitlines()[0], checked.stdout  # said first
 
 
 async def test_the_ladders_ratings_read_its_sets_less_luck_unless_told_not_to(
