@@ -118,6 +118,31 @@ def run(dealing: str, seed: int, spread: float, max_sets: int, every: int, seen:
     return None
 
 
+def error_at(dealing: str, seed: int, spread: float, sets: int, seen: float = 1.0) -> float:
+    """The ladder's ratings after ``sets`` sets: their root-mean-square error, Elo, against the
+    truth (both centred), as its own fit reads them (the pairwise model with luck)."""
+    from croupier.clients.ladder.matchmaking import refit
+
+    rng = random.Random(f"{seed}/{dealing.removesuffix('-luck')}/{spread}")
+    model = Model.PAIRWISE if dealing.endswith("-luck") else Model.PLACKETT_LUCE
+    pool = dealing.startswith("pool")
+    maker = Matchmaker(seats=2, rotations=1 if pool else 2, model=model)
+    for _ in range(sets):
+        if pool:
+            groups = maker.choose_tables(NAMES, 2)
+            assert groups is not None
+        else:
+            group = maker.choose(NAMES)
+            assert group is not None
+            maker.seated(group, NAMES)
+            groups = (group,)
+        maker.add(deal_set(rng, dealing, groups, spread, seen))
+    elo = refit(maker.sets, model=model).elo
+    truth = {name: STRENGTH[name] * SCALE for name in NAMES}
+    offset = statistics.fmean(elo[n] - truth[n] for n in NAMES)
+    return math.sqrt(statistics.fmean((elo[n] - truth[n] - offset) ** 2 for n in NAMES))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.partition("\n")[0])
     parser.add_argument("--runs", type=int, default=5, help="seeds per dealing (default: %(default)s)")
@@ -132,7 +157,13 @@ def main() -> None:
     )
     parser.add_argument("--dealing", action="append", choices=DEALINGS, help="(repeatable; default all)")
     parser.add_argument("--seen", type=float, default=1.0, help="-luck: the share of the edge V reads")
+    parser.add_argument(
+        "--at", type=int, help="instead: the ratings' RMS error after this many sets (and sets to --accuracy)"
+    )
+    parser.add_argument("--accuracy", type=float, default=25.0, help="with --at: the RMS error aimed at, Elo")
     args = parser.parse_args()
+    if args.at:
+        return errors(args)
     dealings = args.dealing or list(DEALINGS)
     print(f"load average {os.getloadavg()[0]:.2f}; bots {', '.join(NAMES)}, {GAP:g} Elo apart; {args}")
     rows = []
@@ -154,6 +185,27 @@ def main() -> None:
     print("| luck (logits) | " + " | ".join(dealings) + " |")
     print("|---|" + "---|" * len(dealings))
     print("\n".join(rows))
+
+
+def errors(args: argparse.Namespace) -> None:
+    """The ratings' error after ``--at`` sets, each dealing on the same seeds; the sets to an RMS
+    error of ``--accuracy`` follow (the error falls as one over the root of the sets)."""
+    dealings = args.dealing or list(DEALINGS)
+    print(f"load average {os.getloadavg()[0]:.2f}; {args}")
+    print(
+        f"| luck (logits) | dealing | RMS error after {args.at} sets, Elo | sets to {args.accuracy:g} Elo |"
+    )
+    print("|---|---|---|---|")
+    for spread in args.luck or [1.0, 2.0]:
+        for dealing in dealings:
+            seeds = range(args.first_seed, args.first_seed + args.runs)
+            found = [error_at(dealing, seed, spread, args.at, args.seen) for seed in seeds]
+            rms = math.sqrt(statistics.fmean(e * e for e in found))
+            print(
+                f"| {spread:g} | {dealing} | {rms:.1f} | {args.at * (rms / args.accuracy) ** 2:.0f} |",
+                flush=True,
+            )
+    print(f"load average {os.getloadavg()[0]:.2f}")
 
 
 if __name__ == "__main__":
