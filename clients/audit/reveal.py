@@ -217,6 +217,14 @@ def run(args: argparse.Namespace, secret_sha256: str | None = None) -> int:
         print(f"{len(problems)} problem(s) in {count} deals of {reveal['tournament']} run {reveal['run']}")
         return 1
     print(f"all {count} deals of {reveal['tournament']} run {reveal['run']} are the secret's{against}")
+    if "commitment" in reveal and not secret_sha256:
+        from croupier.clients.audit import commitment
+
+        own = commitment.digest(commitment.encode(reveal["commitment"]))
+        print(
+            f"against the reveal's own commitment document {own}: compare it with the one published when "
+            "the epoch opened (or give it: --commitment HASH)"
+        )
     return 0
 
 

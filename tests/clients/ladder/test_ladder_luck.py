@@ -38,10 +38,10 @@ async def one_epoch(arena: Arena, store: Store, tmp_path: Path, deals: str) -> t
     return reveal.reveal_path(tmp_path, epoch), epochs.commitment_path(tmp_path, epoch)
 
 
-def verify(path: Path, committed: Path) -> subprocess.CompletedProcess[str]:
+def verify(path: Path, committed: Path | None) -> subprocess.CompletedProcess[str]:
     """``croupier verify`` of an epoch's reveal, against its commitment, with the referee's journals."""
     journals = path.parent.parent / "referee" / "matches"  # the test's referee keeps them there
-    given = [path, "--commitment", committed, "--journals", journals]
+    given = [path, "--journals", journals, *(["--commitment", committed] if committed else [])]
     return subprocess.run(croupier("verify", *map(str, given)), capture_output=True, text=True, timeout=120)
 
 
@@ -62,6 +62,8 @@ async def test_an_epoch_commits_to_its_luck_stores_each_seats_and_verify_recompu
     checked = await asyncio.to_thread(verify, path, committed)
     assert checked.returncode == 0, checked.stdout + checked.stderr
     assert "the luck of 2 match(es) recomputed from their journals" in checked.stdout, checked.stdout
+    alone = await asyncio.to_thread(verify, path, None)  # no commitment kept: its own, to compare
+    assert f"own commitment document {committed.read_text().split()[0]}" in alone.stdout, alone.stdout
 
 
 async def test_verify_names_in_one_line_a_stored_luck_that_differs(
