@@ -118,15 +118,18 @@ def run(dealing: str, seed: int, spread: float, max_sets: int, every: int, seen:
     return None
 
 
-def error_at(dealing: str, seed: int, spread: float, sets: int, seen: float = 1.0) -> float:
-    """The ladder's ratings after ``sets`` sets: their root-mean-square error, Elo, against the
-    truth (both centred), as its own fit reads them (the pairwise model with luck)."""
+def ratings_at(
+    dealing: str, seed: int, spread: float, sets: int, seen: float = 1.0
+) -> tuple[dict[str, float], dict[str, float]]:
+    """The ladder's ratings after ``sets`` sets (centred), read plain (Plackett-Luce) and less the
+    deal's luck (pairwise) from the same games (scheduled on the plain reading), so the two differ by
+    the reading alone."""
     from croupier.clients.ladder.matchmaking import refit
 
-    rng = random.Random(f"{seed}/{dealing.removesuffix('-luck')}/{spread}")
-    model = Model.PAIRWISE if dealing.endswith("-luck") else Model.PLACKETT_LUCE
+    rng = random.Random(f"{seed}/{dealing}/{spread}")
     pool = dealing.startswith("pool")
-    maker = Matchmaker(seats=2, rotations=1 if pool else 2, model=model)
+    maker = Matchmaker(seats=2, rotations=1 if pool else 2)
+    lucky: list[RatedSet] = []
     for _ in range(sets):
         if pool:
             groups = maker.choose_tables(NAMES, 2)
@@ -136,11 +139,15 @@ def error_at(dealing: str, seed: int, spread: float, sets: int, seen: float = 1.
             assert group is not None
             maker.seated(group, NAMES)
             groups = (group,)
-        maker.add(deal_set(rng, dealing, groups, spread, seen))
-    elo = refit(maker.sets, model=model).elo
-    truth = {name: STRENGTH[name] * SCALE for name in NAMES}
-    offset = statistics.fmean(elo[n] - truth[n] for n in NAMES)
-    return math.sqrt(statistics.fmean((elo[n] - truth[n] - offset) ** 2 for n in NAMES))
+        rated = deal_set(rng, f"{dealing}-luck", groups, spread, seen)
+        lucky.append(rated)
+        maker.add(RatedSet(rated.tournament, rated.group, rated.matches))
+
+    def centred(elo: dict[str, float]) -> dict[str, float]:
+        mean = statistics.fmean(elo[n] for n in NAMES)
+        return {n: elo[n] - mean for n in NAMES}
+
+    return centred(refit(maker.sets).elo), centred(refit(lucky, model=Model.PAIRWISE).elo)
 
 
 def main() -> None:
@@ -158,9 +165,11 @@ def main() -> None:
     parser.add_argument("--dealing", action="append", choices=DEALINGS, help="(repeatable; default all)")
     parser.add_argument("--seen", type=float, default=1.0, help="-luck: the share of the edge V reads")
     parser.add_argument(
-        "--at", type=int, help="instead: the ratings' RMS error after this many sets (and sets to --accuracy)"
+        "--at",
+        type=int,
+        help="instead: the ratings' RMS error after N sets, plain and less luck (pool, fresh)",
     )
-    parser.add_argument("--accuracy", type=float, default=25.0, help="with --at: the RMS error aimed at, Elo")
+    parser.add_argument("--accuracy", type=float, default=25.0, help="with --at: the spread aimed at, Elo")
     args = parser.parse_args()
     if args.at:
         return errors(args)
@@ -188,23 +197,24 @@ def main() -> None:
 
 
 def errors(args: argparse.Namespace) -> None:
-    """The ratings' error after ``--at`` sets, each dealing on the same seeds; the sets to an RMS
-    error of ``--accuracy`` follow (the error falls as one over the root of the sets)."""
-    dealings = args.dealing or list(DEALINGS)
+    """The ratings' spread after ``--at`` sets over the seeds (each bot's standard deviation, the
+    root of their mean square: what an interval's width follows; the deal's luck also pulls both
+    readings' gaps in alike, which is not counted), plain and less luck on the same games; the sets
+    to a spread of ``--accuracy`` follow (it falls as one over the root of the sets)."""
+    dealings = [d for d in args.dealing or ("pool", "fresh") if not d.endswith("-luck")]
     print(f"load average {os.getloadavg()[0]:.2f}; {args}")
-    print(
-        f"| luck (logits) | dealing | RMS error after {args.at} sets, Elo | sets to {args.accuracy:g} Elo |"
-    )
-    print("|---|---|---|---|")
+    head = f"spread after {args.at} sets, Elo | sets to {args.accuracy:g} Elo"
+    print(f"| luck (logits) | dealing | reading | {head} |\n|---|---|---|---|---|")
     for spread in args.luck or [1.0, 2.0]:
         for dealing in dealings:
             seeds = range(args.first_seed, args.first_seed + args.runs)
-            found = [error_at(dealing, seed, spread, args.at, args.seen) for seed in seeds]
-            rms = math.sqrt(statistics.fmean(e * e for e in found))
-            print(
-                f"| {spread:g} | {dealing} | {rms:.1f} | {args.at * (rms / args.accuracy) ** 2:.0f} |",
-                flush=True,
-            )
+            found = [ratings_at(dealing, seed, spread, args.at, args.seen) for seed in seeds]
+            for number, reading in enumerate(("plain", "less luck")):
+                runs = [pair[number] for pair in found]
+                each = [statistics.variance([run[name] for run in runs]) for name in NAMES]
+                sd = math.sqrt(statistics.fmean(each))
+                sets = args.at * (sd / args.accuracy) ** 2
+                print(f"| {spread:g} | {dealing} | {reading} | {sd:.1f} | {sets:.0f} |", flush=True)
     print(f"load average {os.getloadavg()[0]:.2f}")
 
 
