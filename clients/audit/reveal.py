@@ -172,7 +172,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace, secret_sha256: str | None = None) -> int:
-    """Check a reveal file (and, given ``secret_sha256``, that its secret is the one committed to)."""
+    """Check a reveal file (and, given ``secret_sha256``, that its secret is the one committed to;
+    for a ladder epoch's reveal, which carries its commitment document, that document's SHA-256)."""
     import asyncio
 
     from croupier.clients.results.ratings_cli import fail
@@ -210,6 +211,8 @@ def run(args: argparse.Namespace, secret_sha256: str | None = None) -> int:
     against = ", as the referee published them" if published is not None else ", as committed"
     if secret_sha256:
         against += ", from the secret committed to"
+        if "commitment" in reveal:
+            against += " with the luck value functions"
     lucky = sum(any(r.get("luck") is not None for r in e.get("results", ())) for e in reveal["matches"])
     if lucky and not unchecked:
         against += f"; the luck of {lucky} match(es) recomputed from their journals"
