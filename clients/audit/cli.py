@@ -7,8 +7,9 @@ seat's result, that no scheduled match is missing or added, and the ratings (arc
 
 Given a reveal file (``DATA/reveals/NAME-RUN.json``), only its deals are checked: every seed
 against the secret and its commitment, and with ``--server`` against what a referee publishes
-(reveal.py); a ladder's epoch (``croupier ladder``) with ``--commitment``: also that the secret is
-the one committed to when the epoch opened.
+(reveal.py); a ladder's epoch (``croupier ladder``) with ``--commitment``: also that the secret and
+the luck value functions are the ones committed to when the epoch opened, and each seat's luck is
+recomputed from the journals (epoch_check.py).
 
 Exit status: 0 verified, 1 a problem found (one line each, naming the match and what differs),
 2 a file that cannot be checked.
@@ -34,7 +35,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="HASH",
         help="with an archive: the schedule's commitment as published at the run's start (64 hex digits, "
         "or the file holding them: DATA/reveals/NAME-RUN.schedule.sha256); with a ladder epoch's reveal "
-        "file: its secret's, published when the epoch opened (DATA/reveals/NAME-EPOCH.secret.sha256)",
+        "file: the one published when the epoch opened (DATA/reveals/NAME-EPOCH.commitment.sha256)",
+    )
+    parser.add_argument(
+        "--journals",
+        type=Path,
+        action="append",
+        metavar="DIR",
+        help="with a ladder epoch's reveal file: also look for the matches' journals (MATCH_ID.jsonl) here, "
+        "to recompute each seat's luck (default: the matches folder beside the reveals folder)",
     )
     parser.add_argument(
         "--server",

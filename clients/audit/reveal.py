@@ -37,20 +37,36 @@ class Published:
     seed: int | None
 
 
-def document(store: Store, tournament: Tournament, dealing: Deals) -> dict[str, Any]:
-    """The reveal of a finished run: its secret and every deal it played, voided ones included."""
+def document(
+    store: Store, tournament: Tournament, dealing: Deals, committed: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
+    """The reveal of a finished run: its secret and every deal it played, voided ones included.
+    With a ladder epoch's commitment document (ladder/epoch.py): that document, and each counted
+    match's results with each seat's luck, which ``croupier verify`` recomputes (epoch_check.py)."""
     if tournament.secret is None:
         raise ValueError(f"tournament {tournament.name} run {tournament.run} was dealt before secret deals")
     played = [(record, record.redeal) for record in store.matches(tournament.id).values()]
     played += store.voided(tournament.id)
-    return {
+    matches = [_match(record, redeal) for record, redeal in sorted(played, key=_order)]
+    found: dict[str, Any] = {
         "format": FORMAT,
         "tournament": tournament.name,
         "run": tournament.run,
         "secret": tournament.secret.hex(),
         "deals": dealing.value,
-        "matches": [_match(record, redeal) for record, redeal in sorted(played, key=_order)],
+        "matches": matches,
     }
+    if committed is not None:
+        found["commitment"] = dict(committed)
+        results = {m.record.referee_match_id: m.results for m in store.finished(tournament.id)}
+        for entry in matches:
+            counted = results.get(entry["match_id"]) if entry["match_id"] else None
+            if counted is not None:
+                entry["results"] = [
+                    {"seat": r.seat, "bot": r.bot, "version": r.version, "place": r.place, "luck": r.luck}
+                    for r in counted
+                ]
+    return found
 
 
 def _order(item: tuple[MatchRecord, int]) -> tuple[MatchKey, int]:
@@ -73,12 +89,18 @@ def _match(record: MatchRecord, redeal: int) -> dict[str, Any]:
     }
 
 
-def publish(store: Store, data: Path, tournament: Tournament, dealing: Deals) -> Path:
+def publish(
+    store: Store,
+    data: Path,
+    tournament: Tournament,
+    dealing: Deals,
+    committed: Mapping[str, Any] | None = None,
+) -> Path:
     """Publish a finished run's secret and every deal it played (the runner, the ladder and
     ``--sprt`` do so once a run is over): its reveal file, then the store's mark that the secret
-    is out. The path of the file."""
+    is out. The path of the file. ``committed``: a ladder epoch's commitment document."""
     path = reveal_path(data, tournament)
-    write(path, document(store, tournament, dealing))
+    write(path, document(store, tournament, dealing, committed))
     store.reveal(tournament.id)
     return path
 
@@ -150,7 +172,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace, secret_sha256: str | None = None) -> int:
-    """Check a reveal file (and, given ``secret_sha256``, that its secret is the one committed to)."""
+    """Check a reveal file (and, given ``secret_sha256``, that its secret is the one committed to;
+    for a ladder epoch's reveal, which carries its commitment document, that document's SHA-256)."""
     import asyncio
 
     from croupier.clients.results.ratings_cli import fail
@@ -169,22 +192,42 @@ def run(args: argparse.Namespace, secret_sha256: str | None = None) -> int:
                 published.update(asyncio.run(fetch_published(target)))
             except Exception as exc:  # grpc's errors name the target and the cause
                 return fail(f"--server {target}: cannot list its matches: {exc}", 1)
+    unchecked: list[str] = []
     try:
         problems = verify(reveal, published)
-        if secret_sha256 and hashlib.sha256(bytes.fromhex(reveal["secret"])).hexdigest() != secret_sha256:
+        if "commitment" in reveal:  # a ladder epoch's: its secret and luck value functions, and the luck
+            from croupier.clients.audit import epoch_check
+
+            folders = [args.file.parent.parent / "matches", *(getattr(args, "journals", None) or [])]
+            found, unchecked = epoch_check.check(reveal, secret_sha256, folders)
+            problems[:0] = found
+        elif secret_sha256 and hashlib.sha256(bytes.fromhex(reveal["secret"])).hexdigest() != secret_sha256:
             problems.insert(0, f"the secret is not the one committed to: its SHA-256 is not {secret_sha256}")
-    except (KeyError, TypeError, ValueError) as exc:
+    except (KeyError, TypeError, ValueError, IndexError) as exc:
         return fail(f"{args.file}: a damaged reveal file: {exc!r}", 2)
     count = len(reveal["matches"])
-    for problem in problems:
-        print(problem)
+    for line in [*problems, *unchecked]:
+        print(line)
     against = ", as the referee published them" if published is not None else ", as committed"
     if secret_sha256:
         against += ", from the secret committed to"
+        if "commitment" in reveal:
+            against += " with the luck value functions"
+    lucky = sum(any(r.get("luck") is not None for r in e.get("results", ())) for e in reveal["matches"])
+    if lucky and not unchecked:
+        against += f"; the luck of {lucky} match(es) recomputed from their journals"
     if problems:
         print(f"{len(problems)} problem(s) in {count} deals of {reveal['tournament']} run {reveal['run']}")
         return 1
     print(f"all {count} deals of {reveal['tournament']} run {reveal['run']} are the secret's{against}")
+    if "commitment" in reveal and not secret_sha256:
+        from croupier.clients.audit import commitment
+
+        own = commitment.digest(commitment.encode(reveal["commitment"]))
+        print(
+            f"against the reveal's own commitment document {own}: compare it with the one published when "
+            "the epoch opened (or give it: --commitment HASH)"
+        )
     return 0
 
 

@@ -21,18 +21,23 @@ A bot is seated in at most ``concurrent_sets`` sets at once, within the matches 
 declared (Hello.max_matches), and starts at most ``sets_per_hour``.
 
 Epochs. Each epoch is one run of the ladder's name in the store, with its own secret: every deal
-is HMAC-SHA256(secret, set key) (schedule.set_seed). Its SHA-256 is published when the epoch
-opens (``DATA/reveals/NAME-EPOCH.secret.sha256``); after ``epoch_sets`` sets or
+is HMAC-SHA256(secret, set key) (schedule.set_seed). Its SHA-256, with the luck value function of
+each game measured (epoch.py), is committed to when the epoch opens
+(``DATA/reveals/NAME-EPOCH.commitment.sha256``); after ``epoch_sets`` sets or
 ``epoch_hours``, no more sets are started in it, and once its sets are over the secret is
 revealed (``DATA/reveals/NAME-EPOCH.json``, checked by ``croupier verify FILE --commitment
 HASH``) and the next epoch opens. A set voided and waiting for a bot that has not come back by
 then is given up: its new deal, never dealt, is in the reveal with no match id.
+
+Luck. Each finished match's journal is replayed with the V the epoch committed to, as the
+tournament runner does (Runner.measure_luck), the deal counted as chance (deal_is_chance), and each
+seat's luck is stored with its result; with ``luck = true`` the ratings read each set's pairwise
+points less it (ratings.set_choices, the pairwise model).
 """
 
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import multiprocessing
 import random
 import time
@@ -41,11 +46,14 @@ from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from croupier.clients.audit import reveal
+from croupier.clients.ladder import epoch as epochs
+from croupier.clients.ladder.epoch import commitment_path
 from croupier.clients.ladder.matchmaking import Fit, Matchmaker, refit
 from croupier.clients.ladder.settings import POOL, LadderConfig
-from croupier.clients.results.ratings import RatedSet
+from croupier.clients.results.ratings import DEFAULT_MODEL, Model, RatedSet
 from croupier.clients.results.schedule import (
     DuplicateSet,
     MatchKey,
@@ -105,11 +113,6 @@ class FitWorker:
             self._pool.shutdown(wait=False, cancel_futures=True)
 
 
-def commitment_path(data: Path, epoch: Tournament) -> Path:
-    """Where an epoch's secret is committed to (its SHA-256, in ``sha256sum`` form) when it opens."""
-    return data / "reveals" / f"{epoch.name}-{epoch.run}.secret.sha256"
-
-
 class Ladder(Runner):
     """The ladder's loop, on the runner's ways of starting sets and collecting their results."""
 
@@ -136,6 +139,7 @@ class Ladder(Runner):
                 config.per_bot(game.game),
                 config.floor,
                 float(config.provisional_width),
+                model=Model.PAIRWISE if config.luck else DEFAULT_MODEL,  # corrected points are pairwise
                 fits_itself=False,
             )
             for game in config.games
@@ -163,6 +167,8 @@ class Ladder(Runner):
         """Every set of the epoch, by key."""
         self._versions = {bot_id: version for bot_id, (_, version) in store.versions(config.name).items()}
         """Each registration's version, as the store keeps them."""
+        self._committed: dict[str, Any] | None = None
+        """The epoch's commitment document (epoch.py): its luck value functions, fixed at its opening."""
 
     # --- the loop -----------------------------------------------------------------------
 
@@ -358,7 +364,7 @@ class Ladder(Runner):
             return
         for done in matches:
             self.display.match_done(key[0], done.rated_places)
-        self.makers[key[0]].add(_rated(self.ladder.name, matches))
+        self.makers[key[0]].add(_rated(self.ladder.name, matches, self.ladder.luck))
 
     def _redeal(self, epoch: Tournament, records: Sequence[MatchRecord]) -> None:
         assert epoch.secret is not None
@@ -422,16 +428,21 @@ class Ladder(Runner):
             self.ladder.name, self.ladder.fingerprint(), self.ladder.settings(), again=True
         )
         assert epoch.secret is not None
-        path = commitment_path(self.data, epoch)
-        if not path.exists():
-            path.parent.mkdir(parents=True, exist_ok=True)
-            digest = hashlib.sha256(epoch.secret).hexdigest()
-            path.write_text(f"{digest}  {reveal.reveal_path(self.data, epoch).name}\n", encoding="ascii")
+        made = epochs.commit(self.data, self.ladder, epoch)  # before its first deal
+        self._committed = epochs.committed(self.data, epoch) if made is not None else None
+        self.luck = epochs.committed_luck(self._committed, self.display.note)
+        if made is not None and made[2]:
+            digest, path, _ = made
             self.display.note(
-                f"epoch {epoch.run} of {epoch.name}: its secret's sha256 is {digest} ({path}); "
-                "revealed when the epoch is over: croupier verify REVEAL --commitment HASH"
+                f"epoch {epoch.run} of {epoch.name}: its commitment (the secret's sha256 and the luck value "
+                f"functions) is {digest} ({path}); revealed when the epoch is over: croupier verify REVEAL "
+                "--commitment HASH"
             )
         return epoch
+
+    def deal_is_chance(self) -> bool:
+        """A pool's table and a fresh match play their deal in one seating: no twin cancels it."""
+        return bool(self._committed and self._committed.get("luck_deal"))
 
     async def _resume(self, epoch: Tournament) -> Tournament:
         """Take up an epoch: what an earlier session left started is called off and dealt again,
@@ -449,7 +460,7 @@ class Ladder(Runner):
         ]
         runs = [run.id for run in self.store.tournaments([self.ladder.name])]
         for game, maker in self.makers.items():
-            maker.reset(self.store.duplicate_sets(game, runs))
+            maker.reset(self.store.duplicate_sets(game, runs, luck=self.ladder.luck))
         since = self.clock() - HOUR
         self._starts = [
             (r.started_at, tuple(sorted(_bots(group))))
@@ -468,22 +479,26 @@ class Ladder(Runner):
     def _reveal(self, epoch: Tournament) -> None:
         """Every set of the epoch is over: publish its secret and every deal it dealt."""
         self.store.finish_tournament(epoch.id)
-        path = reveal.publish(self.store, self.data, epoch, self.ladder.dealing)
+        path = reveal.publish(self.store, self.data, epoch, self.ladder.dealing, self._committed)
         self.display.note(
             f"epoch {epoch.run} of {epoch.name} is over: its secret and deals are in {path} "
             f"(croupier verify {path} --commitment {commitment_path(self.data, epoch)})"
         )
 
 
-def _rated(ladder: str, matches: Sequence[FinishedMatch]) -> RatedSet:
-    """A set's matches as the ratings read them (Store.duplicate_sets reads them so too)."""
+def _rated(ladder: str, matches: Sequence[FinishedMatch], luck: bool) -> RatedSet:
+    """A set's matches as the ratings read them (Store.duplicate_sets reads them so too); ``luck``:
+    with each seat's luck where it was measured (ratings.set_choices reads them corrected)."""
+    ordered = sorted(matches, key=lambda m: m.record.key)
     tables = [
         Table(
             m.record.seed, tuple(r.identity for r in sorted(m.results, key=lambda r: r.seat)), m.rated_places
         )
-        for m in sorted(matches, key=lambda m: m.record.key)
+        for m in ordered
     ]
-    return RatedSet(ladder, tuple(sorted({bot for t in tables for bot in t.seats})), evidence(tables))
+    lucks = tuple({r.identity: r.luck for r in m.results if r.luck is not None} for m in ordered)
+    bots = tuple(sorted({bot for t in tables for bot in t.seats}))
+    return RatedSet(ladder, bots, evidence(tables), lucks if luck else ())
 
 
 def _bots(records: Sequence[MatchRecord]) -> set[str]:

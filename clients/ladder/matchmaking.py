@@ -62,10 +62,10 @@ from croupier.clients.results.ratings import (
     SCALE,
     Model,
     RatedSet,
-    choices,
     fit,
     merged,
     pairwise_results,
+    set_choices,
 )
 from croupier.clients.results.sets import set_scores, tie_known
 
@@ -93,7 +93,7 @@ class Fit:
 
 def refit(sets: Sequence[RatedSet], prior: float = DEFAULT_PRIOR, model: Model = DEFAULT_MODEL) -> Fit:
     """The fit of ``sets`` (CPU-bound: a ladder runs it in a worker, never on its event loop)."""
-    evidence = merged(choices(places, model) for rated in sets for places in rated.matches)
+    evidence = merged(set_choices(rated, model) for rated in sets)  # luck-corrected where it is measured
     elo = fit(evidence, prior) if evidence else {}
     information: dict[str, float] = {}
     for rated in sets:

@@ -6,6 +6,7 @@
     concurrent_sets = 1      # sets a bot plays at once
     sets_per_hour = 60       # sets a bot starts in any hour (0: no limit)
     deals = "pool"           # or "fresh"; never "duplicate" (a bot would hold every seat of a deal)
+    luck = true              # rate set points less each seat's luck (default; luck is measured anyway)
     [clock]
     decision_ms = 2000
     [[games]]
@@ -52,6 +53,8 @@ KIND = "ladder"
 POOL, FRESH = "pool", "fresh"
 POOL_TABLES = 2
 """Tables a deal pool deals its one deal to, each of different bots."""
+DEFAULT_LUCK = True
+"""Luck-corrected ratings by default: see docs/tournaments.md's ladder section (bench/ladder_luck.py)."""
 """What a ladder's runs carry in the store's settings, apart from a tournament's."""
 
 
@@ -73,6 +76,9 @@ class LadderConfig:
     deals: str = POOL
     """POOL: a set is one deal at POOL_TABLES tables of different bots; FRESH: a set is one group
     in every rotation, each match on a deal of its own. Either way no bot meets a deal twice."""
+    luck: bool = DEFAULT_LUCK
+    """Rate each set's pairwise points less each seat's luck (measured in every epoch, where its game
+    has a V: luck_journal.MEASURED). A reading, not a deal: not in ``settings``, so it may change."""
 
     @property
     def dealing(self) -> Deals:
@@ -144,6 +150,7 @@ def parse(data: Mapping[str, Any]) -> LadderConfig:
             'every seat of its deal: use "pool" (one deal at several tables of different bots) or "fresh"',
         )
         deals = POOL
+    luck = top.boolean("luck", DEFAULT_LUCK)
     registration = _registration(top.table("registration"))
     default_clock = _clock(top.table("clock"), Clock())
     tables = top.tables("games", required=True)
@@ -172,6 +179,7 @@ def parse(data: Mapping[str, Any]) -> LadderConfig:
         floor,
         width,
         deals=deals,
+        luck=luck,
         registration=registration,
     )
 

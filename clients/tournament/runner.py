@@ -318,6 +318,10 @@ class Runner:
             running[task] = record
             busy.update(self._seat_ids(record))
 
+    def deal_is_chance(self) -> bool:
+        """Whether a match's luck counts its deal (fresh deals: no twin cancels it)."""
+        return self.config.deals == Deals.FRESH
+
     async def measure_luck(self, record: MatchRecord, results: list[SeatResult]) -> list[SeatResult]:
         """Each seat's luck beside its result, replayed from the match's journal with the value
         function the run committed to (``luck``; none for a journal this machine cannot read: a
@@ -325,7 +329,7 @@ class Runner:
         evaluator = self.luck.get(record.key.game)
         if evaluator is None or not record.journal:
             return results
-        fresh = self.config.deals == Deals.FRESH
+        fresh = self.deal_is_chance()
         try:
             luck = await asyncio.to_thread(journal_luck, Path(record.journal), evaluator, fresh)
         except Exception as exc:  # a measurement that fails leaves the result plain, never the run

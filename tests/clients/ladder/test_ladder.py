@@ -17,6 +17,7 @@ import pytest
 from croupier.clients.audit import reveal
 from croupier.clients.bots import RandomBot
 from croupier.clients.ladder.arena import Ladder, commitment_path
+from croupier.clients.ladder.epoch import document_path as epoch_document_path
 from croupier.clients.ladder.settings import LadderConfig, parse
 from croupier.clients.results.store import Store
 from croupier.clients.sdk import Bot, Client
@@ -199,7 +200,9 @@ async def test_an_epoch_reveals_its_committed_secret_once_its_sets_are_over_and_
     assert first.finished and first.revealed and not second.finished
     assert first.secret != second.secret
     committed = commitment_path(tmp_path, first).read_text().split()[0]
-    assert committed == hashlib.sha256(first.secret or b"").hexdigest()
+    document = json.loads(epoch_document_path(tmp_path, first).read_bytes())  # committed to at the start
+    assert committed == hashlib.sha256(epoch_document_path(tmp_path, first).read_bytes()).hexdigest()
+    assert document["secret_sha256"] == hashlib.sha256(first.secret or b"").hexdigest()
     assert not reveal.reveal_path(tmp_path, second).exists()  # its sets are not all over
     document = json.loads(reveal.reveal_path(tmp_path, first).read_text())
     assert len(document["matches"]) == 4 and all(entry["match_id"] for entry in document["matches"])
@@ -232,7 +235,9 @@ async def test_croupier_verify_checks_an_epoch_against_the_secret_it_committed_t
     assert "from the secret committed to" in checked.stdout
     other = hashlib.sha256(b"another secret").hexdigest()
     refused = await asyncio.to_thread(verify, str(path), "--commitment", other)
-    assert refused.returncode == 1 and f"its SHA-256 is not {other}" in refused.stdout, refused.stdout
+    assert refused.returncode == 1 and f"not {other}, the commitment published" in refused.stdout, (
+        refused.stdout
+    )
 
 
 async def test_a_referee_restarted_under_the_ladder_resumes_its_matches_and_the_ladder_goes_on(
