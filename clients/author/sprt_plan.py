@@ -162,6 +162,23 @@ def line(plan: SprtPlan) -> str:
     )
 
 
+def estimate(plan: SprtPlan) -> str:
+    """The verdict's Elo line: read from where the test stopped (the live line's, the mean's alone,
+    is biased by the stop): simulations of the test itself on the sets' scores (sprt_estimate.py);
+    on luck-corrected scores, off the grid, the Brownian reading."""
+    progress = plan.progress
+    stopped = (
+        progress.stopped()
+        if isinstance(progress, NormalProgress)
+        else progress.test.stopped(progress.counts, progress.grid)
+    )
+    return (
+        f"Elo of {plan.new} over {plan.old}: {elo_text(stopped.elo)} "
+        f"(95% interval {elo_text(stopped.low)} to "
+        f"{elo_text(stopped.high)}, read from where the test stopped), LOS {stopped.los:.1%}"
+    )
+
+
 def points(plan: SprtPlan) -> str:
     """The pairs of games (NEW and OLD swapped, the other seats alike) by NEW's points in them, as
     fishtest prints them, ``Ptnml(0-2)``; where the seatings make no such pairs (four seats or more),

@@ -175,7 +175,14 @@ class Sprt:
 
     def stopped(self, counts: Sequence[int], sets_grid: Sequence[float]) -> Stopped:
         """The Elo estimate and 95% interval of a test that stopped after these sets (counted by
-        grid value), corrected for its stopping (see ``Stopped``)."""
+        grid value), corrected for its stopping by simulations of the test (sprt_estimate.py)."""
+        from croupier.clients.results.sprt_estimate import simulated
+
+        return simulated(self, counts, sets_grid)
+
+    def brownian(self, counts: Sequence[int], sets_grid: Sequence[float]) -> Stopped:
+        """The same read as fishtest reads it, the LLR taken for a Brownian motion (``Stopped``):
+        quick, but low where the sets are few and their spread small (issue #46)."""
         return Stopped.of(self, counts, sets_grid)
 
     def status(self, scores: Sequence[float], sets_grid: Sequence[float]) -> Status:
