@@ -1,6 +1,6 @@
 """The verdict's Elo estimate of ``croupier match --sprt`` against a known truth: the Brownian
-reading (``Sprt.brownian``, fishtest's) beside the simulated one (``Sprt.stopped``, what the
-verdict line prints: clients/results/sprt_estimate.py).
+reading (``Sprt.brownian``, fishtest's) beside the simulated one (what the verdict line prints:
+clients/results/sprt_estimate.py).
 
 Usage: python -m bench.sprt_estimate [--game NAME:SEATS]... [--tests N] [--truth ELO]... [--pool SETS]
        [--pool-file PATH] [--cap SETS] [--elo0 E0] [--elo1 E1]
@@ -31,6 +31,7 @@ from croupier.clients.author.inprocess import pool, workers
 from croupier.clients.results.schedule import Rotations, design
 from croupier.clients.results.sets import grid
 from croupier.clients.results.sprt import Sprt, Stopped, elo_of
+from croupier.clients.results.sprt_estimate import simulated
 
 Estimate = tuple[Stopped, Stopped, float]
 """The Brownian reading, the simulated one, the CPU seconds of the simulated one."""
@@ -40,8 +41,8 @@ def both(job: tuple[Sprt, tuple[float, ...], tuple[int, ...]]) -> Estimate:
     """Both estimates of one stopped test (in a worker process)."""
     test, values, counts = job
     began = time.process_time()
-    simulated = test.stopped(counts, values)
-    return test.brownian(counts, values), simulated, time.process_time() - began
+    read = simulated(test, counts, values)
+    return test.brownian(counts, values), read, time.process_time() - began
 
 
 def summary(name: str, read: list[Stopped], truth: float) -> str:

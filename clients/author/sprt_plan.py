@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 from croupier.clients.results.schedule import DuplicateSet, duplicate_set, rotation_count
 from croupier.clients.results.sets import grid, pair_points, set_score
 from croupier.clients.results.sprt import NormalProgress, Progress, Sprt, Status, Verdict
+from croupier.clients.results.sprt_estimate import simulated
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -170,7 +171,7 @@ def estimate(plan: SprtPlan) -> str:
     stopped = (
         progress.stopped()
         if isinstance(progress, NormalProgress)
-        else progress.test.stopped(progress.counts, progress.grid)
+        else simulated(progress.test, progress.counts, progress.grid)
     )
     return (
         f"Elo of {plan.new} over {plan.old}: {elo_text(stopped.elo)} "

@@ -138,7 +138,7 @@ class Status:
     low: float
     high: float
     """The Elo estimate and its 95% interval (normal approximation on the mean set score; not
-    corrected for the bias of stopping when a bound is crossed: ``Sprt.stopped`` is)."""
+    corrected for the bias of stopping when a bound is crossed: ``sprt_estimate.simulated`` is)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -172,13 +172,6 @@ class Sprt:
         """The LLR of sets counted by grid value (``counts[i]`` sets scored ``sets_grid[i]``)."""
         regularised = [(value, count or REGULARIZE) for value, count in zip(sets_grid, counts, strict=True)]
         return llr(regularised, score_of(self.elo0), score_of(self.elo1))
-
-    def stopped(self, counts: Sequence[int], sets_grid: Sequence[float]) -> Stopped:
-        """The Elo estimate and 95% interval of a test that stopped after these sets (counted by
-        grid value), corrected for its stopping by simulations of the test (sprt_estimate.py)."""
-        from croupier.clients.results.sprt_estimate import simulated
-
-        return simulated(self, counts, sets_grid)
 
     def brownian(self, counts: Sequence[int], sets_grid: Sequence[float]) -> Stopped:
         """The same read as fishtest reads it, the LLR taken for a Brownian motion (``Stopped``):
@@ -226,9 +219,9 @@ class Sprt:
 @dataclass(frozen=True, slots=True)
 class Stopped:
     """The Elo estimate of a sequential test, read from where it stopped rather than from the mean
-    alone. A test that stops when its LLR crosses a bound stops early on a lucky run, so the mean
-    of an accepted H1 overstates the gap and that of an accepted H0 understates it. As fishtest
-    does, the LLR is taken for a Brownian motion (drift and variance per set from the sets' mean
+    alone (what ``sprt_estimate.simulated``, the verdict's, returns too). A test that stops when its
+    LLR crosses a bound stops early on a lucky run, so the mean of an accepted H1 overstates the gap
+    and that of an accepted H0 understates it. Here (``Sprt.brownian``), as fishtest does, the LLR is taken for a Brownian motion (drift and variance per set from the sets' mean
     and spread, Van den Bergh's GSPRT approximation) absorbed at the two bounds, and the estimate
     is the Elo under which half of all such tests end worse than this one (stopped later at H1,
     sooner at H0, or lower at the same count): median-unbiased; the interval's ends are the same

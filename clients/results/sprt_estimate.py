@@ -26,9 +26,9 @@ Jennison and Turnbull's "Group Sequential Methods", ch. 8, up to the simulation'
   always prints the same estimate.
 
 >>> from croupier.clients.results.sprt import Sprt
->>> stopped = Sprt(0, 10).stopped([0, 4, 120, 10, 0], (0.0, 0.25, 0.5, 0.75, 1.0))
+>>> stopped = simulated(Sprt(0, 10), [0, 4, 120, 10, 0], (0.0, 0.25, 0.5, 0.75, 1.0))
 >>> round(stopped.elo), round(stopped.low), round(stopped.high)
-(8, -2, 18)
+(8, -1, 18)
 """
 
 from __future__ import annotations
@@ -38,15 +38,11 @@ import json
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
 
-from croupier.clients.results.sprt import REGULARIZE, Stopped, score_of
-
-if TYPE_CHECKING:
-    from croupier.clients.results.sprt import Sprt
+from croupier.clients.results.sprt import REGULARIZE, Sprt, Stopped, score_of
 
 __all__ = ["PATHS", "Simulated", "simulated"]
 

@@ -1,4 +1,4 @@
-"""The verdict's Elo estimate (``Sprt.stopped``, clients/results/sprt_estimate.py) on tests drawn from
+"""The verdict's Elo estimate (clients/results/sprt_estimate.py) on tests drawn from
 a known distribution of five-seat set scores: median-unbiased and its 95% interval right, where the
 Brownian reading ran low and over-covered (issue #46); and the line ``croupier match --sprt`` ends
 with prints it."""
@@ -15,6 +15,7 @@ from croupier.clients.author.sprt_plan import SprtPlan, estimate
 from croupier.clients.author.sprt_run import _settings
 from croupier.clients.results.sets import grid
 from croupier.clients.results.sprt import Sprt, Stopped, Verdict
+from croupier.clients.results.sprt_estimate import simulated
 from croupier.clients.tournament.config import parse
 
 TEST = Sprt(elo0=0, elo1=10)
@@ -32,7 +33,7 @@ def read() -> list[Stopped]:
     q = sprt_resampled.at_elo(FIVE_SEATS, NARROW, TRUTH)
     runs = sprt_resampled.run("gsprt", TEST, FIVE_SEATS, q, 200, 2000, seed=11)
     assert (runs.verdicts == 1).all()
-    return [TEST.stopped([int(c) for c in row], FIVE_SEATS) for row in runs.counts]
+    return [simulated(TEST, [int(c) for c in row], FIVE_SEATS) for row in runs.counts]
 
 
 def test_the_estimate_read_from_the_stop_is_median_unbiased(read: list[Stopped]) -> None:
@@ -48,7 +49,7 @@ def test_its_95_percent_interval_holds_the_truth_95_times_in_100(read: list[Stop
 
 def test_the_same_sets_give_the_same_estimate() -> None:
     counts = [0] * 8 + [1, 3, 70, 5, 18, 4, 2, 1] + [0] * 5
-    assert TEST.stopped(counts, FIVE_SEATS) == TEST.stopped(counts, FIVE_SEATS)
+    assert simulated(TEST, counts, FIVE_SEATS) == simulated(TEST, counts, FIVE_SEATS)
 
 
 def test_the_verdict_s_line_prints_the_estimate_read_from_the_stop() -> None:
@@ -61,9 +62,9 @@ def test_the_verdict_s_line_prints_the_estimate_read_from_the_stop() -> None:
     while plan.progress.add(rng.choices(FIVE_SEATS, weights)[0]).verdict is Verdict.CONTINUE:
         pass
     counts = list(plan.progress.counts)
-    simulated, brownian = TEST.stopped(counts, FIVE_SEATS), TEST.brownian(counts, FIVE_SEATS)
-    assert abs(simulated.elo - brownian.elo) > 0.5  # the two readings differ here: the line says which
+    new, old = simulated(TEST, counts, FIVE_SEATS), TEST.brownian(counts, FIVE_SEATS)
+    assert abs(new.elo - old.elo) > 0.5  # the two readings differ here: the line says which
     assert estimate(plan) == (
-        f"Elo of new over old: {simulated.elo:+.1f} (95% interval {simulated.low:+.1f} to "
-        f"{simulated.high:+.1f}, read from where the test stopped), LOS {simulated.los:.1%}"
+        f"Elo of new over old: {new.elo:+.1f} (95% interval {new.low:+.1f} to "
+        f"{new.high:+.1f}, read from where the test stopped), LOS {new.los:.1%}"
     )
