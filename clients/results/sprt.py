@@ -221,11 +221,13 @@ class Stopped:
     """The Elo estimate of a sequential test, read from where it stopped rather than from the mean
     alone (what ``sprt_estimate.simulated``, the verdict's, returns too). A test that stops when its
     LLR crosses a bound stops early on a lucky run, so the mean of an accepted H1 overstates the gap
-    and that of an accepted H0 understates it. Here (``Sprt.brownian``), as fishtest does, the LLR is taken for a Brownian motion (drift and variance per set from the sets' mean
-    and spread, Van den Bergh's GSPRT approximation) absorbed at the two bounds, and the estimate
-    is the Elo under which half of all such tests end worse than this one (stopped later at H1,
-    sooner at H0, or lower at the same count): median-unbiased; the interval's ends are the same
-    at 2.5% and 97.5%. A test still inside its bounds reads the same way, at its count."""
+    and that of an accepted H0 understates it. Here (``Sprt.brownian``), as fishtest does, the LLR
+    is taken for a Brownian motion (drift and variance per set from the sets' mean and spread, Van
+    den Bergh's GSPRT approximation) absorbed at the two bounds, and the estimate is the Elo under
+    which half of all such tests end worse than this one (stopped later at H1, sooner at H0, or
+    lower at the same count); the interval's ends are the same at 2.5% and 97.5%. A test still
+    inside its bounds reads the same way, at its count. Median-unbiased only as far as the LLR is
+    Brownian: in multi-seat games it ran low (issue #46; docs/testing-bots.md)."""
 
     elo: float
     low: float
