@@ -10,7 +10,7 @@ share q of its moves at random, the other seats the heuristic), then tests drawn
 distribution of set scores, moved to the mean of elo0 and of elo1 (bench/sprt_resampled.py), for
 each candidate test on the same draws (today's GSPRT, fishtest's normalised GSPRT with 30 sets at
 least, the one-sided GSPRT): the share accepting H1 at elo0 (false H1, at most α) and at elo1
-(power, at least 1 − β), the median sets to a decision, the verdict's estimate (Sprt.stopped, on
+(power, at least 1 − β), the median sets to a decision, the verdict's estimate (sprt_estimate.simulated, on
 today's test: median error and how often its 95% interval holds the truth), and the sets against
 a fixed-size test on the same duplicate sets (median and 90th percentile of the ratio). Last, the
 same on a constructed distribution no pool shows: a NEW that scores a little better on 97 deals
@@ -54,6 +54,7 @@ from croupier.clients.bots import HeuristicBot
 from croupier.clients.results.schedule import Rotations, design
 from croupier.clients.results.sets import grid, pair_points
 from croupier.clients.results.sprt import Progress, Sprt, Verdict, elo_of, score_of
+from croupier.clients.results.sprt_estimate import simulated
 from croupier.clients.sdk import Match
 from croupier.engine.games import GAMES, get_game
 
@@ -110,7 +111,7 @@ class Outcome:
     raw: tuple[float, float, float]
     """The Elo estimate and 95% interval of the mean score alone (the live line's)."""
     stopped: tuple[float, float, float]
-    """The same, read from where the test stopped (Sprt.stopped: what the verdict line prints)."""
+    """The same, read from where the test stopped (sprt_estimate.simulated: what the verdict line prints)."""
 
 
 def one_run(run: Run) -> Outcome:
@@ -138,7 +139,7 @@ def one_run(run: Run) -> Outcome:
             games += 1
         scores.append(points / len(rotations))
         progress.add(scores[-1])
-    status, stopped = progress.status, TEST.stopped(progress.counts, progress.grid)
+    status, stopped = progress.status, simulated(TEST, progress.counts, progress.grid)
     raw = (status.elo, status.low, status.high)
     return Outcome(status.verdict, games, tuple(scores), raw, (stopped.elo, stopped.low, stopped.high))
 
@@ -359,13 +360,13 @@ def compare(label: str, values: tuple[float, ...], counts: list[int], args: argp
 
 
 def stopped_estimates(test: Sprt, values: tuple[float, ...], got: dict[float, sprt_resampled.Runs]) -> str:
-    """The verdict's estimate (Sprt.stopped) of today's tests against the truth each ran at: its
+    """The verdict's estimate (sprt_estimate.simulated) of today's tests against the truth each ran at: its
     median error, how often it fell below the truth, how often its interval held the truth; and
     the printed LLR against Sprt.llr on the same counts (the bench's copy of the statistic)."""
     parts, worst = [], 0.0
     for truth, r in got.items():
         chosen = r.verdicts != 0
-        read = [test.stopped([int(c) for c in counts], values) for counts in r.counts[chosen][:100]]
+        read = [simulated(test, [int(c) for c in counts], values) for counts in r.counts[chosen][:100]]
         if not read:
             parts.append(f"at {truth:+g}: no test decided")
             continue

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 from croupier.clients.results.schedule import DuplicateSet, duplicate_set, rotation_count
 from croupier.clients.results.sets import grid, pair_points, set_score
 from croupier.clients.results.sprt import NormalProgress, Progress, Sprt, Status, Verdict
+from croupier.clients.results.sprt_estimate import simulated
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -159,6 +160,23 @@ def line(plan: SprtPlan) -> str:
         f"[{elo_text(status.low)}, {elo_text(status.high)}] | "
         f"set score {status.mean:.3f} ± {status.spread:.3f} | {points(plan)} | "
         f"{plan.games_per_second():.1f} games/s"
+    )
+
+
+def estimate(plan: SprtPlan) -> str:
+    """The verdict's Elo line: read from where the test stopped (the live line's, the mean's alone,
+    is biased by the stop): simulations of the test itself on the sets' scores (sprt_estimate.py);
+    on luck-corrected scores, off the grid, the Brownian reading."""
+    progress = plan.progress
+    stopped = (
+        progress.stopped()
+        if isinstance(progress, NormalProgress)
+        else simulated(progress.test, progress.counts, progress.grid)
+    )
+    return (
+        f"Elo of {plan.new} over {plan.old}: {elo_text(stopped.elo)} "
+        f"(95% interval {elo_text(stopped.low)} to "
+        f"{elo_text(stopped.high)}, read from where the test stopped), LOS {stopped.los:.1%}"
     )
 
 

@@ -45,10 +45,10 @@ from croupier.clients.author.match_run import (
     bot_names,
     match_secret,
 )
-from croupier.clients.author.sprt_plan import LiveLine, SprtPlan, elo_text, line
+from croupier.clients.author.sprt_plan import LiveLine, SprtPlan, estimate, line
 from croupier.clients.results.ratings_cli import DEFAULT_DATA, DEFAULT_SAMPLES, fail, say
 from croupier.clients.results.schedule import Deals, Rotations, rotation_count
-from croupier.clients.results.sprt import NormalProgress, Sprt, Verdict
+from croupier.clients.results.sprt import Sprt, Verdict
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -471,17 +471,7 @@ def _report(
     else:
         verdict = f"inconclusive: {plan.max_sets * plan.rotations} games (--max-games) did not decide"
     print(verdict)
-    progress = plan.progress  # the live line's estimate is biased by the stop: this one is not
-    stopped = (
-        progress.stopped()
-        if isinstance(progress, NormalProgress)
-        else test.stopped(progress.counts, progress.grid)
-    )
-    print(
-        f"Elo of {plan.new} over {plan.old}: {elo_text(stopped.elo)} "
-        f"(95% interval {elo_text(stopped.low)} to "
-        f"{elo_text(stopped.high)}, read from where the test stopped), LOS {stopped.los:.1%}"
-    )
+    print(estimate(plan))
     if plan.games > plan.counted:
         print(
             f"{plan.games - plan.counted} more games were played in sets still in play at the verdict: "

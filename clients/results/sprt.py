@@ -138,7 +138,7 @@ class Status:
     low: float
     high: float
     """The Elo estimate and its 95% interval (normal approximation on the mean set score; not
-    corrected for the bias of stopping when a bound is crossed: ``Sprt.stopped`` is)."""
+    corrected for the bias of stopping when a bound is crossed: ``sprt_estimate.simulated`` is)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -173,9 +173,9 @@ class Sprt:
         regularised = [(value, count or REGULARIZE) for value, count in zip(sets_grid, counts, strict=True)]
         return llr(regularised, score_of(self.elo0), score_of(self.elo1))
 
-    def stopped(self, counts: Sequence[int], sets_grid: Sequence[float]) -> Stopped:
-        """The Elo estimate and 95% interval of a test that stopped after these sets (counted by
-        grid value), corrected for its stopping (see ``Stopped``)."""
+    def brownian(self, counts: Sequence[int], sets_grid: Sequence[float]) -> Stopped:
+        """The same read as fishtest reads it, the LLR taken for a Brownian motion (``Stopped``):
+        quick, but low where the sets are few and their spread small (issue #46)."""
         return Stopped.of(self, counts, sets_grid)
 
     def status(self, scores: Sequence[float], sets_grid: Sequence[float]) -> Status:
@@ -219,13 +219,15 @@ class Sprt:
 @dataclass(frozen=True, slots=True)
 class Stopped:
     """The Elo estimate of a sequential test, read from where it stopped rather than from the mean
-    alone. A test that stops when its LLR crosses a bound stops early on a lucky run, so the mean
-    of an accepted H1 overstates the gap and that of an accepted H0 understates it. As fishtest
-    does, the LLR is taken for a Brownian motion (drift and variance per set from the sets' mean
-    and spread, Van den Bergh's GSPRT approximation) absorbed at the two bounds, and the estimate
-    is the Elo under which half of all such tests end worse than this one (stopped later at H1,
-    sooner at H0, or lower at the same count): median-unbiased; the interval's ends are the same
-    at 2.5% and 97.5%. A test still inside its bounds reads the same way, at its count."""
+    alone (what ``sprt_estimate.simulated``, the verdict's, returns too). A test that stops when its
+    LLR crosses a bound stops early on a lucky run, so the mean of an accepted H1 overstates the gap
+    and that of an accepted H0 understates it. Here (``Sprt.brownian``), as fishtest does, the LLR
+    is taken for a Brownian motion (drift and variance per set from the sets' mean and spread, Van
+    den Bergh's GSPRT approximation) absorbed at the two bounds, and the estimate is the Elo under
+    which half of all such tests end worse than this one (stopped later at H1, sooner at H0, or
+    lower at the same count); the interval's ends are the same at 2.5% and 97.5%. A test still
+    inside its bounds reads the same way, at its count. Median-unbiased only as far as the LLR is
+    Brownian: in multi-seat games it ran low (issue #46; docs/testing-bots.md)."""
 
     elo: float
     low: float

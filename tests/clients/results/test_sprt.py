@@ -134,8 +134,8 @@ FISHTEST_STOPPED = {
 
 
 @pytest.mark.parametrize("counts", list(FISHTEST_STOPPED))
-def test_the_estimate_read_from_the_stop_is_fishtest_s(counts: tuple[int, ...]) -> None:
-    stopped = Sprt(0, 10).stopped(counts, PENTANOMIAL)
+def test_the_brownian_reading_of_the_stop_is_fishtest_s(counts: tuple[int, ...]) -> None:
+    stopped = Sprt(0, 10).brownian(counts, PENTANOMIAL)
     elo, low, high, los = FISHTEST_STOPPED[counts]
     # to the tenth printed: the two root finders stop at different points of the same function
     assert (stopped.elo, stopped.low, stopped.high) == pytest.approx((elo, low, high), abs=0.02)
@@ -145,12 +145,12 @@ def test_the_estimate_read_from_the_stop_is_fishtest_s(counts: tuple[int, ...]) 
 @pytest.mark.parametrize(
     ("counts", "verdict"), [((10, 200, 1500, 300, 20), Verdict.H1), ((20, 300, 1200, 250, 10), Verdict.H0)]
 )
-def test_reading_from_the_stop_pulls_the_estimate_back_from_the_bound_it_crossed_and_widens_it(
+def test_the_brownian_reading_pulls_the_estimate_back_from_the_bound_it_crossed_and_widens_it(
     counts: tuple[int, ...], verdict: Verdict
 ) -> None:
     test = Sprt(0, 10)
     scores = [value for value, n in zip(PENTANOMIAL, counts, strict=True) for _ in range(n)]
-    raw, stopped = test.status(scores, PENTANOMIAL), test.stopped(counts, PENTANOMIAL)
+    raw, stopped = test.status(scores, PENTANOMIAL), test.brownian(counts, PENTANOMIAL)
     assert raw.verdict is verdict
     assert (stopped.elo < raw.elo) if verdict is Verdict.H1 else (stopped.elo > raw.elo)
     assert stopped.high - stopped.low > raw.high - raw.low
