@@ -170,6 +170,15 @@ class SetFailed(Exception):
         self.cause = cause
 
 
+def failure(command: str, error: Exception) -> str:
+    """The one line ``command`` (``croupier match``, ``croupier tournament``) ends on when its sets
+    could not be played: a set that failed (``SetFailed``), or the cluster's own refusal."""
+    if not isinstance(error, SetFailed):
+        return f"{command} --cluster: {error}"
+    hint = " (every worker needs the bots' dependencies)" if isinstance(error.cause, ImportError) else ""
+    return f"{command} --in-process: {error}{hint}"
+
+
 def _cancel_unneeded(running: Running, store: Store) -> None:
     """The test has decided: the batches not yet begun are not needed (a cluster's queue may hold
     many); their matches are scheduled again, as never played, and no longer waited for (a cancelled

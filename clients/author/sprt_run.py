@@ -397,11 +397,8 @@ def _play_in_process(
             )
     except KeyboardInterrupt:
         settled = False
-    except cluster.ClusterError as exc:
-        return fail(f"croupier match --cluster: {exc}", 1)
-    except inprocess_run.SetFailed as exc:
-        hint = " (every worker needs the bots' dependencies)" if isinstance(exc.cause, ImportError) else ""
-        return fail(f"croupier match --in-process: {exc}{hint}", 1)
+    except (cluster.ClusterError, inprocess_run.SetFailed) as exc:
+        return fail(inprocess_run.failure("croupier match", exc), 1)
     finally:
         signal.signal(signal.SIGINT, previous)
         live.end()

@@ -302,11 +302,8 @@ def _play(
             )  # fmt: skip
     except KeyboardInterrupt:
         settled = False
-    except cluster.ClusterError as exc:
-        return fail(f"croupier tournament --cluster: {exc}", 1)
-    except inprocess_run.SetFailed as exc:
-        hint = " (every worker needs the bots' dependencies)" if isinstance(exc.cause, ImportError) else ""
-        return fail(f"croupier tournament --in-process: {exc}{hint}", 1)
+    except (cluster.ClusterError, inprocess_run.SetFailed) as exc:
+        return fail(inprocess_run.failure("croupier tournament", exc), 1)
     finally:
         signal.signal(signal.SIGINT, previous)
         display.end()
