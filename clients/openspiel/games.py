@@ -9,6 +9,8 @@
   its bot: the observation string is that view, the tensor is the PettingZoo encoding of it,
   and the information state adds a digest of every view the seat had at its own earlier decisions
   (perfect recall: what it saw and has since lost, a robbed card say, still tells states apart).
+  The information-state tensor, which must have one size, is the observation tensor followed by
+  how many times the seat took each action slot: what it did, not the order (the string has that).
 - ``resample_from_infostate`` re-deals what the seat cannot see (the engine's ``resample_hidden``,
   the same re-dealing that proves the views leak nothing), so OpenSpiel's ISMCTS runs on our games.
 - Pair Battle is played in lockstep: real time has no place in OpenSpiel's model of turns (the
@@ -79,7 +81,7 @@ def game_type(spec: GameSpec[Any]) -> pyspiel.GameType:
         max_num_players=spec.max_players,
         min_num_players=spec.min_players,
         provides_information_state_string=True,
-        provides_information_state_tensor=False,
+        provides_information_state_tensor=True,
         provides_observation_string=True,
         provides_observation_tensor=True,
         parameter_specification=parameters(spec),
@@ -120,7 +122,7 @@ class CroupierGame(pyspiel.Game):  # type: ignore[misc]
         if params:
             raise ValueError(f"observation parameters are not supported; given {dict(params)}")
         recall = iig_obs_type is not None and bool(iig_obs_type.perfect_recall)
-        return SeatObserver(self.coding, perfect_recall=recall)
+        return SeatObserver(self.coding, self.num_distinct_actions(), perfect_recall=recall)
 
 
 class CroupierState(pyspiel.State):  # type: ignore[misc]
@@ -140,6 +142,8 @@ class CroupierState(pyspiel.State):  # type: ignore[misc]
         """The outcomes of each chance pick the step still needs; empty at a player's turn."""
         self._recall = [""] * game.players
         """Per seat, a digest of its views at its earlier decisions (the information state's past)."""
+        self._taken = np.zeros((game.players, game.num_distinct_actions()), np.float32)
+        """Per seat, how many times it took each action slot (the information-state tensor's past)."""
         if engine is None:
             self._run_step()
         else:
@@ -213,6 +217,7 @@ class CroupierState(pyspiel.State):  # type: ignore[misc]
             if action not in legal:
                 raise ValueError(f"action {action} is not legal for player {seat}; legal: {sorted(legal)}")
             self._recall[seat] = _digest(self._recall[seat], self.engine.view(seat))
+            self._taken[seat, action] += 1
             self._step = (seat, legal[action])
         self._run_step()
 
@@ -285,19 +290,26 @@ def _digest(past: str, view: Any) -> str:
 
 
 class SeatObserver:
-    """OpenSpiel's observer of a seat: its engine view as a string and as the PettingZoo tensor."""
+    """OpenSpiel's observer of a seat: its engine view as a string and as the PettingZoo tensor;
+    with perfect recall, the string adds its earlier views' digest and the tensor the counts of
+    the action slots it took."""
 
-    def __init__(self, coding: Coding, perfect_recall: bool) -> None:
+    def __init__(self, coding: Coding, actions: int, perfect_recall: bool) -> None:
         self.coding = coding
         self.perfect_recall = perfect_recall
-        self.tensor = np.zeros(coding.layout.size, np.float32)
-        self.dict = {"observation": self.tensor}
+        size = coding.layout.size
+        self.tensor = np.zeros(size + actions if perfect_recall else size, np.float32)
+        self.dict = {"observation": self.tensor[:size]}
+        if perfect_recall:
+            self.dict["actions_taken"] = self.tensor[size:]
 
     def set_from(self, state: CroupierState, player: int) -> None:
         if state._engine is None:
             self.tensor.fill(0)
         else:
-            self.tensor[:] = self.coding.encode(state._engine.view(player))
+            self.dict["observation"][:] = self.coding.encode(state._engine.view(player))
+        if self.perfect_recall:
+            self.dict["actions_taken"][:] = state._taken[player]
 
     def string_from(self, state: CroupierState, player: int) -> str:
         if state._engine is None:

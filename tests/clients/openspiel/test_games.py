@@ -142,18 +142,44 @@ def test_the_same_chance_outcomes_make_the_same_match(name: str) -> None:
     assert repr(again.engine.full_view()) == repr(first.engine.full_view())
 
 
-def observed(state: Any, seat: int) -> tuple[str, str, str, bytes]:
+def observed(state: Any, seat: int) -> tuple[str, str, str, bytes, bytes]:
     return (
         state.information_state_string(seat),
         state.observation_string(seat),
         str(state.resample_from_infostate(seat, lambda: 0.5).information_state_string(seat)),
         np.asarray(state.observation_tensor(seat), np.float32).tobytes(),
+        np.asarray(state.information_state_tensor(seat), np.float32).tobytes(),
     )
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_the_information_state_tensor_is_the_observation_and_the_seat_s_own_actions(name: str) -> None:
+    """What a seat did is part of its information state: the tensor (one size for every state, as
+    OpenSpiel's learners need) is the observation tensor followed by how many times the seat took
+    each action slot, so two histories its view alone cannot tell apart are told apart."""
+    game = pyspiel.load_game(f"croupier_{name}")
+    rnd = random.Random(3)
+    state = game.new_initial_state()
+    taken = np.zeros((game.num_players(), game.num_distinct_actions()))
+    while not state.is_terminal() and taken.sum() < 40:
+        if state.is_chance_node():
+            state.apply_action(rnd.randrange(len(state.chance_outcomes())))
+            continue
+        seat, action = state.current_player(), rnd.choice(state.legal_actions())
+        taken[seat, action] += 1
+        state.apply_action(action)
+    (observation,) = game.observation_tensor_shape()
+    assert game.information_state_tensor_shape() == [observation + game.num_distinct_actions()]
+    for seat in range(game.num_players()):
+        tensor = np.asarray(state.information_state_tensor(seat))
+        assert list(tensor[:observation]) == list(state.observation_tensor(seat))
+        assert list(tensor[observation:]) == list(taken[seat])
+    assert taken.sum() > 0
 
 
 def test_what_a_seat_observes_is_unchanged_when_what_it_cannot_see_is_dealt_again() -> None:
     """10,000 re-deals of the cards a seat cannot see, at random points of random matches of
-    every game: its information state, observation string and tensor never change."""
+    every game: its information state (string and tensor), observation string and tensor never change."""
     rnd = random.Random(5)
     resamples = 0
     while resamples < 10_000:
