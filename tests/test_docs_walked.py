@@ -76,6 +76,8 @@ BOSS_STRENGTH = NotWalked(
     "a row of the bosses' strength table: 10 to 35 minutes of CPU each, figures, nothing asserted"
 )
 
+CPP = "make cpp-bot runs it, paths its own, for tests/clients/test_starter_bots.py"
+GO = "make go-bot runs it, paths its own, for tests/clients/test_starter_bots.py"
 JAVA = NotWalked(
     "the Java recipe: no Java bot in the repository, no JDK in CI (the page says the suite builds none)"
 )
@@ -148,8 +150,10 @@ WALKS: dict[str, Walked | NotWalked] = {
         "tests/clients/sdk/test_docs_bot.py::test_croupier_bot_runs_the_documented_bot_class_from_the_current_directory",
         '"bot", "--strategy", "mybot:RandomBot"',
     ),
-    "croupier bot --strategy mybot.py --token bot_XXXX": NotWalked(
-        "needs a referee and a bot's token; the same bot as mybot:RandomBot, the line above, is walked"
+    "croupier bot --strategy mybot.py --token bot_XXXX": Walked(
+        "tests/clients/author/test_inprocess.py::test_a_bot_file_is_a_strategy_of_its_own_or_says_which_class_to_take",
+        'strategy(str(one)).__name__ == "Mine"',
+        how="the resolution of --strategy FILE.py croupier bot makes, without a referee",
     ),
     "croupier match GAME --bot SPEC --bot SPEC ... [--games N] [--option key=value] [--seed S]"
     " [--watch]": NotWalked("a synopsis, placeholders and all; its instances are the lines walked above"),
@@ -201,18 +205,20 @@ WALKS: dict[str, Walked | NotWalked] = {
     "make cpp-bot": Walked("tests/clients/test_starter_bots.py", '"cpp": ("cpp-bot"'),
     "build/cpp-bot/croupier-bot --server 127.0.0.1:50051 --token bot_XXXX [--max-matches 8]"
     " [--matches N]": Walked(STARTER, '"cpp": ("cpp-bot"'),
-    "protoc -Iproto --cpp_out=OUT proto/croupier/v1/*.proto": Walked("clients/cpp/Makefile", "--cpp_out="),
+    "protoc -Iproto --cpp_out=OUT proto/croupier/v1/*.proto": Walked(
+        "clients/cpp/Makefile", "--cpp_out=", how=CPP
+    ),
     "protoc -Iproto --grpc_out=OUT --plugin=protoc-gen-grpc=$(which grpc_cpp_plugin)"
     " proto/croupier/v1/bots.proto": Walked(
-        "clients/cpp/Makefile", "--grpc_out=$(GEN) --plugin=protoc-gen-grpc="
+        "clients/cpp/Makefile", "--grpc_out=$(GEN) --plugin=protoc-gen-grpc=", how=CPP
     ),
     "g++ -std=c++17 -IOUT bot.cc OUT/croupier/v1/*.cc $(pkg-config --cflags --libs grpc++"
-    " protobuf) -pthread": Walked("clients/cpp/Makefile", "pkg-config --cflags grpc++ protobuf"),
+    " protobuf) -pthread": Walked("clients/cpp/Makefile", "pkg-config --cflags grpc++ protobuf", how=CPP),
     "protoc -Iproto --go_out=GOPATH/src --go-grpc_out=GOPATH/src proto/croupier/v1/*.proto": Walked(
-        "clients/go/Makefile", "--go_out=$(GOPATH_DIR)/src --go-grpc_out=$(GOPATH_DIR)/src"
+        "clients/go/Makefile", "--go_out=$(GOPATH_DIR)/src --go-grpc_out=$(GOPATH_DIR)/src", how=GO
     ),
     "GO111MODULE=off GOPATH=$PWD/GOPATH:/usr/share/gocode go build -o croupier-bot clients/go/bot.go": Walked(
-        "clients/go/Makefile", "GO111MODULE=off GOPATH=$(GOPATH_DIR):/usr/share/gocode"
+        "clients/go/Makefile", "GO111MODULE=off GOPATH=$(GOPATH_DIR):/usr/share/gocode", how=GO
     ),
     "apt-get install default-jdk protobuf-compiler protobuf-compiler-grpc-java-plugin libgrpc-java "
     "libprotobuf-java libguava-java libnetty-java libperfmark-java"
