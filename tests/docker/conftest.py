@@ -16,10 +16,21 @@ if TYPE_CHECKING:
 @pytest.fixture(scope="session")
 def docker_client() -> Iterator[docker.DockerClient]:
     client = images.engine()
-    images.reap(client)
+    with images.machine_lock("docker-test"):
+        images.reap(client)
     yield client
-    images.reap(client)
+    with images.machine_lock("docker-test"):
+        images.reap(client)
     client.close()
+
+
+@pytest.fixture(autouse=True)
+def one_docker_test_at_a_time() -> Iterator[None]:
+    """A session's reap removes every labelled container on the machine: never while another
+    session's Docker test runs (a CI run saw a referee's container reaped under its test by a
+    second session starting beside it)."""
+    with images.machine_lock("docker-test"):
+        yield
 
 
 @pytest.fixture(scope="session")

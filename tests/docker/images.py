@@ -52,7 +52,7 @@ def engine() -> docker.DockerClient:
 
 
 @contextlib.contextmanager
-def _machine_lock(name: str) -> Iterator[None]:
+def machine_lock(name: str) -> Iterator[None]:
     """One builder at a time on this machine (two test runs may start together)."""
     with (Path(tempfile.gettempdir()) / f"croupier-{name}.lock").open("w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
@@ -71,7 +71,7 @@ def _has_image(client: docker.DockerClient, tag: str) -> bool:
 
 def base_image(client: docker.DockerClient) -> str:
     """The base image's tag, built by debootstrap the first time on this machine."""
-    with _machine_lock("base-image"):
+    with machine_lock("base-image"):
         if _has_image(client, BASE_IMAGE):
             return BASE_IMAGE
         if BASE_IMAGE != "croupier-base:bookworm":
@@ -116,7 +116,7 @@ def croupier_image(client: docker.DockerClient) -> str:
     import docker
 
     base = base_image(client)
-    with _machine_lock("image"):
+    with machine_lock("image"):
         try:
             client.images.build(
                 path=str(ROOT),
