@@ -22,10 +22,12 @@ run: $(RUNTIME) $(STUBS)
 	CROUPIER_PACE_MS=$(PACE) $(PY) -m croupier.clients.cli tournament tournaments/demo.toml --again --web $(WEB)
 
 # The whole suite on the compiled hot path (pure Python where no C compiler is), then the suites
-# of what is compiled (PURE_TESTS) on pure Python. TEST_WORKERS pytest processes share the files
-# (pytest-xdist; tests/conftest.py keeps a file on one): many tests wait on referees and bots.
+# of what is compiled (PURE_TESTS) on pure Python. TEST_WORKERS pytest processes share the files,
+# a file on one worker (pytest-xdist's loadfile: its module fixtures built once; loadgroup's
+# groups are lost under pytest 9, which ignores the node id xdist rewrites): many tests wait on
+# referees and bots. The Docker tests take turns through a lock (tests/docker/conftest.py).
 TEST_WORKERS ?= 2
-XDIST = -n $(TEST_WORKERS) --dist loadgroup
+XDIST = -n $(TEST_WORKERS) --dist loadfile
 test: $(INSTALLED) $(STUBS) compiled node
 	$(PY) -m pytest $(XDIST)
 	$(MAKE) --no-print-directory test-pure

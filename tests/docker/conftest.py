@@ -1,4 +1,6 @@
-"""The Docker tests' engine and images, shared by the whole session (building is the slow part)."""
+"""The Docker tests' engine and images, shared by the whole session (building is the slow part).
+`make test`'s two workers may each run a Docker file: a lock on the machine makes their tests
+take turns, and a session's reap (every labelled container) waits for the other's test."""
 
 from __future__ import annotations
 
