@@ -40,6 +40,10 @@ class Header:
     """Per seat, why it forfeited ("timeouts", "disconnected", "refusals"), or "" (or no seats: not known)."""
     forked_from: str = ""
     """A fork's source, ``MATCH_ID@STEP``; "" for a match dealt as itself."""
+    luck: tuple[float | None, ...] = ()
+    """Per seat, what chance gave it after the deal (a finished journal's re-run measured by this
+    croupier's value function: clients/results/luck_journal.py), in the games luck is measured in;
+    () elsewhere."""
 
 
 @dataclass(frozen=True)
@@ -214,8 +218,20 @@ def from_journal(path: Path, seed: int | None = None) -> Replay:
         note=note,
         forfeited=tuple(end.forfeited) if end is not None else (),
         forked_from=head.forked_from,
+        luck=_luck(records, seed) if end is not None and not note.startswith("✗") else (),
     )
     return Replay(header, collected)
+
+
+def _luck(records: list[Any], seed: int) -> tuple[float | None, ...]:
+    """Each seat's luck in a finished match that re-ran as recorded; () where it is not measured."""
+    from croupier.clients.results.luck import default_evaluator
+    from croupier.clients.results.luck_journal import MEASURED, records_luck
+
+    game = records[0].game
+    if game not in MEASURED:
+        return ()
+    return tuple(records_luck(records, seed, default_evaluator(game), fresh=False))
 
 
 def describe(info: match_pb2.MatchInfo) -> dict[str, Any]:

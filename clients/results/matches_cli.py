@@ -9,12 +9,11 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from croupier.clients.results.ratings_cli import DEFAULT_DATA, fail, say
-from croupier.clients.results.sets import seat_points
+from croupier.clients.results.sets import luck_and_skill
 
 if TYPE_CHECKING:
     from rich.table import Table
@@ -76,12 +75,6 @@ def run(args: argparse.Namespace) -> int:
             + ("" if args.data == DEFAULT_DATA else f" --data {args.data}"),
         )
     return 0
-
-
-def luck_and_skill(places: Sequence[int], seat: int, luck: float) -> str:
-    """A seat's luck and skill (its mean pair points against the others less its luck: the
-    luck-corrected score, results/luck.py) as the matches view shows them."""
-    return f"luck {luck:+.2f}, skill {seat_points(places, seat) - luck:.2f}"
 
 
 def matches_table(title: str, records: list[MatchRecord], results: dict[int, FinishedMatch]) -> Table:

@@ -35,6 +35,7 @@ __all__ = [
     "Table",
     "evidence",
     "grid",
+    "luck_and_skill",
     "pair_points",
     "seat_points",
     "set_score",
@@ -82,6 +83,12 @@ def seat_points(places: Sequence[int], seat: int) -> float:
     """
     others = [place for other, place in enumerate(places) if other != seat]
     return sum(pair_points(places[seat], place) for place in others) / len(others)
+
+
+def luck_and_skill(places: Sequence[int], seat: int, luck: float) -> str:
+    """A seat's luck and skill (its mean pair points against the others less its luck: the
+    luck-corrected score, results/luck.py) as the matches view and the replay show them."""
+    return f"luck {luck:+.2f}, skill {seat_points(places, seat) - luck:.2f}"
 
 
 def set_score(matches: Sequence[Mapping[str, int]], a: str, b: str) -> float:

@@ -16,6 +16,7 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
+from croupier.clients.results.sets import luck_and_skill
 from croupier.clients.scenes import EVENT_LINES, Header, Scene
 from croupier.engine.cards import Card, Color
 from croupier.engine.games import chinese_ten, pair_battle, platinum_fish, spoil_five
@@ -105,6 +106,18 @@ def comment_text(scene: Scene) -> Text:
     return Text.assemble(("its bot said: ", "bold magenta"), (scene.comment, "italic"))
 
 
+LUCK_TITLE = "result · luck: chance after the deal · skill: points less luck"
+"""A seat's luck is measured by this croupier's value function (docs/spectator.md); its points are
+1 for each seat it is ahead of, ½ level, 0 behind, averaged, as the matches view counts them."""
+
+
+def luck_text(header: Header, seat: int) -> str:
+    luck = header.luck[seat] if seat < len(header.luck) else None
+    if luck is None or header.result is None:
+        return ""
+    return f" · {luck_and_skill([place for place, _ in header.result], seat, luck)}"
+
+
 def result_panel(header: Header) -> Panel:
     assert header.result is not None
     ranking = sorted(range(len(header.result)), key=lambda seat: header.result[seat][0])  # type: ignore[index]
@@ -114,10 +127,12 @@ def result_panel(header: Header) -> Panel:
             f"seat {seat} {header.players[seat]}: ",
             (str(header.result[seat][1]), "bold"),
             forfeit_text(header, seat),
+            luck_text(header, seat),
         )
         for seat in ranking
     ]
-    return Panel(Text("\n").join(lines), title="result", title_align="left", border_style="green")
+    title = "result" if all(luck is None for luck in header.luck) else LUCK_TITLE
+    return Panel(Text("\n").join(lines), title=title, title_align="left", border_style="green")
 
 
 def forfeit_text(header: Header, seat: int) -> Text:

@@ -14,8 +14,12 @@ from typing import Any
 import pytest
 
 from croupier.clients.bots import RandomBot
+from croupier.clients.results.luck import default_evaluator
+from croupier.clients.results.luck_journal import records_luck
+from croupier.clients.results.sets import seat_points
 from croupier.clients.sdk import Client, Match
 from croupier.server.app import Croupier
+from croupier.server.journal import End, read_records
 from croupier.v1 import admin_pb2
 from tests.clients.terminal import REPO, WAIT, Terminal, croupier
 from tests.server.botclient import ADMIN_TOKEN, Admin
@@ -196,6 +200,25 @@ async def test_replay_prints_a_step_and_checks_journals_for_scripts(journal: Pat
     assert "✗" in flagged.stdout and "replay gives scores" in flagged.stdout.replace("\n", " ").replace(
         "│", ""
     )
+
+
+async def test_replay_shows_each_seats_luck_and_skill_in_a_game_with_chance_after_the_deal(
+    journal: Path,
+) -> None:
+    shown = await asyncio.to_thread(replay, str(journal), "--at", "-1")
+    records = read_records(journal)
+    end = records[-1]
+    assert shown.returncode == 0 and isinstance(end, End)
+    luck = records_luck(records, end.seed, default_evaluator("chinese_ten"), fresh=False)
+    assert all(value is not None for value in luck) and any(luck), "the stock's turn-ups gave someone luck"
+    assert sum(luck) == pytest.approx(0, abs=1e-6)  # what one seat's draws gave, the others' lost
+    names = [player.name for player in records[0].players]  # type: ignore[attr-defined]
+    for seat, value in enumerate(luck):
+        assert value is not None
+        skill = seat_points(end.places, seat) - value
+        line = f"seat {seat} {names[seat]}: {end.scores[seat]} · luck {value:+.2f}, skill {skill:.2f}"
+        assert line in shown.stdout
+    assert "result · luck: chance after the deal · skill: points less luck" in shown.stdout
 
 
 async def test_replay_asks_the_referee_for_a_match_it_has_no_journal_of(
