@@ -202,7 +202,14 @@ def run(args: argparse.Namespace) -> int:
             console.print(ratings_table(game, table, title=title, model=model, resample=args.bootstrap))
         if forfeits and args.format == "table":
             listed = ", ".join(f"{bot} {count}" for bot, count in sorted(forfeits.items()))
-            say(console, f"forfeited seats (in sets voided when a bot left them too): {listed}")
+            say(console, f"forfeited seats (last places that count, unless voided): {listed}")
+        voided = store.voided_count(runs) if args.ladder and runs else 0
+        if voided and args.format == "table":
+            say(
+                console,
+                f"voided matches: {voided} (an arena fault, a ladder restart or a referee outage, "
+                "dealt their sets again; never counted)",
+            )
     if args.format == "json":
         json.dump(lines, sys.stdout, indent=1)
         print()

@@ -631,9 +631,17 @@ class Store:
             )
             return version
 
+    def voided_count(self, tournament_ids: Sequence[int]) -> int:
+        """Matches of those runs voided with their sets: dealt again, never counted."""
+        where, params = _runs(tournament_ids)
+        (count,) = self._db.execute(
+            f"SELECT COUNT(*) FROM voided v JOIN matches m ON m.id = v.match_id WHERE {where}", params
+        ).fetchone()
+        return int(count)
+
     def forfeits(self, tournament_ids: Sequence[int]) -> dict[str, int]:
-        """Seats forfeited in those runs, by identity (NAME@VERSION): in matches that count and in
-        those voided with their sets (a bot that left a set forfeited it, and the set was dealt again)."""
+        """Seats forfeited in those runs, by identity (NAME@VERSION): in matches that count (a last
+        place) and in those voided with their sets (an arena fault: the set was dealt again)."""
         where, params = _runs(tournament_ids)
         found: dict[str, int] = {}
         rows = self._db.execute(

@@ -109,3 +109,4 @@ def test_a_ladder_killed_mid_set_and_restarted_loses_nothing_counts_nothing_twic
     assert len({match.record.referee_match_id for match in finished}) == len(finished)
     ratings = run("ratings", "--ladder", "open", "--samples", "50", cwd=tmp_path)
     assert ratings.returncode == 0 and "ann@1" in ratings.stdout, ratings.stdout + ratings.stderr
+    assert f"voided matches: {len(voided)} (an arena fault" in ratings.stdout  # what the ladder lost, said
