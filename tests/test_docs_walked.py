@@ -168,6 +168,10 @@ WALKS: dict[str, Walked | NotWalked] = {
         how="a person in the browser on from step 4 of another match, against another bot",
     ),
     "python -m bench.boss_strength": BOSS_STRENGTH,
+    "python -m bench.boss_strength --pair boss-1:heuristic --game spoil_five --game chinese_ten_300"
+    " --game platinum_fish --game pair_battle --game chinese_ten --minutes 12 --seed 7": BOSS_STRENGTH,
+    "python -m bench.boss_strength --pair boss-2:boss-1 --game spoil_five --game platinum_fish --game"
+    " chinese_ten_300 --game pair_battle --minutes 15 --seed 7": BOSS_STRENGTH,
     "python -m bench.boss_strength --pair boss-1:heuristic --game spoil_five --minutes 25"
     " --seed 2": BOSS_STRENGTH,
     "python -m bench.boss_strength --pair boss-2:ismcts --game spoil_five --game chinese_ten"

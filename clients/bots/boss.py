@@ -2,9 +2,10 @@
 
 For each of a number of worlds the view cannot tell apart (``worlds.world``: hidden cards re-dealt
 by the engine's own ``resample_hidden``), every legal action is applied to a copy of the world and
-played out by the game's heuristic in every seat to the end of the deal (or the game); the action
-with the best mean value over the worlds is played. Every action meets the same worlds and the
-same later chance, so their values differ by the action, not by luck.
+played out by the game's heuristic in every seat to the end of the deal (or a horizon); the
+heuristic's own choice is played unless another action leads it world by world by more than its
+noise (``improvement``). Every action meets the same worlds and the same later chance, so their
+values differ by the action, not by luck.
 
 Pure and deterministic: the search's generator is seeded from the bot's seed and the view itself,
 so a view, its legal actions and a seed always give the same choice, and a re-deal of cards the
@@ -64,10 +65,10 @@ class Level:
 
 LEVELS = {
     "boss-1": Level(
-        "boss-1", {"chinese_ten": 100, "platinum_fish": 24, "spoil_five": 120, "pair_battle": 40}
+        "boss-1", {"chinese_ten": 300, "platinum_fish": 72, "spoil_five": 600, "pair_battle": 200}
     ),
     "boss-2": Level(
-        "boss-2", {"chinese_ten": 1000, "platinum_fish": 240, "spoil_five": 1200, "pair_battle": 400}
+        "boss-2", {"chinese_ten": 3000, "platinum_fish": 720, "spoil_five": 6000, "pair_battle": 2000}
     ),
 }
 """Each level's budget: boss-1 within 100 ms a decision at p95 on one core, boss-2 within 1 s

@@ -21,7 +21,7 @@ from croupier.server.forks import history
 from croupier.server.journal import Act, End, Header, Record, Seated, Start, encode, replayed, seed_sha256
 
 QUICK = LEVELS["boss-1"]
-"""boss-1's own budget (a deal of four decisions: a third of a second): at a fraction, too few worlds
+"""boss-1's own budget (a deal of four decisions: about half a second): at a fraction, too few worlds
 for a random move's worst error to stand above the noise."""
 SEED = 11
 
