@@ -147,12 +147,24 @@
     if (!header.result) return null;
     const ranking = header.result.map((r, seat) => ({ seat, place: r[0], score: r[1] })).sort((a, b) => a.place - b.place || a.seat - b.seat);
     const list = el("ol", "result-list");
+    const lucky = (header.luck || []).some((luck) => luck !== null);
     for (const { seat, place, score } of ranking) {
       const details = header.details ? header.details[seat] : null;
       const notes = details ? [details.timeouts && `${details.timeouts} timeouts`, details.refusals && `${details.refusals} refused`, details.forfeited && `forfeited: ${details.forfeited}`].filter(Boolean).join(", ") : "";
-      list.append(el("li", place === 1 ? "winner" : "", el("span", "place", `${place}.`), " ", el("b", "", header.players[seat]), ` (seat ${seat}) `, el("span", "score", `${score}`), notes ? el("span", "notes", ` ${notes}`) : null));
+      list.append(el("li", place === 1 ? "winner" : "", el("span", "place", `${place}.`), " ", el("b", "", header.players[seat]), ` (seat ${seat}) `, el("span", "score", `${score}`), notes ? el("span", "notes", ` ${notes}`) : null, lucky ? el("span", "luck", ` · ${luckAndSkill(header, seat)}`) : null));
     }
-    return el("section", "result", el("h3", "", "result"), list);
+    const caption = lucky ? el("p", "luck-note", "luck: what chance gave the seat after the deal; skill: its points against the others (1 ahead, ½ level, 0 behind) less its luck") : null;
+    return el("section", "result", el("h3", "", "result"), list, caption);
+  }
+
+  // As results/sets.py's luck_and_skill: the seat's mean pair points by place, less its luck.
+  function luckAndSkill(header, seat) {
+    const luck = header.luck[seat];
+    if (luck === null || luck === undefined) return "";
+    const mine = header.result[seat][0];
+    const others = header.result.filter((_, other) => other !== seat).map((r) => (mine < r[0] ? 1 : mine === r[0] ? 0.5 : 0));
+    const points = others.reduce((a, b) => a + b, 0) / others.length;
+    return `luck ${luck >= 0 ? "+" : ""}${luck.toFixed(2)}, skill ${(points - luck).toFixed(2)}`;
   }
 
   // The acting bot's comment on its move (in a finished match's record only), as text.

@@ -204,7 +204,7 @@ async def test_replay_writes_one_self_contained_html_file(
     referee: Croupier, admin: Admin, tmp_path: Path
 ) -> None:
     """(test_web_browser opens such a file offline and steps through it.)"""
-    page = await exported(referee, admin, tmp_path)
+    page, _ = await exported(referee, admin, tmp_path)
     html = page.read_text()
     assert "/static/" not in html and "<link" not in html and " src=" not in html, "nothing to fetch"
     assert html.count("<script") == 4, "the data and three scripts: a name cannot close a script"
@@ -218,8 +218,9 @@ EVIL = "</script><script>alert(1)</script>"
 """A bot's name that would end the data's script element if written as it is."""
 
 
-async def exported(referee: Croupier, admin: Admin, folder: Path) -> Path:
-    """A finished Chinese Ten match exported by ``croupier replay ID --html``."""
+async def exported(referee: Croupier, admin: Admin, folder: Path) -> tuple[Path, Path]:
+    """A finished Chinese Ten match exported by ``croupier replay ID --html``: the page, and the
+    match's journal."""
     from croupier.v1 import admin_pb2
 
     seats = [admin_pb2.SeatSpec(name=EVIL), admin_pb2.SeatSpec(name="bob")]
@@ -233,7 +234,7 @@ async def exported(referee: Croupier, admin: Admin, folder: Path) -> Path:
     done = await asyncio.to_thread(subprocess.run, command, capture_output=True, text=True, timeout=WAIT)
     assert done.returncode == 0, done.stdout + done.stderr
     assert f"wrote {page}" in done.stdout.replace("\n", "") and "opens offline" in done.stdout
-    return page
+    return page, journal
 
 
 UNHURRIED = """

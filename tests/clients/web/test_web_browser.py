@@ -10,8 +10,12 @@ from pathlib import Path
 from typing import Any
 
 from croupier.clients.bots import RandomBot
+from croupier.clients.results.luck import default_evaluator
+from croupier.clients.results.luck_journal import records_luck
+from croupier.clients.results.sets import luck_and_skill
 from croupier.clients.web.app import WebViewer
 from croupier.server.app import Croupier
+from croupier.server.journal import End, read_records
 from croupier.v1 import admin_pb2
 from tests.clients.terminal.test_spectator_terminal import play
 from tests.clients.web import CARD, Recorder, Stepper, browser, hidden_by_seq, screenshots, viewer
@@ -224,7 +228,7 @@ async def tournament_in(db: Path, referee: Croupier, admin: Admin) -> None:
 async def test_an_exported_replay_opens_offline_and_steps(
     referee: Croupier, admin: Admin, browser: Any, tmp_path: Path
 ) -> None:
-    page_file = await exported(referee, admin, tmp_path)
+    page_file, journal = await exported(referee, admin, tmp_path)
     await browser.set_offline(True)
     page = await browser.new_page()
     await page.goto(f"{page_file.as_uri()}?step=2")
@@ -233,7 +237,18 @@ async def test_an_exported_replay_opens_offline_and_steps(
     assert EVIL in await page.inner_text(".seats"), "the name as text, no script of it run"
     await page.keyboard.press("End")
     await page.wait_for_selector(".result")
-    assert "result" in await page.inner_text(".result")
+    result = await page.inner_text(".result")
+    assert "result" in result
+    # each seat's luck and skill, as the terminal's replay and croupier matches show them
+    records = read_records(journal)
+    end = records[-1]
+    assert isinstance(end, End)
+    luck = records_luck(records, end.seed, default_evaluator("chinese_ten"), fresh=False)
+    assert any(luck), "the stock's turn-ups gave someone luck"
+    for seat, value in enumerate(luck):
+        assert value is not None
+        assert luck_and_skill(end.places, seat, value) in result
+    assert "luck: what chance gave the seat after the deal" in result
 
 
 async def test_pair_battle_in_real_time_is_drawn_as_it_happens_then_replayed(
