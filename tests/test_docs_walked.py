@@ -174,6 +174,10 @@ WALKS: dict[str, Walked | NotWalked] = {
     " chinese_ten_300 --game pair_battle --minutes 15 --seed 7": BOSS_STRENGTH,
     "python -m bench.boss_strength --pair boss-1:heuristic --game spoil_five --minutes 25"
     " --seed 2": BOSS_STRENGTH,
+    "python -m bench.boss_strength --pair boss-2:ismcts --game spoil_five --game pair_battle"
+    " --minutes 22 --seed 7": BOSS_STRENGTH,
+    "python -m bench.boss_strength --pair boss-2:ismcts --game chinese_ten_300 --game"
+    " platinum_fish --minutes 22 --seed 7": BOSS_STRENGTH,
     "python -m bench.boss_strength --pair boss-2:ismcts --game spoil_five --game chinese_ten"
     " --minutes 12 --seed 1": BOSS_STRENGTH,
     "python -m bench.boss_strength --pair boss-2:ismcts --game platinum_fish --game"
