@@ -157,7 +157,7 @@
     return el("section", "result", el("h3", "", "result"), list, caption);
   }
 
-  // As results/sets.py's luck_and_skill: the seat's mean pair points by place, less its luck.
+  // Like results/sets.py's luck_and_skill: the seat's mean pair points by place, less its luck.
   function luckAndSkill(header, seat) {
     const luck = header.luck[seat];
     if (luck === null || luck === undefined) return "";
